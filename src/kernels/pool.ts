@@ -1,0 +1,114 @@
+// The kernel worker pool: piscina workers (one compiled Module shared, one instance per worker),
+// a bounded queue (full → ServiceError 'busy'), per-job AbortSignal (→ 'cancelled'; a running job
+// is stopped by terminating its worker, which piscina replaces), crashed workers replaced, and
+// inline routing of jobs too small to be worth a thread hop (estimateMicros in ops.ts).
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { ServiceError } from '../errors.ts';
+import { Kernels } from './kernels.ts';
+import { OPS, estimateMicros, type OpName, type OpTable } from './ops.ts';
+import { compileKernels } from './wasm.ts';
+import type { WorkerReply } from './worker.ts';
+
+export interface KernelPoolOptions {
+  /** worker threads (default: available cores) */
+  threads?: number;
+  /** jobs waiting beyond the running ones before run() fails with 'busy' (default 256) */
+  maxQueue?: number;
+  /** jobs estimated under this many microseconds run inline (default 20; 0 = never inline) */
+  inlineBelowMicros?: number;
+  /** milliseconds an idle worker above the minimum lives (default 30 s) */
+  idleTimeout?: number;
+  /** enables test-only ops (a worker that exits) */
+  testOps?: boolean;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** force the job onto a worker or inline, overriding the cost estimate */
+  route?: 'auto' | 'worker' | 'inline';
+  /** move the input buffers to the worker instead of copying them (the caller's views are detached) */
+  transferInputs?: boolean;
+}
+
+export class KernelPool {
+  readonly #piscina: Piscina;
+  readonly #inline: Kernels;
+  readonly #inlineBelow: number;
+  #closed = false;
+
+  constructor(opts: KernelPoolOptions = {}) {
+    const mod = compileKernels();
+    const threads = opts.threads ?? Math.max(1, availableParallelism());
+    this.#inline = Kernels.create(mod);
+    this.#inlineBelow = opts.inlineBelowMicros ?? 20;
+    this.#piscina = new Piscina({
+      filename: fileURLToPath(new URL('./worker-entry.mjs', import.meta.url)),
+      minThreads: threads,
+      maxThreads: threads,
+      maxQueue: opts.maxQueue ?? 256,
+      idleTimeout: opts.idleTimeout ?? 30_000,
+      workerData: { module: mod, testOps: opts.testOps === true },
+    });
+  }
+
+  get threads(): number { return this.#piscina.threads.length; }
+  get queueSize(): number { return this.#piscina.queueSize; }
+  get completed(): number { return this.#piscina.completed; }
+
+  /** Whether a job would run inline under the current routing policy. */
+  routesInline<K extends OpName>(op: K, args: OpTable[K]['args']): boolean {
+    return estimateMicros(op, args) < this.#inlineBelow;
+  }
+
+  async run<K extends OpName>(op: K, args: OpTable[K]['args'], opts: RunOptions = {}): Promise<OpTable[K]['result']> {
+    if (this.#closed) throw new ServiceError('busy', 'kernel pool is closed');
+    if (opts.signal?.aborted) throw new ServiceError('cancelled', 'kernel job cancelled before it started');
+    const route = opts.route ?? 'auto';
+    if (route === 'inline' || (route === 'auto' && this.routesInline(op, args))) {
+      return (OPS[op] as (k: Kernels, ...a: unknown[]) => OpTable[K]['result'])(this.#inline, ...args);
+    }
+    const transferList = opts.transferInputs ? collectBuffers(args) : undefined;
+    let reply: WorkerReply;
+    try {
+      reply = await this.#piscina.run({ op, args }, { signal: opts.signal ?? null, transferList });
+    } catch (e) {
+      throw mapPoolError(e);
+    }
+    if (!reply.ok) throw ServiceError.fromWire(reply.error);
+    return reply.value as OpTable[K]['result'];
+  }
+
+  /** Runs a test-only op (requires testOps). */
+  async _runTestOp(op: '__exit'): Promise<unknown> {
+    try { return await this.#piscina.run({ op, args: [] }); } catch (e) { throw mapPoolError(e); }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#piscina.close();
+  }
+}
+
+function collectBuffers(args: readonly unknown[]): ArrayBuffer[] {
+  const seen = new Set<ArrayBuffer>();
+  const visit = (v: unknown) => {
+    if (v instanceof Uint8Array) {
+      // only whole, unshared buffers can be moved safely
+      if (v.buffer instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) seen.add(v.buffer);
+    } else if (Array.isArray(v)) v.forEach(visit);
+  };
+  args.forEach(visit);
+  return [...seen];
+}
+
+function mapPoolError(e: unknown): ServiceError {
+  if (e instanceof ServiceError) return e;
+  const err = e as { name?: string; message?: string } | undefined;
+  const msg = err?.message ?? String(e);
+  if (msg.includes('Task queue is at limit')) return new ServiceError('busy', 'kernel queue is full, retry later', undefined, { cause: e });
+  if (err?.name === 'AbortError' || msg.includes('aborted')) return new ServiceError('cancelled', 'kernel job cancelled', undefined, { cause: e });
+  return new ServiceError('kernel_failed', 'kernel worker failed', { reason: msg }, { cause: e });
+}
