@@ -131,9 +131,9 @@ export function verifyInclusion(leaf: usize, index: u64, size: u64, proof: usize
 export function verifyConsistency(size1: u64, size2: u64, root1: usize, root2: usize, proof: usize, proofLen: usize): i32 {
   if ((proofLen & 31) != 0 || (proofLen >> 5) > MAX_PROOF_HASHES) return ERR_INPUT;
   const count = proofLen >> 5;
-  if (size2 < size1) return ERR_PROOF;
+  // a consistency check from the empty tree proves nothing and is refused (transparency-dev does too)
+  if (size1 == 0 || size2 < size1) return ERR_PROOF;
   if (size1 == size2) return count == 0 && eq32(root1, root2) ? 1 : ERR_PROOF;
-  if (size1 == 0) return count == 0 ? 1 : ERR_PROOF;
   if (count == 0) return ERR_PROOF;
   // when size1 is a power of two, root1 is the implicit first element of the path
   const pow2 = (size1 & (size1 - 1)) == 0;

@@ -231,7 +231,7 @@ export class Kernels {
     if (leafHash.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) return { ok: false, reason: 'hash_size' };
     if (proof.length > MERKLE_MAX_PROOF_HASHES) return { ok: false, reason: 'proof_too_long' };
     const idx = BigInt(index), size = BigInt(treeSize);
-    if (idx < 0n || size < 0n || size >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
+    if (idx < 0n || size < 0n || idx >= 1n << 64n || size >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
     const [lf, p, rt] = this.#layout([leafHash, this.#flatProof(proof), root], []) as [number, number, number];
     const r = this.raw.merkle_verify_inclusion(lf, BigInt.asIntN(64, idx), BigInt.asIntN(64, size), p, proof.length * 32, rt);
     return r === 1 ? { ok: true } : { ok: false, reason: KERNEL_ERRORS[r as -3] ?? 'invalid_proof' };
@@ -240,10 +240,15 @@ export class Kernels {
   /** RFC 9162 §2.1.4.2. */
   verifyConsistency(size1: bigint | number, size2: bigint | number, root1: Uint8Array, root2: Uint8Array, proof: readonly Uint8Array[]): { ok: true } | { ok: false; reason: string } {
     checkBytes('root1', root1); checkBytes('root2', root2);
+    const s1 = BigInt(size1), s2 = BigInt(size2);
+    // equal sizes: the roots must be identical and the proof empty, whatever their length
+    if (s1 === s2 && s1 > 0n) {
+      const same = root1.length === root2.length && root1.every((b, i) => b === root2[i]);
+      return proof.length === 0 && same ? { ok: true } : { ok: false, reason: 'invalid_proof' };
+    }
     if (root1.length !== 32 || root2.length !== 32 || proof.some((p) => p.length !== 32)) return { ok: false, reason: 'hash_size' };
     if (proof.length > MERKLE_MAX_PROOF_HASHES) return { ok: false, reason: 'proof_too_long' };
-    const s1 = BigInt(size1), s2 = BigInt(size2);
-    if (s1 < 0n || s2 < 0n || s2 >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
+    if (s1 < 0n || s2 < 0n || s1 >= 1n << 64n || s2 >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
     const [a, b, p] = this.#layout([root1, root2, this.#flatProof(proof)], []) as [number, number, number];
     const r = this.raw.merkle_verify_consistency(BigInt.asIntN(64, s1), BigInt.asIntN(64, s2), a, b, p, proof.length * 32);
     return r === 1 ? { ok: true } : { ok: false, reason: KERNEL_ERRORS[r as -3] ?? 'invalid_proof' };
