@@ -36,6 +36,8 @@ export class KernelPool {
   readonly #piscina: Piscina;
   readonly #inline: Kernels;
   readonly #inlineBelow: number;
+  readonly #capacity: number;
+  #inFlight = 0;
   #closed = false;
 
   constructor(opts: KernelPoolOptions = {}) {
@@ -43,6 +45,9 @@ export class KernelPool {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.#inline = Kernels.create(mod);
     this.#inlineBelow = opts.inlineBelowMicros ?? 20;
+    // Admission is counted here rather than left to piscina's maxQueue, whose check only applies
+    // once its own queue is non-empty (a burst can slip past it while workers are busy).
+    this.#capacity = threads + (opts.maxQueue ?? 256);
     this.#piscina = new Piscina({
       filename: fileURLToPath(new URL('./worker-entry.mjs', import.meta.url)),
       minThreads: threads,
@@ -56,6 +61,8 @@ export class KernelPool {
   get threads(): number { return this.#piscina.threads.length; }
   get queueSize(): number { return this.#piscina.queueSize; }
   get completed(): number { return this.#piscina.completed; }
+  /** jobs on workers or waiting for one */
+  get inFlight(): number { return this.#inFlight; }
 
   /** Whether a job would run inline under the current routing policy. */
   routesInline<K extends OpName>(op: K, args: OpTable[K]['args']): boolean {
@@ -69,12 +76,16 @@ export class KernelPool {
     if (route === 'inline' || (route === 'auto' && this.routesInline(op, args))) {
       return (OPS[op] as (k: Kernels, ...a: unknown[]) => OpTable[K]['result'])(this.#inline, ...args);
     }
+    if (this.#inFlight >= this.#capacity) throw new ServiceError('busy', 'kernel queue is full, retry later', { capacity: this.#capacity });
     const transferList = opts.transferInputs ? collectBuffers(args) : undefined;
     let reply: WorkerReply;
+    this.#inFlight++;
     try {
       reply = await this.#piscina.run({ op, args }, { signal: opts.signal ?? null, transferList });
     } catch (e) {
       throw mapPoolError(e);
+    } finally {
+      this.#inFlight--;
     }
     if (!reply.ok) throw ServiceError.fromWire(reply.error);
     return reply.value as OpTable[K]['result'];
@@ -108,7 +119,7 @@ function mapPoolError(e: unknown): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { name?: string; message?: string } | undefined;
   const msg = err?.message ?? String(e);
-  if (msg.includes('Task queue is at limit')) return new ServiceError('busy', 'kernel queue is full, retry later', undefined, { cause: e });
+  if (msg.includes('Task queue is at limit') || msg.includes('No task queue available')) return new ServiceError('busy', 'kernel queue is full, retry later', undefined, { cause: e });
   if (err?.name === 'AbortError' || msg.includes('aborted')) return new ServiceError('cancelled', 'kernel job cancelled', undefined, { cause: e });
   return new ServiceError('kernel_failed', 'kernel worker failed', { reason: msg }, { cause: e });
 }
