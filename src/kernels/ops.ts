@@ -35,12 +35,12 @@ export function isOpName(s: unknown): s is OpName {
  */
 export function estimateMicros<K extends OpName>(op: K, args: OpTable[K]['args']): number {
   switch (op) {
-    case 'sha256': return 0.3 + (args[0] as Uint8Array).length / 450;
-    case 'hmacSha256': return 0.6 + ((args[0] as Uint8Array).length + (args[1] as Uint8Array).length) / 450;
+    case 'sha256': return 0.3 + (args[0] as Uint8Array).length / 350;
+    case 'hmacSha256': return 0.6 + ((args[0] as Uint8Array).length + (args[1] as Uint8Array).length) / 350;
     case 'xchachaSeal':
-    case 'xchachaOpen': return 1 + (args[2] as Uint8Array).length / 300;
+    case 'xchachaOpen': return 1 + (args[2] as Uint8Array).length / 400;
     case 'merkleRoot': return 1 + (args[0] as Uint8Array[]).length * 0.5;
-    case 'pulseExpand': return 1 + (args[2] as number) / 8 / 32 * 0.35;
+    case 'pulseExpand': return 1 + Math.ceil((args[2] as number) / 256) * 0.2;
     case 'bvmRun': return (args[2] as BvmOptions).fuel / 400;
     default: return Infinity;
   }

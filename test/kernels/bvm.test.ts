@@ -106,7 +106,7 @@ test('BVM: fuel accounting is exact (1 per instruction, bulk ops by 64-byte chun
 });
 
 test('BVM traps: every named trap is reachable, with the faulting pc and the output so far', (t) => {
-  const cases: [string, string, Uint8Array?][] = [
+  const cases: [(typeof BVM_STATUS)[number], string, Uint8Array?][] = [
     ['out_of_fuel', 'l: jmp l'],
     ['stack_overflow', 'l: push8 1\njmp l'],
     ['stack_underflow', 'add'],

@@ -1,0 +1,23 @@
+// npm test: builds the kernels if their sources changed, runs ava, and ends with one plain
+// summary line ("ava: N passed, N failed, N skipped") that CI logs and humans can both read.
+// The exit code is ava's.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const build = spawnSync(process.execPath, ['scripts/ensure-build.mjs'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
+  cwd: root, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+});
+let out = '';
+ava.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
+ava.stderr.on('data', (d) => { out += d; process.stderr.write(d); });
+ava.on('exit', (code, signal) => {
+  const count = (re) => { const m = out.match(re); return m ? Number(m[1]) : 0; };
+  const passed = count(/(\d+) tests? passed/), failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/);
+  const skipped = count(/(\d+) tests? skipped/), todo = count(/(\d+) tests? todo/);
+  console.log(`\nava: ${passed} passed, ${failed} failed, ${skipped} skipped${todo ? `, ${todo} todo` : ''}`);
+  process.exit(code ?? (signal ? 1 : 0));
+});
