@@ -39,6 +39,8 @@ function kernelError(code: number, what: string): ServiceError {
   return new ServiceError('kernel_failed', `${what}: kernel error ${code} (${name})`, { kernel_code: code, kernel_error: name });
 }
 
+const SHA_CHUNK = 32 * 1024;
+
 export class Kernels {
   readonly raw: KernelExports;
   #u8: Uint8Array;
@@ -90,9 +92,28 @@ export class Kernels {
 
   sha256(data: Uint8Array): Uint8Array {
     checkBytes('data', data);
+    if (data.length > SHA_CHUNK * 2) return this.#sha256Chunked(data);
     const [i, o] = this.#layout([data], [32]) as [number, number];
     this.raw.sha256_digest(i, data.length, o);
     return this.#read(o, 32);
+  }
+
+  /**
+   * Large inputs are copied and hashed 32 KiB at a time so each chunk is still in cache when it
+   * is hashed (measured at 1 MiB: whole copy then hash ~390 MB/s, 32 KiB chunks ~405 MB/s).
+   */
+  #sha256Chunked(data: Uint8Array): Uint8Array {
+    const ctxBytes = this.raw.SHA256_CTX_BYTES.value as number;
+    const ctx = this.#reserve(ctxBytes + 32 + SHA_CHUNK);
+    const out = ctx + ctxBytes, buf = out + 32;
+    this.raw.sha256_init(ctx);
+    for (let at = 0; at < data.length; at += SHA_CHUNK) {
+      const chunk = data.subarray(at, at + SHA_CHUNK);
+      this.#mem.set(chunk, buf);
+      this.raw.sha256_update(ctx, buf, chunk.length);
+    }
+    this.raw.sha256_final(ctx, out);
+    return this.#read(out, 32);
   }
 
   hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {

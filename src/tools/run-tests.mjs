@@ -4,8 +4,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const build = spawnSync(process.execPath, ['scripts/ensure-build.mjs'], { cwd: root, stdio: 'inherit' });
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const build = spawnSync(process.execPath, ['src/tools/ensure-build.mjs'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 // type errors are defects too: the suite does not run on code that does not type-check
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '--noEmit', '-p', '.'], { cwd: root, stdio: 'inherit' });
