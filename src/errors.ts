@@ -1,20 +1,47 @@
 // The error catalogue: every error the service raises is built from an entry here (code → HTTP
 // status, whether its message may be shown to callers). Callers branch on `code`, never on classes.
-// Surfaces (HTTP, svc/1, CLI exit codes) each map from this table in exactly one place.
+// Surfaces map from this table in exactly one place each: HTTP (status + ApiError body), svc/1
+// (the error frame carries code and message), CLI (exit code 1 with the code printed).
 
 export const ERRORS = {
-  invalid_request: { status: 400, expose: true },
-  unauthorized: { status: 401, expose: true },
-  not_found: { status: 404, expose: true },
-  conflict: { status: 409, expose: true },
-  rate_limited: { status: 429, expose: true },
-  busy: { status: 503, expose: true },
-  cancelled: { status: 499, expose: true },
-  kernel_failed: { status: 500, expose: false },
-  internal: { status: 500, expose: false },
-} as const satisfies Record<string, { status: number; expose: boolean }>;
+  // 400: the request itself is wrong
+  invalid_request: { status: 400, expose: true, doc: 'a field is missing, malformed or out of range (the message names it)' },
+  bad_frame: { status: 400, expose: true, doc: 'svc/1: the line is not a JSON object request' },
+  unsupported_version: { status: 400, expose: true, doc: 'svc/1: "v" is not "svc/1"' },
+  unknown_command: { status: 400, expose: true, doc: 'svc/1: no such command' },
+  line_too_long: { status: 413, expose: true, doc: 'svc/1: a line exceeded 1 MiB; the connection is closed' },
+  unsupported_rail: { status: 400, expose: true, doc: 'network/asset pair is not one of the four rails' },
+  // 401/403/404
+  unauthorized: { status: 401, expose: true, doc: 'missing or wrong machine token' },
+  forbidden: { status: 403, expose: true, doc: 'the command is not available on this listener (admin commands)' },
+  not_found: { status: 404, expose: true, doc: 'no such quote, invoice, receipt or pulse' },
+  // 409: the state does not allow it
+  quote_expired: { status: 409, expose: true, doc: 'the quote passed its expires_at' },
+  quote_not_issued: { status: 409, expose: true, doc: 'accept needs an issued quote' },
+  quote_not_accepted: { status: 409, expose: true, doc: 'execution needs an accepted quote' },
+  quote_wrong_service: { status: 409, expose: true, doc: 'the quote is for another service' },
+  quote_wrong_machine: { status: 409, expose: true, doc: 'the quote belongs to another machine_id' },
+  input_mismatch: { status: 409, expose: true, doc: 'the execution input differs from the quoted one (digest, bits or size)' },
+  execution_mismatch: { status: 409, expose: true, doc: 'the quote was already executed with a different request' },
+  insufficient_balance: { status: 409, expose: true, doc: 'available units do not cover the quote' },
+  invoice_expired: { status: 409, expose: true, doc: 'the invoice expired before settlement' },
+  idempotency_in_progress: { status: 409, expose: true, doc: 'a request with this idempotency key is still running' },
+  idempotency_key_reused: { status: 422, expose: true, doc: 'the idempotency key was used with a different request' },
+  // 429/503: try later
+  rate_limited: { status: 429, expose: true, doc: 'too many requests in this rate-limit class' },
+  busy: { status: 503, expose: true, doc: 'the kernel queue or the connection is full; retry later' },
+  service_unavailable: { status: 503, expose: true, doc: 'the service cannot run this now (for example an execution not offered by this node)' },
+  cancelled: { status: 503, expose: true, doc: 'the job was cancelled (client went away or shutdown)' },
+  // 500: ours
+  kernel_failed: { status: 500, expose: false, doc: 'a kernel job failed; nothing was charged' },
+  internal: { status: 500, expose: false, doc: 'unexpected failure; nothing was charged' },
+} as const satisfies Record<string, { status: number; expose: boolean; doc: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(s: unknown): s is ErrorCode {
+  return typeof s === 'string' && Object.hasOwn(ERRORS, s);
+}
 
 export class ServiceError extends Error {
   readonly code: ErrorCode;
@@ -37,7 +64,7 @@ export class ServiceError extends Error {
   }
 
   static fromWire(w: { code?: unknown; message?: unknown; details?: unknown }): ServiceError {
-    const code = typeof w.code === 'string' && w.code in ERRORS ? (w.code as ErrorCode) : 'internal';
+    const code = isErrorCode(w.code) ? w.code : 'internal';
     const message = typeof w.message === 'string' ? w.message : 'internal error';
     const details = w.details && typeof w.details === 'object' ? (w.details as Record<string, unknown>) : undefined;
     return new ServiceError(code, message, details);
@@ -46,4 +73,12 @@ export class ServiceError extends Error {
 
 export function isServiceError(e: unknown): e is ServiceError {
   return e instanceof ServiceError;
+}
+
+/** What a caller may see of any error: catalogue errors as they are, anything else as `internal`. */
+export function exposeError(e: unknown): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
+  if (e instanceof ServiceError) {
+    return ERRORS[e.code].expose ? e.toWire() : { code: e.code, message: e.code === 'kernel_failed' ? 'kernel job failed; nothing was charged' : 'internal error; nothing was charged' };
+  }
+  return { code: 'internal', message: 'internal error; nothing was charged' };
 }

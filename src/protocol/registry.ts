@@ -1,0 +1,172 @@
+// The command registry: the one table of the contract's 21 commands (SPEC "Commands") with every
+// annotation the surfaces need. Gateway routes, OpenAPI, CAPS, the manifest, CLI help and the MCP
+// tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
+// Also the auxiliary svc/1 commands the gateway's status pages call (HEALTH, PAYMENT_INFO) and
+// PULSE (published pulses, needed to verify GET_PULSE outputs offline); they are not capabilities.
+import { SERVICES, SERVICE_NAMES } from './services.ts';
+import {
+  balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
+  type Schema,
+} from './schemas.ts';
+
+export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
+export type Access = 'public' | 'auth' | 'paid' | 'reserved' | 'admin';
+export type Billing = 'free' | 'free_limited' | 'sandbox_free_limited' | 'controlled' | 'paid' | 'free_limited_quote' | 'paid_required';
+export type AuthLevel = 'none' | 'machine_context' | 'required' | 'admin';
+export type RateClass = 'public_low' | 'paid_execution';
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly group: Group;
+  readonly access: Access;
+  /** HTTP route, or null when the command has no public HTTP form */
+  readonly http: { readonly method: 'GET' | 'POST'; readonly path: string } | null;
+  /** public CLI command names (QUOTE has one per service), empty when none */
+  readonly cli: readonly string[];
+  readonly billing: Billing;
+  readonly auth: AuthLevel;
+  readonly rateClass: RateClass;
+  readonly execution: boolean;
+  /** counted in CAPS / capabilities */
+  readonly capability: boolean;
+  readonly purpose: string;
+  readonly args: Schema;
+  readonly result: Schema;
+}
+
+const none = obj({});
+
+const executionArgs = obj({
+  machine_id: machineId, quote_id: id, bits: { type: 'integer', minimum: 1, maximum: 0xffff_ffff },
+  plain_hex: hex, packet_hex: hex, idempotency_key: idempotencyKey,
+}, ['machine_id', 'quote_id']);
+
+const execution = (name: string, group: Group, path: string, billing: Billing, purpose: string): CommandSpec => ({
+  name, group, access: 'paid', http: { method: 'POST', path: `/api/v1/executions/${path}` }, cli: [path], billing,
+  auth: 'required', rateClass: 'paid_execution', execution: true, capability: true, purpose, args: executionArgs, result: executionResult,
+});
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'HELLO', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/hello' }, cli: ['hello'],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'protocol greeting and public edge proof',
+    args: obj({ nonce: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$', description: 'caller nonce the edge proof signs' } }),
+    result: result({ protocol: { type: 'string', const: 'svc/1' }, node_id: { type: 'string' }, edge_proof: { type: 'object' } }, ['protocol', 'node_id', 'edge_proof']),
+  },
+  {
+    name: 'CAPS', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/caps' }, cli: ['caps'],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'machine-readable capability advertisement',
+    args: none,
+    result: result({ protocol: { type: 'string' }, capability_count: { type: 'integer', const: 21 }, capabilities: { type: 'array' } }, ['protocol', 'capability_count', 'capabilities']),
+  },
+  {
+    name: 'BALANCE', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/balance' }, cli: ['balance'],
+    billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'authenticated account balance view',
+    args: obj({ machine_id: machineId }, ['machine_id']),
+    result: balanceResult,
+  },
+  {
+    name: 'QUOTE', group: 'Finance', access: 'public', http: { method: 'POST', path: '/api/v1/quotes/{service}' }, cli: SERVICE_NAMES.map((s) => `quote-${s}`),
+    billing: 'free_limited', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'price and reservation preview',
+    args: obj({ service: { type: 'string', enum: [...SERVICE_NAMES] }, ...quoteFields }, ['service', 'machine_id']),
+    result: quoteResult,
+  },
+  {
+    name: 'ACCEPT_QUOTE', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/quotes/{quote_id}/accept' }, cli: ['accept-quote'],
+    billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'accept an issued quote after funding',
+    args: obj({ quote_id: id, machine_id: machineId, idempotency_key: idempotencyKey }, ['quote_id', 'machine_id']),
+    result: quoteResult,
+  },
+  execution('GET_PULSE', 'Execution', 'get-pulse', 'paid', 'baseline proof workload'),
+  execution('MAKE_BCT', 'Execution', 'make-bct', 'paid', 'create a sealed BCT packet'),
+  execution('VERIFY_BCT', 'Execution', 'verify-bct', 'paid', 'verify and open a BCT packet'),
+  execution('VERIFY_RESULT', 'Proof', 'verify-result', 'paid_required', 'verify an execution result tag'),
+  execution('ATTEST_EVENT', 'Proof', 'attest-event', 'paid_required', 'create event attestation fields'),
+  execution('SUBMIT_ID', 'Identity', 'submit-id', 'paid_required', 'execute the ID service'),
+  execution('BVM_EXEC', 'Execution', 'bvm-exec', 'paid_required', 'run bounded BVM bytecode'),
+  execution('SEALED_MESSAGE', 'Execution', 'sealed-message', 'paid', 'seal message payloads'),
+  execution('TIMESTAMP_PROOF', 'Proof', 'timestamp-proof', 'paid', 'issue timestamp proof metadata'),
+  execution('MACHINE_EVENT_LOG', 'Proof', 'machine-event-log', 'paid', 'commit machine event log summaries'),
+  {
+    name: 'GET_RECEIPT', group: 'Receipt', access: 'reserved', http: null, cli: ['get-receipt'],
+    billing: 'free', auth: 'required', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'reserved receipt fetch',
+    args: obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']),
+    result: receiptResult,
+  },
+  {
+    name: 'VERIFY_RECEIPT', group: 'Receipt', access: 'public', http: { method: 'POST', path: '/api/v1/receipts/verify' }, cli: ['verify-receipt'],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'verify receipt material for free',
+    args: obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']),
+    result: receiptResult,
+  },
+  {
+    name: 'FUND_ACCOUNT', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/invoices' }, cli: ['fund-account'],
+    billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'create account funding invoice',
+    args: obj({
+      machine_id: machineId, units: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      network: { type: 'string', enum: ['TRON', 'Solana', 'Base'] }, asset: { type: 'string', enum: ['USDT', 'USDC'] }, idempotency_key: idempotencyKey,
+    }, ['machine_id', 'units', 'network', 'asset']),
+    result: invoiceResult,
+  },
+  {
+    name: 'INVOICE_STATUS', group: 'Finance', access: 'auth', http: { method: 'GET', path: '/api/v1/invoices/{invoice_id}' }, cli: ['invoice-status'],
+    billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'check invoice settlement state',
+    args: obj({ invoice_id: id, machine_id: machineId }, ['invoice_id', 'machine_id']),
+    result: invoiceResult,
+  },
+  {
+    name: 'SETTLE_INVOICE', group: 'Admin', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'administrative settlement',
+    args: obj({ invoice_id: id, reference: { type: 'string', minLength: 1, maxLength: 256 } }, ['invoice_id', 'reference']),
+    result: invoiceResult,
+  },
+  {
+    name: 'RECOVER_RUNTIME', group: 'Admin', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
+    purpose: 'administrative runtime recovery',
+    args: none,
+    result: result({ pool_restarted: { type: 'boolean' }, released_quotes: { type: 'integer' }, ledger: { type: 'object' } }, ['pool_restarted', 'released_quotes', 'ledger']),
+  },
+];
+
+/** svc/1 commands outside the capability list. */
+export const AUXILIARY: readonly CommandSpec[] = [
+  {
+    name: 'HEALTH', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/health' }, cli: [],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'liveness and readiness of the core', args: none, result: result({ status: { type: 'string' } }, ['status']),
+  },
+  {
+    name: 'PAYMENT_INFO', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/payment-info' }, cli: [],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'payment rails and receiving addresses', args: none, result: result({ rails: { type: 'array' } }, ['rails']),
+  },
+  {
+    name: 'PULSE', group: 'Auxiliary', access: 'public', http: null, cli: [],
+    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'a published pulse of the chain (latest, or by index) for offline verification',
+    args: obj({ index: { type: 'integer', minimum: 0 } }),
+    result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
+  },
+];
+
+export const ALL_COMMANDS: readonly CommandSpec[] = [...COMMANDS, ...AUXILIARY];
+const BY_NAME = new Map(ALL_COMMANDS.map((c) => [c.name, c]));
+
+export function commandSpec(name: string): CommandSpec | undefined {
+  return BY_NAME.get(name);
+}
+
+export const CAPABILITIES: readonly string[] = COMMANDS.filter((c) => c.capability).map((c) => c.name);
+
+export { SERVICES };
