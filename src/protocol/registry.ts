@@ -1,8 +1,9 @@
 // The command registry: the one table of the contract's 21 commands (SPEC "Commands") with every
 // annotation the surfaces need. Gateway routes, OpenAPI, CAPS, the manifest, CLI help and the MCP
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
-// Also the auxiliary svc/1 commands the gateway's status pages call (HEALTH, PAYMENT_INFO) and
-// PULSE (published pulses, needed to verify GET_PULSE outputs offline); they are not capabilities.
+// Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
+// gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
+// verify GET_PULSE outputs offline) and ROTATE_TOKEN (operator, admin socket only).
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import {
   balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
@@ -157,6 +158,13 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'a published pulse of the chain (latest, or by index) for offline verification',
     args: obj({ index: { type: 'integer', minimum: 0 } }),
     result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
+  },
+  {
+    name: 'ROTATE_TOKEN', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: issue a new machine token (the old one stops working)',
+    args: obj({ machine_id: machineId }, ['machine_id']),
+    result: result({ machine_id: machineId, machine_token: { type: 'string' } }, ['machine_id', 'machine_token']),
   },
 ];
 

@@ -1,0 +1,123 @@
+// The public client kit: a svc/1 client over TLS (the edge), plain TCP (the backend, for the
+// gateway) or the admin unix socket. Pipelines requests (replies are matched by id), pins the edge
+// certificate by SHA-256 fingerprint or trusts a CA file, and turns error frames back into
+// ServiceError with the same code. Importable by users; never imports the core.
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
+import { ServiceError } from '../errors.ts';
+import { LineDecoder, encodeLine } from '../protocol/line-codec.ts';
+import { ALPN, PROTOCOL, type ReplyFrame } from '../protocol/wire.ts';
+
+export type Endpoint =
+  | { kind: 'tls'; host: string; port: number; pin?: string; ca?: string; insecure?: boolean; servername?: string }
+  | { kind: 'tcp'; host: string; port: number }
+  | { kind: 'unix'; path: string };
+
+export interface Auth { machine_id?: string; token?: string }
+
+/** Parses "host:port", "[v6]:port" or "v6::addr:port"-free forms into host and port. */
+export function parseHostPort(s: string, defaultPort = 9443): { host: string; port: number } {
+  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]+)(?::(\d+))?$/.exec(s);
+  if (!m) throw new ServiceError('invalid_request', `not a HOST:PORT: ${s}`);
+  const port = m[2] ? Number(m[2]) : defaultPort;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ServiceError('invalid_request', `bad port in ${s}`);
+  return { host: m[1]!, port };
+}
+
+export const normalizeFingerprint = (f: string) => f.replaceAll(':', '').toLowerCase();
+
+export class ConnectionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) { super(message, options); this.name = 'ConnectionError'; }
+}
+
+export class SvcClient {
+  readonly #socket: Socket;
+  readonly #pending = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: unknown) => void }>();
+  #nextId = 1;
+  #closed: Error | null = null;
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    const decoder = new LineDecoder();
+    socket.on('data', (chunk: Buffer) => {
+      const { lines, overflow } = decoder.push(chunk);
+      for (const line of lines) this.#onLine(line);
+      if (overflow) this.#fail(new ConnectionError('reply line too long'));
+    });
+    socket.on('error', (e) => this.#fail(new ConnectionError(`connection error: ${e.message}`, { cause: e })));
+    socket.on('close', () => this.#fail(new ConnectionError('connection closed')));
+  }
+
+  static async connect(ep: Endpoint, timeoutMs = 10_000): Promise<SvcClient> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      let s: Socket;
+      const timer = setTimeout(() => { s?.destroy(); reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`)); }, timeoutMs);
+      const done = (e?: Error) => { clearTimeout(timer); if (e) reject(e); else resolve(s); };
+      if (ep.kind === 'tls') {
+        const pinned = ep.pin ? normalizeFingerprint(ep.pin) : null;
+        const t: TLSSocket = tlsConnect({
+          host: ep.host, port: ep.port, ALPNProtocols: [ALPN], minVersion: 'TLSv1.3',
+          servername: ep.servername ?? (/^[\d.:]+$/.test(ep.host) ? undefined : ep.host),
+          ca: ep.ca ? readFileSync(ep.ca) : undefined,
+          // with a pin (or --insecure) the chain is not checked against a CA; the pin is checked below
+          rejectUnauthorized: !(pinned || ep.insecure),
+          checkServerIdentity: pinned || ep.insecure ? () => undefined : undefined,
+        }, () => {
+          if (pinned) {
+            const cert = t.getPeerCertificate(true) as PeerCertificate & { raw?: Buffer };
+            const got = cert.raw ? new X509Certificate(cert.raw).fingerprint256 : '';
+            if (normalizeFingerprint(got) !== pinned) { t.destroy(); done(new ConnectionError(`edge certificate fingerprint ${normalizeFingerprint(got)} does not match the pin`)); return; }
+          }
+          if (t.alpnProtocol !== ALPN) { t.destroy(); done(new ConnectionError(`edge did not negotiate ALPN ${ALPN}`)); return; }
+          done();
+        });
+        s = t;
+        t.once('error', (e) => done(new ConnectionError(`TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`, { cause: e })));
+      } else {
+        s = ep.kind === 'tcp' ? netConnect({ host: ep.host, port: ep.port }) : netConnect({ path: ep.path });
+        s.once('connect', () => done());
+        s.once('error', (e) => done(new ConnectionError(`connection to ${ep.kind === 'tcp' ? `${ep.host}:${ep.port}` : ep.path} failed: ${e.message}`, { cause: e })));
+      }
+    });
+    socket.setNoDelay(true);
+    return new SvcClient(socket);
+  }
+
+  #onLine(line: string): void {
+    let f: ReplyFrame;
+    try { f = JSON.parse(line) as ReplyFrame; } catch { this.#fail(new ConnectionError('reply is not JSON')); return; }
+    if (typeof f.id !== 'number') {
+      // a frame without our id is a connection-level error from the server
+      if (!f.ok) this.#fail(ServiceError.fromWire(f.error));
+      return;
+    }
+    const p = this.#pending.get(f.id);
+    if (!p) return;
+    this.#pending.delete(f.id);
+    if (f.ok) p.resolve(f.result); else p.reject(ServiceError.fromWire(f.error));
+  }
+
+  #fail(e: Error): void {
+    if (this.#closed) return;
+    this.#closed = e;
+    for (const p of this.#pending.values()) p.reject(e);
+    this.#pending.clear();
+    this.#socket.destroy();
+  }
+
+  /** Sends one command; resolves with its result or rejects with a ServiceError or ConnectionError. */
+  request(cmd: string, args: Record<string, unknown> = {}, auth?: Auth): Promise<Record<string, unknown>> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#socket.write(encodeLine({ v: PROTOCOL, id, cmd, args, ...(auth && (auth.machine_id || auth.token) ? { auth } : {}) }));
+    });
+  }
+
+  close(): void {
+    if (!this.#closed) { this.#closed = new ConnectionError('client closed'); this.#socket.end(); }
+  }
+}

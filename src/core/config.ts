@@ -1,0 +1,74 @@
+// Configuration from the environment (README "Configuration"): every variable optional, parsed
+// and validated once at start; a bad value stops svcd with a message naming the variable.
+import { resolve } from 'node:path';
+
+export interface Rail { rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA'; network: 'TRON' | 'Base' | 'Solana'; asset: 'USDT' | 'USDC'; decimals: 6; address: string }
+
+export interface Config {
+  dataDir: string;
+  edgeHost: string;
+  edgePort: number;
+  backendHost: string;
+  backendPort: number;
+  httpHost: string;
+  httpPort: number;
+  baseUrl: string | null;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  rails: Rail[];
+  readyFile: string | null;
+  pulsePeriodMs: number;
+  invoiceTtlMs: number;
+  sweepIntervalMs: number;
+  kernelThreads: number | undefined;
+  idleTimeoutMs: number;
+  lineTimeoutMs: number;
+  maxInFlightPerConnection: number;
+  logLevel: string;
+}
+
+export const RAILS: readonly Omit<Rail, 'address'>[] = [
+  { rail: 'USDT_TRON', network: 'TRON', asset: 'USDT', decimals: 6 },
+  { rail: 'USDC_BASE', network: 'Base', asset: 'USDC', decimals: 6 },
+  { rail: 'USDC_SOLANA', network: 'Solana', asset: 'USDC', decimals: 6 },
+  { rail: 'USDT_SOLANA', network: 'Solana', asset: 'USDT', decimals: 6 },
+];
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
+  return v;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = resolve(env.SVC_DATA_DIR || './data');
+  const backendHost = env.SVC_BACKEND_HOST || '127.0.0.1';
+  if (backendHost !== '127.0.0.1') throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1: the backend is loopback IPv4 only (got ${backendHost})`);
+  const cert = env.SVC_TLS_CERT || null, key = env.SVC_TLS_KEY || null;
+  if ((cert === null) !== (key === null)) throw new Error('SVC_TLS_CERT and SVC_TLS_KEY must be set together');
+  const rails: Rail[] = RAILS.map((r) => ({ ...r, address: env[`SVC_WALLET_${r.rail}`] || '<WALLET_ADDRESS>' }));
+  return {
+    dataDir,
+    edgeHost: env.SVC_EDGE_HOST || '::',
+    edgePort: int(env, 'SVC_EDGE_PORT', 9443, 0, 65535),
+    backendHost,
+    backendPort: int(env, 'SVC_BACKEND_PORT', 9444, 0, 65535),
+    httpHost: env.SVC_HTTP_HOST || '127.0.0.1',
+    httpPort: int(env, 'SVC_HTTP_PORT', 8080, 0, 65535),
+    baseUrl: env.SVC_BASE_URL || null,
+    tlsCert: cert ? resolve(cert) : null,
+    tlsKey: key ? resolve(key) : null,
+    rails,
+    readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
+    pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
+    invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
+    sweepIntervalMs: int(env, 'SVC_SWEEP_INTERVAL_MS', 1000, 50, 3_600_000),
+    kernelThreads: env.SVC_KERNEL_THREADS ? int(env, 'SVC_KERNEL_THREADS', 1, 1, 256) : undefined,
+    idleTimeoutMs: int(env, 'SVC_IDLE_TIMEOUT_MS', 120_000, 100, 86_400_000),
+    lineTimeoutMs: int(env, 'SVC_LINE_TIMEOUT_MS', 10_000, 50, 600_000),
+    maxInFlightPerConnection: int(env, 'SVC_MAX_IN_FLIGHT', 32, 1, 4096),
+    logLevel: env.SVC_LOG_LEVEL || 'info',
+  };
+}

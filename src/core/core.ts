@@ -1,0 +1,261 @@
+// The core: opens the data dir (node keys, LevelDB, kernels, pulse chain), refuses to serve a
+// broken ledger, and answers every svc/1 command through handle(). Authentication, argument
+// validation and idempotency keys are applied here, once, for every listener.
+import { mkdirSync } from 'node:fs';
+import { ServiceError } from '../errors.ts';
+import { Kernels, KernelPool } from '../kernels/index.ts';
+import { selfCheck } from '../kernels/self-check.ts';
+import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
+import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
+import { PROTOCOL } from '../protocol/wire.ts';
+import { idPart, key } from '../store/key-codec.ts';
+import { put, Store } from '../store/store.ts';
+import type { Config } from './config.ts';
+import type { CoreContext } from './context.ts';
+import { execute, isOffered, type ExecutionArgs } from './executions.ts';
+import { canonicalDigest, canonicalJson } from './ids.ts';
+import { createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice } from './invoices.ts';
+import { Ledger, UNIT_SCALE } from './ledger.ts';
+import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
+import { NodeIdentity } from './node-identity.ts';
+import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, usdString } from './pricing.ts';
+import { PulseChain } from './pulse-chain.ts';
+import { acceptQuote, createQuote, quoteView, sweepExpired } from './quotes.ts';
+import { verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
+import { validateArgs } from './validate.ts';
+
+export const VERSION = '1.0.5';
+export type Listener = 'edge' | 'backend' | 'admin';
+export interface Auth { machine_id?: string; token?: string }
+
+const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+export class Core {
+  readonly ctx: CoreContext;
+  readonly tls: TlsMaterial;
+  #sweeper: NodeJS.Timeout | null = null;
+  #inProgress = new Set<string>();
+  #closed = false;
+  #active = 0;
+  #drained: (() => void) | null = null;
+  #shutDown: Promise<void> | null = null;
+
+  private constructor(ctx: CoreContext, tls: TlsMaterial) {
+    this.ctx = ctx;
+    this.tls = tls;
+  }
+
+  /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
+  static async open(config: Config): Promise<Core> {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    const identity = NodeIdentity.loadOrCreate(config.dataDir);
+    const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
+    const kernels = Kernels.create();
+    const failed = selfCheck(kernels).filter((r) => !r.ok);
+    if (failed.length) throw new Error(`kernel self-check failed: ${failed.map((f) => f.name).join(', ')}`);
+    const store = await Store.open(config.dataDir);
+    const ledger = new Ledger(store);
+    const check = await ledger.verify();
+    if (!check.ok) {
+      await store.close();
+      throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
+    }
+    const pool = new KernelPool({ threads: config.kernelThreads });
+    const chain = new PulseChain(store, identity, config.pulsePeriodMs);
+    const ctx: CoreContext = { store, ledger, identity, kernels, pool, chain, config, edgeFingerprint: tls.fingerprint256, now: () => new Date() };
+    await chain.start();
+    const core = new Core(ctx, tls);
+    await sweepExpired(ctx);
+    core.#startSweeper();
+    return core;
+  }
+
+  #startSweeper(): void {
+    this.#sweeper = setInterval(() => { sweepExpired(this.ctx).catch(() => { /* next tick retries */ }); }, this.ctx.config.sweepIntervalMs);
+    this.#sweeper.unref();
+  }
+
+  /** Answers one command. Throws ServiceError (or anything else, which surfaces as internal). */
+  async handle(cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener): Promise<Record<string, unknown>> {
+    if (this.#closed) throw new ServiceError('service_unavailable', 'the core is shutting down');
+    this.#active++;
+    try {
+      return await this.#handle(cmd, rawArgs, auth, listener);
+    } finally {
+      this.#active--;
+      if (this.#active === 0 && this.#drained) this.#drained();
+    }
+  }
+
+  async #handle(cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener): Promise<Record<string, unknown>> {
+    const spec = commandSpec(cmd);
+    if (!spec) throw new ServiceError('unknown_command', `unknown command ${cmd}`);
+    if (spec.auth === 'admin' && listener !== 'admin') throw new ServiceError('forbidden', `${cmd} is only available on the admin socket`);
+    const args = structuredClone(rawArgs);
+    validateArgs(spec, args);
+    if (spec.auth === 'machine_context' || spec.auth === 'required') {
+      const machineId = args.machine_id as string;
+      if (auth?.machine_id !== undefined && auth.machine_id !== machineId) throw new ServiceError('unauthorized', 'auth.machine_id differs from args.machine_id');
+      // FUND_ACCOUNT for an unclaimed machine is the one call that needs no token: it claims it
+      if (!(spec.name === 'FUND_ACCOUNT' && !(await getMachine(this.ctx.store, machineId)))) await authenticate(this.ctx.store, machineId, auth?.token);
+    }
+    const idemKey = args.idempotency_key as string | undefined;
+    if (idemKey === undefined) return this.#dispatch(spec, args);
+    return this.#idempotent(spec, args, idemKey);
+  }
+
+  async #idempotent(spec: CommandSpec, args: Record<string, unknown>, idemKey: string): Promise<Record<string, unknown>> {
+    const { idempotency_key: _k, ...body } = args;
+    const k = key(idPart(args.machine_id as string), idPart(idemKey));
+    const digest = canonicalDigest({ cmd: spec.name, body });
+    if (this.#inProgress.has(k)) throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
+    const prior = await this.ctx.store.get('idempotency', k);
+    if (prior && (prior.at_ms as number) + IDEMPOTENCY_TTL_MS > Date.now()) {
+      if (prior.digest !== digest) throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
+      return { ...(prior.result as Record<string, unknown>), idempotent_replayed: true };
+    }
+    this.#inProgress.add(k);
+    try {
+      const result = await this.#dispatch(spec, args);
+      // a token is returned once: never store it for replay
+      const { machine_token: _t, ...stored } = result;
+      await this.ctx.store.write([put('idempotency', k, { digest, result: stored, at_ms: Date.now() })]);
+      return result;
+    } finally {
+      this.#inProgress.delete(k);
+    }
+  }
+
+  async #dispatch(spec: CommandSpec, a: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const ctx = this.ctx;
+    switch (spec.name) {
+      case 'HELLO': return this.#hello(a.nonce as string | undefined);
+      case 'CAPS': return this.caps();
+      case 'HEALTH': return this.health();
+      case 'PAYMENT_INFO': return { rails: ctx.config.rails.map((r) => ({ ...r })), settlement: 'crypto only', reference_value_usd_per_svcC: '1.00' };
+      case 'PULSE': {
+        const p = a.index === undefined ? ctx.chain.latest : await ctx.chain.get(a.index as number);
+        if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
+        return { ...p, public_key: ctx.identity.public.public_key };
+      }
+      case 'BALANCE': {
+        const acct = await ctx.ledger.account(a.machine_id as string);
+        return {
+          machine_id: a.machine_id, available_units: acct.available.toString(), reserved_units: acct.reserved.toString(),
+          unit_scale: Number(UNIT_SCALE), available_svcC: usdString(acct.available), reserved_svcC: usdString(acct.reserved),
+        };
+      }
+      case 'QUOTE': return quoteView(await createQuote(ctx, a));
+      case 'ACCEPT_QUOTE': return quoteView(await acceptQuote(ctx, a.quote_id as string, a.machine_id as string));
+      case 'FUND_ACCOUNT': {
+        const m = a.machine_id as string;
+        return ctx.ledger.withMachine(m, async () => {
+          const claim = !(await getMachine(ctx.store, m));
+          const { invoice, machine_token } = await createInvoice(ctx, a as { machine_id: string; units: number; network: string; asset: string }, claim);
+          return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
+        });
+      }
+      case 'INVOICE_STATUS': {
+        const inv = await loadInvoice(ctx, a.invoice_id as string);
+        if (inv.machine_id !== a.machine_id) throw new ServiceError('not_found', `no invoice ${a.invoice_id as string} for this machine`);
+        return invoiceView(await refreshInvoice(ctx, inv));
+      }
+      case 'SETTLE_INVOICE': return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
+      case 'GET_RECEIPT':
+      case 'VERIFY_RECEIPT': {
+        const r = (await ctx.store.get('receipts', a.receipt_id as string)) as unknown as SignedReceipt | undefined;
+        if (!r || r.receipt.machine_id !== a.machine_id) throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
+        const v = verifyReceipt(ctx.identity, r);
+        return {
+          receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
+          public_key: ctx.identity.public.public_key, key_id: ctx.identity.keyId, valid: v.valid, ...(v.reason ? { reason: v.reason } : {}),
+          signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
+        };
+      }
+      case 'RECOVER_RUNTIME': return this.#recover();
+      case 'ROTATE_TOKEN': {
+        const m = a.machine_id as string;
+        return ctx.ledger.withMachine(m, async () => {
+          const rec = await getMachine(ctx.store, m);
+          if (!rec) throw new ServiceError('not_found', `machine ${m} is not claimed`);
+          const token = newToken();
+          await ctx.store.write(rotateOps(m, rec, token, ctx.now()));
+          return { machine_id: m, machine_token: token, rotated_at: ctx.now().toISOString() };
+        });
+      }
+      default:
+        if (spec.execution) return execute(ctx, spec.name as ExecutionCommand, a as unknown as ExecutionArgs);
+        throw new ServiceError('internal', `no handler for ${spec.name}`);
+    }
+  }
+
+  #hello(nonce: string | undefined): Record<string, unknown> {
+    const id = this.ctx.identity;
+    const statement = {
+      type: 'svc/edge-proof/v1', protocol: PROTOCOL, node_id: id.nodeId, key_id: id.keyId,
+      edge_cert_sha256: this.tls.fingerprint256, nonce: nonce ?? null, time: this.ctx.now().toISOString(),
+    };
+    const signature = id.sign(Buffer.from(canonicalJson(statement), 'utf8')).toString('base64url');
+    return {
+      protocol: PROTOCOL, version: VERSION, node_id: id.nodeId, time: statement.time,
+      edge_proof: { alg: 'Ed25519', key_id: id.keyId, public_key: id.public.public_key, statement, signature, signed_bytes: 'RFC 8785 canonical JSON of statement' },
+      pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
+    };
+  }
+
+  caps(): Record<string, unknown> {
+    return {
+      protocol: PROTOCOL, version: VERSION, capability_count: CAPABILITIES.length, capabilities: CAPABILITIES,
+      commands: COMMANDS.map((c) => ({
+        name: c.name, group: c.group, access: c.access, http: c.http, cli: c.cli, billing: c.billing, auth: c.auth,
+        rate_class: c.rateClass, execution: c.execution, purpose: c.purpose, ...(c.execution ? { offered: isOffered(c.name) } : {}),
+      })),
+      auxiliary: AUXILIARY.filter((c) => c.auth !== 'admin').map((c) => c.name),
+      services: SERVICES.map((s) => ({ service: s.service, command: s.command, quote_billing: s.quoteBilling, offered: isOffered(s.command) })),
+      price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
+    };
+  }
+
+  async health(): Promise<Record<string, unknown>> {
+    return {
+      status: this.#closed ? 'stopping' : 'ok', version: VERSION, node_id: this.ctx.identity.nodeId,
+      pool: { threads: this.ctx.pool.threads, in_flight: this.ctx.pool.inFlight },
+      pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
+    };
+  }
+
+  async #recover(): Promise<Record<string, unknown>> {
+    const old = this.ctx.pool;
+    this.ctx.pool = new KernelPool({ threads: this.ctx.config.kernelThreads });
+    await old.close();
+    const released = await sweepExpired(this.ctx);
+    const ledger = await this.ctx.ledger.verify();
+    return { pool_restarted: true, threads: this.ctx.pool.threads, released_quotes: released, ledger };
+  }
+
+  /** Refuses new requests and waits (up to timeoutMs) for the ones in flight to finish. */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    this.#closed = true;
+    if (this.#active === 0) return;
+    await Promise.race([
+      new Promise<void>((r) => { this.#drained = r; }),
+      new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
+    ]);
+  }
+
+  async close(): Promise<void> {
+    if (this.#shutDown) return this.#shutDown;
+    this.#shutDown = this.#shutdown();
+    return this.#shutDown;
+  }
+
+  async #shutdown(): Promise<void> {
+    await this.drain();
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#sweeper = null;
+    await this.ctx.chain.stop();
+    await this.ctx.pool.close();
+    await this.ctx.store.close();
+  }
+}

@@ -1,0 +1,103 @@
+// Paid executions (DESIGN.md §5): the quote must be accepted, unexpired, this machine's, for this
+// service, and the request's input must be the quoted one. The kernel runs first; then capture +
+// receipt + quote state + stored result are one synced batch. A failure before that batch charges
+// nothing and leaves the quote accepted for a retry; repeating a finished execution with the same
+// request returns the stored result, with a different request it is 409.
+import { ServiceError } from '../errors.ts';
+import type { ExecutionCommand } from '../protocol/services.ts';
+import { del, put } from '../store/store.ts';
+import type { CoreContext } from './context.ts';
+import { canonicalDigest, sha256Hex } from './ids.ts';
+import { pulseKey } from './pulse-chain.ts';
+import { expireOps, expiryKey, isExpired, loadQuote, type QuoteRecord } from './quotes.ts';
+import { issueReceipt } from './receipts.ts';
+
+export interface ExecutionArgs { machine_id: string; quote_id: string; bits?: number; plain_hex?: string; packet_hex?: string }
+
+interface Outcome { fields: Record<string, unknown>; input_digest: string; output_digest: string; status: string }
+type Executor = (ctx: CoreContext, q: QuoteRecord, a: ExecutionArgs) => Promise<Outcome>;
+
+/** Same bytes as pulseOutput(); the expansion runs in the kernel pool (inline when tiny). */
+async function pulseOutputPooled(ctx: CoreContext, seed: Uint8Array, quoteId: string, machineId: string, bits: number): Promise<Uint8Array> {
+  return ctx.pool.run('pulseExpand', [pulseKey(ctx.kernels, seed, quoteId, machineId), new Uint8Array(0), bits]);
+}
+
+const EXECUTORS: Partial<Record<ExecutionCommand, Executor>> = {
+  async GET_PULSE(ctx, q, a) {
+    const bits = a.bits ?? q.bits;
+    const period = ctx.chain.current();
+    const out = await pulseOutputPooled(ctx, period.seed, q.quote_id, q.machine_id, bits);
+    const outHex = Buffer.from(out).toString('hex');
+    return {
+      fields: {
+        bits, output_hex: outHex,
+        pulse: { chain_id: ctx.chain.chainId, index: period.index, commit: period.commit, period_ms: ctx.chain.periodMs, revealed_by_index: period.index + 1 },
+        verify: 'svc verify-pulse: once pulse index+1 is published, SHA-256(its revealed_seed) = commit and the output recomputes (docs/verify.md)',
+      },
+      input_digest: canonicalDigest({ service: 'get-pulse', bits, quote_id: q.quote_id, machine_id: q.machine_id }),
+      output_digest: sha256Hex(out),
+      status: 'ok',
+    };
+  },
+};
+
+/** Whether this node runs a command's executions (CAPS reports it; others answer service_unavailable). */
+export function isOffered(command: string): boolean {
+  return Object.hasOwn(EXECUTORS, command);
+}
+
+function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
+  if (a.bits !== undefined && a.bits > q.bits) throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
+  const other = q.input_field === 'plain_hex' ? 'packet_hex' : 'plain_hex';
+  if (q.input_field) {
+    const h = a[q.input_field];
+    if (h === undefined) throw new ServiceError('invalid_request', `${q.input_field} is required for ${q.service}`, { field: q.input_field });
+    if (sha256Hex(Buffer.from(h, 'hex')) !== q.input_digest) throw new ServiceError('input_mismatch', `${q.input_field} is not the quoted input`, { field: q.input_field });
+    if (a[other] !== undefined) throw new ServiceError('invalid_request', `${other} is not an input of ${q.service}`, { field: other });
+  }
+}
+
+export async function execute(ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs): Promise<Record<string, unknown>> {
+  return ctx.ledger.withMachine(a.machine_id, async () => {
+    const q = await loadQuote(ctx, a.quote_id);
+    if (q.machine_id !== a.machine_id) throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
+    if (q.command !== command) throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
+    const requestDigest = canonicalDigest({ command, bits: a.bits ?? null, plain_hex: a.plain_hex ?? null, packet_hex: a.packet_hex ?? null });
+    if (q.state === 'executed') {
+      const done = await ctx.store.get('executions', q.quote_id);
+      if (done && done.request_digest === requestDigest) return { ...(done.result as Record<string, unknown>), replayed: true };
+      throw new ServiceError('execution_mismatch', 'this quote was already executed with a different request');
+    }
+    if (isExpired(ctx, q)) {
+      if (q.state !== 'expired') await ctx.store.write(await expireOps(ctx, q));
+      throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}; its reservation was released`);
+    }
+    if (q.state !== 'accepted') throw new ServiceError('quote_not_accepted', `quote is ${q.state}: accept it first`);
+    checkInput(q, a);
+    const executor = EXECUTORS[command];
+    if (!executor) throw new ServiceError('service_unavailable', `${command} executions are not offered by this node yet; the reservation stays until the quote expires`);
+    const outcome = await executor(ctx, q, a);
+
+    const now = ctx.now();
+    const units = BigInt(q.quote_units);
+    const acct = await ctx.ledger.account(q.machine_id);
+    const signed = issueReceipt(ctx.kernels, ctx.identity, {
+      service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: units,
+      input_digest: outcome.input_digest, output_digest: outcome.output_digest, status: outcome.status, at: now,
+    });
+    const result = {
+      service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: q.quote_units,
+      receipt_id: signed.receipt.receipt_id, result_tag: signed.receipt.result_tag, status: outcome.status,
+      input_digest: outcome.input_digest, output_digest: outcome.output_digest, ...outcome.fields,
+    };
+    const { ops } = ctx.ledger.change(q.machine_id, acct, 'capture', 0n, -units, { quote_id: q.quote_id, receipt_id: signed.receipt.receipt_id }, now);
+    await ctx.store.write([
+      put('quotes', q.quote_id, { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id: signed.receipt.receipt_id } as unknown as Record<string, unknown>),
+      del('quote_expiry', expiryKey(q)),
+      put('receipts', signed.receipt.receipt_id, signed as unknown as Record<string, unknown>),
+      put('executions', q.quote_id, { request_digest: requestDigest, result }),
+      ...ops,
+    ]);
+    return result;
+  });
+}

@@ -1,0 +1,105 @@
+// The ledger: per-machine `available` and `reserved` units (integers, BigInt) and the journal
+// that explains every change. A change is never written alone: ledger.change() returns the
+// account and journal records as batch ops for the caller to write together with the state that
+// caused it (invoice settled, quote accepted/expired/executed) in one synced batch (DESIGN.md §4).
+// Invariant, checked on start and after tests: for every account, available = Σ d_available and
+// reserved = Σ d_reserved over its journal, and both are >= 0.
+import { ServiceError } from '../errors.ts';
+import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
+import { put, type Op, type Store } from '../store/store.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+
+export const UNIT_SCALE = 100_000_000n;
+
+export interface Account { available: bigint; reserved: bigint; seq: number }
+export type JournalKind = 'credit' | 'reserve' | 'release' | 'capture';
+
+export interface JournalEntry {
+  seq: number; at: string; kind: JournalKind;
+  d_available: string; d_reserved: string;
+  available_after: string; reserved_after: string;
+  ref: Record<string, string>;
+}
+
+export interface LedgerCheck { ok: boolean; accounts: number; entries: number; problems: string[] }
+
+const EMPTY: Account = { available: 0n, reserved: 0n, seq: 0 };
+
+export class Ledger {
+  readonly #store: Store;
+  readonly #locks = new KeyedMutex();
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  /** Runs fn with the machine's account locked: the only way to read-then-change an account. */
+  withMachine<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
+    return this.#locks.run(`m:${machineId}`, fn);
+  }
+
+  async account(machineId: string): Promise<Account> {
+    const v = await this.#store.get('accounts', idPart(machineId));
+    if (!v) return { ...EMPTY };
+    return { available: BigInt(v.available as string), reserved: BigInt(v.reserved as string), seq: v.seq as number };
+  }
+
+  /**
+   * Builds the ops for one journaled change. Refuses any change that would make a balance
+   * negative (a bug upstream, never a caller error: the callers check first).
+   */
+  change(machineId: string, acct: Account, kind: JournalKind, dAvailable: bigint, dReserved: bigint, ref: Record<string, string>, at: Date): { ops: Op[]; next: Account } {
+    const next: Account = { available: acct.available + dAvailable, reserved: acct.reserved + dReserved, seq: acct.seq + 1 };
+    if (next.available < 0n || next.reserved < 0n) throw new ServiceError('internal', `ledger change would go negative (${kind} on ${machineId})`);
+    const entry: JournalEntry = {
+      seq: next.seq, at: at.toISOString(), kind,
+      d_available: dAvailable.toString(), d_reserved: dReserved.toString(),
+      available_after: next.available.toString(), reserved_after: next.reserved.toString(), ref,
+    };
+    const m = idPart(machineId);
+    return {
+      next,
+      ops: [
+        put('accounts', m, { available: next.available.toString(), reserved: next.reserved.toString(), seq: next.seq }),
+        put('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
+      ],
+    };
+  }
+
+  async journal(machineId: string): Promise<JournalEntry[]> {
+    const m = idPart(machineId);
+    const out: JournalEntry[] = [];
+    for await (const [, v] of this.#store.entries('journal', { gte: key(m, ''), lt: key(m, '\uffff') })) out.push(v as unknown as JournalEntry);
+    return out;
+  }
+
+  /** Recomputes every account from its journal. */
+  async verify(): Promise<LedgerCheck> {
+    const problems: string[] = [];
+    let accounts = 0, entries = 0;
+    const sums = new Map<string, { a: bigint; r: bigint; n: number; lastSeq: number }>();
+    for await (const [k, v] of this.#store.entries('journal')) {
+      const [m] = k.split('!');
+      const s = sums.get(m!) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };
+      const e = v as unknown as JournalEntry;
+      s.a += BigInt(e.d_available); s.r += BigInt(e.d_reserved); s.n++;
+      if (e.seq !== s.lastSeq + 1) problems.push(`${idFromPart(m!)}: journal seq ${e.seq} follows ${s.lastSeq}`);
+      s.lastSeq = e.seq;
+      sums.set(m!, s);
+      entries++;
+    }
+    for await (const [m, v] of this.#store.entries('accounts')) {
+      accounts++;
+      const id = idFromPart(m);
+      const s = sums.get(m) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };
+      const avail = BigInt(v.available as string), res = BigInt(v.reserved as string);
+      if (avail !== s.a) problems.push(`${id}: available ${avail} but journal sums to ${s.a}`);
+      if (res !== s.r) problems.push(`${id}: reserved ${res} but journal sums to ${s.r}`);
+      if (avail < 0n || res < 0n) problems.push(`${id}: negative balance`);
+      if ((v.seq as number) !== s.lastSeq) problems.push(`${id}: account seq ${v.seq as number} but journal ends at ${s.lastSeq}`);
+      sums.delete(m);
+    }
+    for (const m of sums.keys()) problems.push(`${idFromPart(m)}: journal entries without an account`);
+    return { ok: problems.length === 0, accounts, entries, problems };
+  }
+}

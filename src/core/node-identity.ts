@@ -1,0 +1,69 @@
+// The node's long-lived secrets, created on first start in the data dir with mode 0600: the
+// Ed25519 signing key (receipts, pulses, edge proofs; its public key is what discovery publishes)
+// and the 32-byte result-tag key (HMAC, never leaves the node). toJSON never reveals them.
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface PublicIdentity { node_id: string; key_id: string; alg: 'Ed25519'; public_key: string }
+
+export class NodeIdentity {
+  readonly #key: KeyObject;
+  readonly #resultKey: Buffer;
+  readonly publicKey: KeyObject;
+  /** raw 32-byte Ed25519 public key */
+  readonly publicKeyRaw: Buffer;
+  /** hex(SHA-256(raw public key))[:16] */
+  readonly keyId: string;
+  readonly nodeId: string;
+
+  private constructor(key: KeyObject, resultKey: Buffer) {
+    this.#key = key;
+    this.#resultKey = resultKey;
+    this.publicKey = createPublicKey(key);
+    this.publicKeyRaw = this.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+    this.keyId = createHash('sha256').update(this.publicKeyRaw).digest('hex').slice(0, 16);
+    this.nodeId = `svc-node-${this.keyId}`;
+  }
+
+  static loadOrCreate(dataDir: string): NodeIdentity {
+    const keyPath = join(dataDir, 'node-ed25519.pem');
+    const resultPath = join(dataDir, 'result-key.bin');
+    if (!existsSync(keyPath)) {
+      const { privateKey } = generateKeyPairSync('ed25519');
+      writeFileSync(keyPath, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
+    }
+    if (!existsSync(resultPath)) writeFileSync(resultPath, randomBytes(32), { mode: 0o600, flag: 'wx' });
+    const resultKey = readFileSync(resultPath);
+    if (resultKey.length !== 32) throw new Error(`${resultPath} must hold 32 bytes`);
+    return new NodeIdentity(createPrivateKey(readFileSync(keyPath)), resultKey);
+  }
+
+  sign(data: Uint8Array): Buffer {
+    return sign(null, data, this.#key);
+  }
+
+  verify(data: Uint8Array, signature: Uint8Array): boolean {
+    return signature.length === 64 && verify(null, data, this.publicKey, signature);
+  }
+
+  /** The result-tag key, for the HMAC kernel only. */
+  resultKey(): Uint8Array {
+    return this.#resultKey;
+  }
+
+  get public(): PublicIdentity {
+    return { node_id: this.nodeId, key_id: this.keyId, alg: 'Ed25519', public_key: this.publicKeyRaw.toString('base64url') };
+  }
+
+  toJSON(): PublicIdentity & { secret: '[redacted]' } {
+    return { ...this.public, secret: '[redacted]' };
+  }
+}
+
+/** Verifies an Ed25519 signature with a raw 32-byte public key (what offline verifiers hold). */
+export function verifyWithRawKey(publicKeyRaw: Uint8Array, data: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;
+  const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKeyRaw]);
+  return verify(null, data, createPublicKey({ key: spki, format: 'der', type: 'spki' }), signature);
+}

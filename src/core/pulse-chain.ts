@@ -1,0 +1,157 @@
+// The pulse chain (DESIGN.md §8): one chain per node; pulse k opens period k and carries
+// commit = SHA-256(seed_k) (already promised as commit_next in pulse k-1), commit_next =
+// SHA-256(seed_{k+1}), the revealed seed_{k-1} and the previous pulse's output hash. GET_PULSE in
+// period k answers expand(HMAC-SHA256(seed_k, lp(quote_id) ‖ lp(machine_id)), bits): unpredictable
+// until pulse k+1 reveals seed_k, then checkable offline by anyone (docs/verify.md).
+// Seeds are stored before the pulse that commits them is published, so the chain survives
+// restarts; a late pulse is marked status "gap". Pulses are public randomness, never key material.
+import { randomBytes } from 'node:crypto';
+import type { Kernels } from '../kernels/index.ts';
+import { numPart } from '../store/key-codec.ts';
+import { put, type Store } from '../store/store.ts';
+import { canonicalJson, newId, sha256Hex } from './ids.ts';
+import type { NodeIdentity } from './node-identity.ts';
+
+export const PULSE_FORMAT = 'svc_pulse_v1';
+
+export interface PulseBody {
+  format: typeof PULSE_FORMAT;
+  chain_id: string;
+  index: number;
+  time_start: string;
+  period_ms: number;
+  status: 'genesis' | 'ok' | 'gap';
+  commit: string;
+  commit_next: string;
+  revealed_index: number | null;
+  revealed_seed: string | null;
+  prev_output: string | null;
+  node_id: string;
+  key_id: string;
+}
+
+export interface SignedPulse { pulse: PulseBody; signature: string; output_hash: string }
+
+/** Length-prefixed UTF-8: u32be(len) ‖ bytes. */
+export function lp(s: string): Buffer {
+  const b = Buffer.from(s, 'utf8');
+  const n = Buffer.alloc(4); n.writeUInt32BE(b.length);
+  return Buffer.concat([n, b]);
+}
+
+/** The GET_PULSE output for a seed (shared by the service and `svc verify-pulse`). */
+export function pulseOutput(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string, bits: number): Uint8Array {
+  return k.pulseExpand(pulseKey(k, seed, quoteId, machineId), new Uint8Array(0), bits);
+}
+
+/** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)): the per-execution expansion seed. */
+export function pulseKey(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string): Uint8Array {
+  return k.hmacSha256(seed, Buffer.concat([lp(quoteId), lp(machineId)]));
+}
+
+export function signedBytes(p: PulseBody): Buffer {
+  return Buffer.from(canonicalJson(p), 'utf8');
+}
+
+export function outputHash(p: PulseBody, signature: Buffer): string {
+  return sha256Hex(Buffer.concat([signedBytes(p), signature]));
+}
+
+export class PulseChain {
+  readonly #store: Store;
+  readonly #id: NodeIdentity;
+  readonly #periodMs: number;
+  #chainId = '';
+  #latest: SignedPulse | null = null;
+  #seed: Buffer | null = null; // seed of the latest pulse's period
+  #timer: NodeJS.Timeout | null = null;
+  #emitting: Promise<void> = Promise.resolve();
+
+  constructor(store: Store, id: NodeIdentity, periodMs: number) {
+    this.#store = store;
+    this.#id = id;
+    this.#periodMs = periodMs;
+  }
+
+  get chainId(): string { return this.#chainId; }
+  get periodMs(): number { return this.#periodMs; }
+  get latest(): SignedPulse | null { return this.#latest; }
+
+  async start(): Promise<void> {
+    const meta = await this.#store.get('meta', 'pulse_chain');
+    if (meta) {
+      this.#chainId = meta.chain_id as string;
+      for await (const [, v] of this.#store.entries('pulses', { gte: '', lt: '\uffff' })) this.#latest = v as unknown as SignedPulse;
+      // a restart always opens a new period: seeds of the old one may already have been used
+      await this.emit();
+    } else {
+      this.#chainId = newId('chain');
+      await this.emit();
+    }
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    this.#timer = setTimeout(() => {
+      this.#emitting = this.#emitting.then(async () => { await this.emit(); }).catch(() => { /* the next period retries */ });
+      this.#schedule();
+    }, this.#periodMs);
+    this.#timer.unref();
+  }
+
+  /** Emits the next pulse (genesis when the chain is new). */
+  async emit(now = new Date()): Promise<SignedPulse> {
+    const prev = this.#latest;
+    const index = prev ? prev.pulse.index + 1 : 0;
+    let seed: Buffer;
+    if (prev) {
+      const stored = await this.#store.get('seeds', numPart(index));
+      if (!stored) throw new Error(`pulse chain: seed ${index} was committed but is missing`);
+      seed = Buffer.from(stored.seed as string, 'hex');
+    } else {
+      seed = randomBytes(32);
+    }
+    const nextSeed = randomBytes(32);
+    let revealed: string | null = null;
+    if (prev) {
+      const s = await this.#store.get('seeds', numPart(prev.pulse.index));
+      revealed = (s?.seed as string | undefined) ?? null;
+    }
+    const late = prev ? now.getTime() - Date.parse(prev.pulse.time_start) > this.#periodMs * 1.5 : false;
+    const pulse: PulseBody = {
+      format: PULSE_FORMAT, chain_id: this.#chainId, index, time_start: now.toISOString(), period_ms: this.#periodMs,
+      status: prev ? (late ? 'gap' : 'ok') : 'genesis',
+      commit: sha256Hex(seed), commit_next: sha256Hex(nextSeed),
+      revealed_index: prev ? prev.pulse.index : null, revealed_seed: revealed,
+      prev_output: prev ? prev.output_hash : null,
+      node_id: this.#id.nodeId, key_id: this.#id.keyId,
+    };
+    const sig = this.#id.sign(signedBytes(pulse));
+    const signed: SignedPulse = { pulse, signature: sig.toString('base64url'), output_hash: outputHash(pulse, sig) };
+    const ops = [
+      put('pulses', numPart(index), signed as unknown as Record<string, unknown>),
+      put('seeds', numPart(index + 1), { seed: nextSeed.toString('hex') }),
+    ];
+    if (!prev) ops.push(put('seeds', numPart(index), { seed: seed.toString('hex') }), put('meta', 'pulse_chain', { chain_id: this.#chainId, created_at: now.toISOString() }));
+    await this.#store.write(ops);
+    this.#latest = signed;
+    this.#seed = seed;
+    return signed;
+  }
+
+  /** The period in force now: its index, commitment and (secret) seed. */
+  current(): { index: number; commit: string; seed: Buffer } {
+    if (!this.#latest || !this.#seed) throw new Error('pulse chain not started');
+    return { index: this.#latest.pulse.index, commit: this.#latest.pulse.commit, seed: this.#seed };
+  }
+
+  async get(index: number): Promise<SignedPulse | undefined> {
+    return (await this.#store.get('pulses', numPart(index))) as unknown as SignedPulse | undefined;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#emitting;
+  }
+}

@@ -1,0 +1,59 @@
+// Receipts (DESIGN.md §8): canonical JSON (RFC 8785) of the execution's facts, signed with the
+// node's Ed25519 key, plus the result tag — HMAC-SHA256 under the node's result key over the
+// canonical JSON of {service, quote_id, input_digest, output_digest}. Byte layouts: docs/verify.md.
+import type { Kernels } from '../kernels/index.ts';
+import { canonicalJson, newId } from './ids.ts';
+import type { NodeIdentity } from './node-identity.ts';
+import { PRICE_VERSION, QUOTE_TERMS_VERSION } from './pricing.ts';
+
+export const RECEIPT_FORMAT = 'svc_receipt_v1';
+
+export interface ReceiptBody {
+  format: typeof RECEIPT_FORMAT;
+  receipt_id: string;
+  service: string;
+  command: string;
+  quote_id: string;
+  machine_id: string;
+  units_charged: string;
+  price_version: string;
+  quote_terms_version: number;
+  input_digest: string;
+  output_digest: string;
+  status: string;
+  issued_at: string;
+  node_id: string;
+  key_id: string;
+  result_tag: string;
+}
+
+export interface SignedReceipt { receipt: ReceiptBody; signature: string }
+
+export function resultTag(k: Kernels, id: NodeIdentity, f: { service: string; quote_id: string; input_digest: string; output_digest: string }): string {
+  const msg = new TextEncoder().encode(canonicalJson({ service: f.service, quote_id: f.quote_id, input_digest: f.input_digest, output_digest: f.output_digest }));
+  return Buffer.from(k.hmacSha256(id.resultKey(), msg)).toString('hex');
+}
+
+export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
+  service: string; command: string; quote_id: string; machine_id: string; units_charged: bigint;
+  input_digest: string; output_digest: string; status: string; at: Date;
+}): SignedReceipt {
+  const receipt: ReceiptBody = {
+    format: RECEIPT_FORMAT,
+    receipt_id: newId('rcpt'),
+    service: f.service, command: f.command, quote_id: f.quote_id, machine_id: f.machine_id,
+    units_charged: f.units_charged.toString(),
+    price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
+    input_digest: f.input_digest, output_digest: f.output_digest, status: f.status,
+    issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: id.keyId,
+    result_tag: resultTag(k, id, f),
+  };
+  const signature = id.sign(Buffer.from(canonicalJson(receipt), 'utf8')).toString('base64url');
+  return { receipt, signature };
+}
+
+export function verifyReceipt(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
+  if (r.receipt.key_id !== id.keyId) return { valid: false, reason: 'unknown_key' };
+  const ok = id.verify(Buffer.from(canonicalJson(r.receipt), 'utf8'), Buffer.from(r.signature, 'base64url'));
+  return ok ? { valid: true } : { valid: false, reason: 'bad_signature' };
+}

@@ -1,0 +1,82 @@
+// One svc/1 connection, whatever the transport (TLS edge, loopback backend, admin unix socket):
+// framing, pipelining with a bounded number of requests in flight (past it the socket is paused:
+// backpressure, not buffering), replies in completion order, an idle timeout and a deadline for
+// a started line (a slow writer cannot hold a connection with half a line), error frames for
+// every bad line, and a close after an oversized line.
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { ServiceError, exposeError } from '../errors.ts';
+import { LineDecoder, MAX_LINE, encodeLine } from '../protocol/line-codec.ts';
+import { parseRequest, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
+import type { Core, Listener } from '../core/core.ts';
+
+export interface ConnectionOptions {
+  listener: Listener;
+  maxInFlight: number;
+  idleTimeoutMs: number;
+  lineTimeoutMs: number;
+  log: Logger;
+}
+
+export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): void {
+  const decoder = new LineDecoder(MAX_LINE);
+  let inFlight = 0;
+  // lines already read but not yet dispatched: at most what arrived before pause() took effect
+  const queued: string[] = [];
+  let closing = false;
+  let lineTimer: NodeJS.Timeout | null = null;
+  const remote = `${socket.remoteAddress ?? 'local'}:${socket.remotePort ?? ''}`;
+
+  const send = (frame: ReplyFrame) => {
+    if (!socket.destroyed && socket.writable) socket.write(encodeLine(frame));
+  };
+  const fail = (id: FrameId | null, e: unknown) => {
+    const wire = exposeError(e);
+    if (!(e instanceof ServiceError) || wire.code === 'internal' || wire.code === 'kernel_failed') {
+      opts.log.error({ err: e, remote, listener: opts.listener }, 'request failed');
+    }
+    send({ id, ok: false, error: wire });
+  };
+  const closeAfterFlush = (id: FrameId | null, e: ServiceError) => {
+    closing = true;
+    fail(id, e);
+    socket.end();
+    setTimeout(() => socket.destroy(), 1000).unref();
+  };
+
+  socket.setNoDelay(true);
+  socket.setTimeout(opts.idleTimeoutMs, () => socket.destroy());
+  socket.on('error', () => { /* peer reset: nothing to answer */ });
+  socket.on('close', () => { if (lineTimer) clearTimeout(lineTimer); });
+
+  socket.on('data', (chunk: Buffer) => {
+    if (closing) return;
+    const { lines, overflow } = decoder.push(chunk);
+    queued.push(...lines);
+    pump();
+    if (overflow) { closeAfterFlush(null, new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)); return; }
+    if (decoder.pending > 0 && !lineTimer) {
+      lineTimer = setTimeout(() => closeAfterFlush(null, new ServiceError('bad_frame', `no end of line within ${opts.lineTimeoutMs} ms; closing`)), opts.lineTimeoutMs);
+      lineTimer.unref();
+    } else if (decoder.pending === 0 && lineTimer) {
+      clearTimeout(lineTimer); lineTimer = null;
+    }
+  });
+
+  function pump(): void {
+    while (queued.length && inFlight < opts.maxInFlight && !closing) handleLine(queued.shift()!);
+    if (inFlight >= opts.maxInFlight || queued.length) { if (!socket.isPaused()) socket.pause(); }
+    else if (socket.isPaused() && !closing) socket.resume();
+  }
+
+  function handleLine(line: string): void {
+    if (!line.trim()) return; // blank lines are keep-alives
+    const parsed = parseRequest(line);
+    if (!parsed.ok) { fail(parsed.id, parsed.error); return; }
+    const { req } = parsed;
+    inFlight++;
+    core.handle(req.cmd, req.args, req.auth, opts.listener)
+      .then((result) => send({ id: req.id, ok: true, result }), (e) => fail(req.id, e))
+      .finally(() => { inFlight--; pump(); });
+  }
+}

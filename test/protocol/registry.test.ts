@@ -1,0 +1,93 @@
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { ALL_COMMANDS, CAPABILITIES, COMMANDS, commandSpec } from '../../src/protocol/registry.ts';
+import { SERVICES } from '../../src/protocol/services.ts';
+import { sharedPath } from '../helpers.ts';
+
+// The contract's command table (SPEC "Commands"), typed here so the check runs without ../shared.
+const CONTRACT: [name: string, group: string, access: string, http: string | null][] = [
+  ['HELLO', 'Discovery', 'public', 'GET /api/v1/hello'],
+  ['CAPS', 'Discovery', 'public', 'GET /api/v1/caps'],
+  ['BALANCE', 'Finance', 'auth', 'POST /api/v1/balance'],
+  ['QUOTE', 'Finance', 'public', 'POST /api/v1/quotes/*'],
+  ['ACCEPT_QUOTE', 'Finance', 'auth', 'POST /api/v1/quotes/{quote_id}/accept'],
+  ['GET_PULSE', 'Execution', 'paid', 'POST /api/v1/executions/get-pulse'],
+  ['MAKE_BCT', 'Execution', 'paid', 'POST /api/v1/executions/make-bct'],
+  ['VERIFY_BCT', 'Execution', 'paid', 'POST /api/v1/executions/verify-bct'],
+  ['VERIFY_RESULT', 'Proof', 'paid', 'POST /api/v1/executions/verify-result'],
+  ['ATTEST_EVENT', 'Proof', 'paid', 'POST /api/v1/executions/attest-event'],
+  ['SUBMIT_ID', 'Identity', 'paid', 'POST /api/v1/executions/submit-id'],
+  ['BVM_EXEC', 'Execution', 'paid', 'POST /api/v1/executions/bvm-exec'],
+  ['SEALED_MESSAGE', 'Execution', 'paid', 'POST /api/v1/executions/sealed-message'],
+  ['TIMESTAMP_PROOF', 'Proof', 'paid', 'POST /api/v1/executions/timestamp-proof'],
+  ['MACHINE_EVENT_LOG', 'Proof', 'paid', 'POST /api/v1/executions/machine-event-log'],
+  ['GET_RECEIPT', 'Receipt', 'reserved', null],
+  ['VERIFY_RECEIPT', 'Receipt', 'public', 'POST /api/v1/receipts/verify'],
+  ['FUND_ACCOUNT', 'Finance', 'auth', 'POST /api/v1/invoices'],
+  ['INVOICE_STATUS', 'Finance', 'auth', 'GET /api/v1/invoices/{invoice_id}'],
+  ['SETTLE_INVOICE', 'Admin', 'admin', null],
+  ['RECOVER_RUNTIME', 'Admin', 'admin', null],
+];
+const CLI_FORMS = ['hello', 'caps', 'balance', 'quote-*', 'accept-quote', 'get-pulse', 'make-bct', 'verify-bct', 'verify-result', 'attest-event',
+  'submit-id', 'bvm-exec', 'sealed-message', 'timestamp-proof', 'machine-event-log', 'get-receipt', 'verify-receipt', 'fund-account', 'invoice-status'];
+
+test('registry: exactly the contract\'s 21 commands, in order, with group, access and HTTP route', (t) => {
+  t.is(COMMANDS.length, 21);
+  t.is(CAPABILITIES.length, 21);
+  t.deepEqual(COMMANDS.map((c) => c.name), CONTRACT.map((c) => c[0]));
+  for (const [name, group, access, http] of CONTRACT) {
+    const c = commandSpec(name)!;
+    t.is(c.group as string, group, name); t.is(c.access as string, access, name);
+    const route = c.http ? `${c.http.method} ${c.http.path.replace('{service}', '*')}` : null;
+    t.is(route, http, name);
+  }
+});
+
+test('registry: CLI forms are the contract\'s 19; only SETTLE_INVOICE and RECOVER_RUNTIME have neither HTTP nor CLI', (t) => {
+  const forms = COMMANDS.flatMap((c) => (c.name === 'QUOTE' ? ['quote-*'] : c.cli));
+  t.deepEqual(forms.sort(), [...CLI_FORMS].sort());
+  t.is(commandSpec('QUOTE')!.cli.length, 10);
+  t.deepEqual(COMMANDS.filter((c) => !c.http && c.cli.length === 0).map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
+  t.deepEqual(COMMANDS.filter((c) => c.auth === 'admin').map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
+  t.deepEqual(ALL_COMMANDS.filter((c) => !c.capability && c.auth === 'admin').map((c) => [c.name, c.http, c.cli.length]), [['ROTATE_TOKEN', null, 0]], 'the only auxiliary admin command has no HTTP or CLI form');
+});
+
+test('registry: annotations follow the contract (billing, auth, rate class, execution flag)', (t) => {
+  for (const c of COMMANDS) {
+    if (c.group === 'Execution' || c.group === 'Proof' || c.group === 'Identity') {
+      t.deepEqual([c.auth, c.rateClass, c.execution], ['required', 'paid_execution', true], c.name);
+    } else {
+      t.is(c.execution, false, c.name);
+      t.is(c.rateClass, 'public_low', c.name);
+    }
+  }
+  for (const n of ['VERIFY_RESULT', 'ATTEST_EVENT', 'SUBMIT_ID', 'BVM_EXEC']) t.is(commandSpec(n)!.billing, 'paid_required');
+  for (const n of ['GET_PULSE', 'MAKE_BCT', 'VERIFY_BCT', 'SEALED_MESSAGE', 'TIMESTAMP_PROOF', 'MACHINE_EVENT_LOG']) t.is(commandSpec(n)!.billing, 'paid');
+  for (const n of ['ACCEPT_QUOTE', 'FUND_ACCOUNT', 'INVOICE_STATUS']) t.deepEqual([commandSpec(n)!.billing, commandSpec(n)!.auth], ['controlled', 'machine_context']);
+  t.deepEqual(SERVICES.map((s) => s.quoteBilling), ['free_limited', 'free_limited', 'free_limited', ...Array(7).fill('free_limited_quote')]);
+  t.deepEqual(SERVICES.map((s) => commandSpec(s.command)!.http!.path), SERVICES.map((s) => `/api/v1/executions/${s.service}`));
+});
+
+test('registry: every args and result schema compiles under JSON Schema 2020-12', (t) => {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true });
+  for (const c of ALL_COMMANDS) {
+    t.notThrows(() => ajv.compile(c.args), `${c.name} args`);
+    t.notThrows(() => ajv.compile(c.result), `${c.name} result`);
+  }
+});
+
+const spec = sharedPath('../spec/SPEC.md');
+(spec ? test : test.skip)(spec ? 'registry: the command table in ../shared/spec/SPEC.md matches' : 'registry vs ../shared/spec/SPEC.md — SKIPPED: not found', (t) => {
+  const text = readFileSync(spec!, 'utf8');
+  const rows = [...text.matchAll(/^\| ([A-Z_]+) \| (\w+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2], m[3], m[4]!.trim()]);
+  t.is(rows.length, 21);
+  for (const [name, group, access, http] of rows) {
+    const c = commandSpec(name!)!;
+    t.truthy(c, name);
+    t.deepEqual([c.group, c.access], [group, access], name);
+    if (http!.startsWith('GET ') || http!.startsWith('POST ')) t.is(`${c.http!.method} ${c.http!.path.replace('{service}', '*')}`, http ?? '', name);
+    else t.is(c.http, null, name);
+  }
+  t.regex(text, /Commands \(21 in total/);
+});
