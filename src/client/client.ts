@@ -60,10 +60,11 @@ export class SvcClient {
         const t: TLSSocket = tlsConnect({
           host: ep.host, port: ep.port, ALPNProtocols: [ALPN], minVersion: 'TLSv1.3',
           servername: ep.servername ?? (/^[\d.:]+$/.test(ep.host) ? undefined : ep.host),
-          ca: ep.ca ? readFileSync(ep.ca) : undefined,
+          ...(ep.ca ? { ca: readFileSync(ep.ca) } : {}),
           // with a pin (or --insecure) the chain is not checked against a CA; the pin is checked below
           rejectUnauthorized: !(pinned || ep.insecure),
-          checkServerIdentity: pinned || ep.insecure ? () => undefined : undefined,
+          // (node asserts that checkServerIdentity, when present, is a function: omit it otherwise)
+          ...(pinned || ep.insecure ? { checkServerIdentity: () => undefined } : {}),
         }, () => {
           if (pinned) {
             const cert = t.getPeerCertificate(true) as PeerCertificate & { raw?: Buffer };

@@ -1,0 +1,33 @@
+// Offline check of a GET_PULSE result (docs/verify.md): given the result, pulse k (which
+// committed the seed) and pulse k+1 (which revealed it), verifies both pulse signatures with the
+// node's public key, SHA-256(revealed seed) = commit, the chain link, and recomputes the output
+// with the same WASM kernels. Needs no trust in the service beyond its published public key.
+import { Kernels } from '../kernels/index.ts';
+import { createHash } from 'node:crypto';
+import { verifyWithRawKey } from '../core/node-identity.ts';
+import { outputHash, pulseOutput, signedBytes, type SignedPulse } from '../core/pulse-chain.ts';
+
+export interface PulseResult { quote_id: string; machine_id: string; bits: number; output_hex: string; pulse: { chain_id: string; index: number; commit: string } }
+
+export type Check = { name: string; ok: boolean; detail?: string };
+
+export function verifyPulse(result: PulseResult, committed: SignedPulse, revealing: SignedPulse, publicKeyB64url: string): { ok: boolean; checks: Check[] } {
+  const k = Kernels.create();
+  const pub = Buffer.from(publicKeyB64url, 'base64url');
+  const checks: Check[] = [];
+  const add = (name: string, ok: boolean, detail?: string) => checks.push({ name, ok, ...(detail ? { detail } : {}) });
+  for (const [label, p] of [['pulse k', committed], ['pulse k+1', revealing]] as const) {
+    const sig = Buffer.from(p.signature, 'base64url');
+    add(`${label} signature (Ed25519, node key)`, verifyWithRawKey(pub, signedBytes(p.pulse), sig));
+    add(`${label} output_hash = SHA-256(signed bytes ‖ signature)`, outputHash(p.pulse, sig) === p.output_hash);
+  }
+  add('pulse k is the result\'s pulse', committed.pulse.index === result.pulse.index && committed.pulse.chain_id === result.pulse.chain_id && committed.pulse.commit === result.pulse.commit);
+  add('pulse k+1 follows pulse k (index, chain, prev_output)', revealing.pulse.index === committed.pulse.index + 1 && revealing.pulse.chain_id === committed.pulse.chain_id && revealing.pulse.prev_output === committed.output_hash);
+  add('pulse k+1 reveals seed k', revealing.pulse.revealed_index === committed.pulse.index && typeof revealing.pulse.revealed_seed === 'string');
+  const seed = Buffer.from(revealing.pulse.revealed_seed ?? '', 'hex');
+  add('SHA-256(revealed seed) = commit of pulse k', createHash('sha256').update(seed).digest('hex') === committed.pulse.commit);
+  let recomputed = '';
+  try { recomputed = Buffer.from(pulseOutput(k, seed, result.quote_id, result.machine_id, result.bits)).toString('hex'); } catch (e) { add('recompute output', false, String(e)); }
+  add('recomputed output = output_hex', recomputed === result.output_hex, recomputed === result.output_hex ? undefined : `recomputed ${recomputed.slice(0, 32)}…`);
+  return { ok: checks.every((c) => c.ok), checks };
+}
