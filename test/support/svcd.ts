@@ -1,0 +1,122 @@
+// Test harness: starts the real svcd (src/bin/svcd.mjs) on ephemeral ports with a temp data dir,
+// waits for its ready file, and offers clients for each listener and the real CLI binaries.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SvcClient } from '../../src/client/client.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = { svcd: join(ROOT, 'src/bin/svcd.mjs'), svc: join(ROOT, 'src/bin/svc.mjs'), admin: join(ROOT, 'src/bin/svc-admin.mjs') };
+
+export interface Ready { http: string | null; edge: string; backend: string; admin_socket: string; data_dir: string; edge_cert_sha256: string }
+
+export class Svcd {
+  readonly dataDir: string;
+  readonly env: Record<string, string>;
+  proc: ChildProcess | null = null;
+  ready!: Ready;
+  stderr = '';
+  stdout = '';
+
+  constructor(env: Record<string, string> = {}, dataDir?: string) {
+    this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'svcd-test-'));
+    this.env = env;
+  }
+
+  static async start(env: Record<string, string> = {}): Promise<Svcd> {
+    const s = new Svcd(env);
+    await s.start();
+    return s;
+  }
+
+  get readyFile(): string { return join(this.dataDir, 'ready.json'); }
+  get edgePort(): number { return Number(this.ready.edge.split(':').pop()); }
+  get backendPort(): number { return Number(this.ready.backend.split(':').pop()); }
+
+  /** Starts (or restarts) svcd on the same data dir; resolves when the ready file appears. */
+  async start(args: string[] = ['core']): Promise<void> {
+    rmSync(this.readyFile, { force: true });
+    this.stderr = ''; this.stdout = '';
+    const proc = spawn(process.execPath, [BIN.svcd, ...args], {
+      env: {
+        ...process.env, SVC_DATA_DIR: this.dataDir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_HTTP_PORT: '0',
+        SVC_READY_FILE: this.readyFile, SVC_LOG_LEVEL: 'warn', SVC_KERNEL_THREADS: '1', ...this.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.proc = proc;
+    proc.stdout!.on('data', (d) => { this.stdout += d; });
+    proc.stderr!.on('data', (d) => { this.stderr += d; });
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(this.readyFile)) {
+      if (proc.exitCode !== null) throw new Error(`svcd exited ${proc.exitCode}: ${this.stderr}${this.stdout}`);
+      if (Date.now() > deadline) throw new Error(`svcd not ready after 30 s: ${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    this.ready = JSON.parse(readFileSync(this.readyFile, 'utf8')) as Ready;
+  }
+
+  /** Runs svcd expecting it to fail at start; returns its exit code and output. */
+  async startExpectingFailure(): Promise<{ code: number | null; output: string }> {
+    try { await this.start(); } catch { /* expected */ }
+    await new Promise<void>((r) => { if (this.proc!.exitCode !== null) r(); else this.proc!.once('exit', () => r()); });
+    return { code: this.proc!.exitCode, output: this.stderr + this.stdout };
+  }
+
+  edge(host = '127.0.0.1'): Promise<SvcClient> {
+    return SvcClient.connect({ kind: 'tls', host, port: this.edgePort, pin: this.ready.edge_cert_sha256 });
+  }
+  backend(): Promise<SvcClient> { return SvcClient.connect({ kind: 'tcp', host: '127.0.0.1', port: this.backendPort }); }
+  admin(): Promise<SvcClient> { return SvcClient.connect({ kind: 'unix', path: this.ready.admin_socket }); }
+
+  /** Runs the real `svc` CLI against this edge. */
+  svc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return runBin(BIN.svc, ['--edge', `127.0.0.1:${this.edgePort}`, '--pin', this.ready.edge_cert_sha256, ...args], { SVC_CREDENTIALS: join(this.dataDir, 'cli-credentials.json'), ...env });
+  }
+  svcAdmin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return runBin(BIN.admin, ['--data-dir', this.dataDir, ...args]);
+  }
+
+  async stop(): Promise<number | null> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return p?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+    p.kill('SIGTERM');
+    return exited;
+  }
+
+  async kill9(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise<void>((r) => p.once('exit', () => r()));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  cleanup(): void {
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export function runBin(bin: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Funds a fresh machine through the real protocol: invoice, admin settlement. Returns its token. */
+export async function fundMachine(s: Svcd, machineId: string, units: number): Promise<string> {
+  const c = await s.edge();
+  const a = await s.admin();
+  try {
+    const inv = await c.request('FUND_ACCOUNT', { machine_id: machineId, units, network: 'TRON', asset: 'USDT' });
+    await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `test-${machineId}` });
+    return inv.machine_token as string;
+  } finally {
+    c.close(); a.close();
+  }
+}
