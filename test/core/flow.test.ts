@@ -1,0 +1,204 @@
+// The paid GET_PULSE flow end to end through the real TLS edge with the real `svc` and
+// `svc-admin` binaries, the offline verification, and every 401/404/409 the flow can meet.
+import test from 'ava';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Svcd, fundMachine } from '../support/svcd.ts';
+import { Store } from '../../src/store/store.ts';
+import { Ledger } from '../../src/core/ledger.ts';
+
+let s: Svcd;
+test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' }); });
+test.after.always(async () => {
+  const code = await s?.stop();
+  // the ledger invariant after every test that moved money: checked on the stopped data dir
+  const store = await Store.open(s.dataDir);
+  const check = await new Ledger(store).verify();
+  await store.close();
+  s?.cleanup();
+  if (!check.ok || code !== 0) throw new Error(`after: exit ${code}, ledger ${JSON.stringify(check)}`);
+});
+
+const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+
+test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → quote → accept → execute → receipt → verify offline', async (t) => {
+  const m = ['--machine-id', 'cli-machine'];
+  const fund = await s.svc([...m, '--json', 'fund-account', '--units', '3', '--network', 'Solana', '--asset', 'USDT']);
+  t.is(fund.code, 0, fund.stderr);
+  const inv = json(fund);
+  t.regex(inv.machine_token, /^svcm_[A-Za-z0-9_-]{43}$/);
+  t.is(inv.rail, 'USDT_SOLANA');
+  t.true(BigInt(inv.amount_due) > 3_000_000n && BigInt(inv.amount_due) < 3_010_000n, 'unique sub-cent suffix');
+  const cred = join(s.dataDir, 'cli-credentials.json');
+  t.is(statSync(cred).mode & 0o777, 0o600);
+  t.regex(fund.stderr, /saved to .* \(mode 0600\)/);
+
+  const pending = json(await s.svc([...m, '--json', 'invoice-status', inv.invoice_id]));
+  t.is(pending.state, 'pending');
+  t.is(pending.machine_token, undefined, 'the token is returned once');
+  const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']);
+  t.is(settled.code, 0, settled.stderr);
+  t.is(json(settled).state, 'settled');
+  const again = json(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']));
+  t.is(again.state, 'settled', 'settling twice credits once');
+
+  const bal = json(await s.svc([...m, '--json', 'balance']));
+  t.deepEqual([bal.available_units, bal.reserved_units], ['300000000', '0']);
+
+  const quote = json(await s.svc([...m, '--json', 'quote-get-pulse', '--bits', '1001']));
+  t.is(quote.state, 'issued');
+  t.is(quote.price_version, 'svcC_REF_USD_WORK_V6');
+  t.is(quote.quote_terms_version, 5);
+  const accepted = json(await s.svc([...m, '--json', 'accept-quote', quote.quote_id]));
+  t.is(accepted.state, 'accepted');
+  const held = json(await s.svc([...m, '--json', 'balance']));
+  t.is(BigInt(held.reserved_units), BigInt(quote.quote_units));
+
+  const exec = await s.svc([...m, '--json', 'get-pulse', quote.quote_id]);
+  t.is(exec.code, 0, exec.stderr);
+  const result = json(exec);
+  t.is(result.output_hex.length, 252, '1001 bits = 126 bytes');
+  t.is(parseInt(result.output_hex.slice(-2), 16) & 0x7f, 0, 'the 7 unused bits of the last byte are zero');
+  t.regex(result.receipt_id, /^rcpt_/);
+  t.regex(result.result_tag, /^[0-9a-f]{64}$/);
+  const after = json(await s.svc([...m, '--json', 'balance']));
+  t.deepEqual([BigInt(after.available_units), after.reserved_units], [300000000n - BigInt(quote.quote_units), '0']);
+
+  const replay = json(await s.svc([...m, '--json', 'get-pulse', quote.quote_id]));
+  t.is(replay.receipt_id, result.receipt_id, 'repeating the same execution returns the stored result');
+  t.true(replay.replayed);
+  const bits = await s.svc([...m, '--json', 'get-pulse', quote.quote_id, '--bits', '8']);
+  t.is(bits.code, 1);
+  t.is(json(bits).error.code, 'execution_mismatch');
+
+  const rec = json(await s.svc([...m, '--json', 'get-receipt', result.receipt_id]));
+  t.is(rec.receipt.quote_id, quote.quote_id);
+  t.is(rec.receipt.units_charged, String(quote.quote_units));
+  t.true(rec.valid);
+  const ver = json(await s.svc([...m, '--json', 'verify-receipt', result.receipt_id]));
+  t.true(ver.valid);
+
+  // offline verification: wait for the next pulse to reveal the seed
+  const resultFile = join(s.dataDir, 'pulse-result.json');
+  writeFileSync(resultFile, JSON.stringify(result));
+  let v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+  for (let i = 0; i < 40 && v.code !== 0; i++) {
+    t.is(json(v).error.code, 'not_found', 'only "not revealed yet" may fail');
+    await new Promise((r) => setTimeout(r, 250));
+    v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+  }
+  t.is(v.code, 0, v.stdout + v.stderr);
+  t.true(json(v).verified);
+  const tampered = join(s.dataDir, 'pulse-result-bad.json');
+  writeFileSync(tampered, JSON.stringify({ ...result, output_hex: result.output_hex.replace(/^./, (c: string) => (c === '0' ? '1' : '0')) }));
+  const bad = await s.svc(['--json', 'verify-pulse', '--result', tampered]);
+  t.is(bad.code, 1);
+  t.regex(json(bad).error.message, /recomputed output = output_hex/);
+  t.true(readFileSync(resultFile, 'utf8').includes(result.output_hex));
+});
+
+test.serial('401: missing, wrong and foreign tokens; unclaimed machines', async (t) => {
+  const tokenA = await fundMachine(s, 'auth-a', 1);
+  const tokenB = await fundMachine(s, 'auth-b', 1);
+  const c = await s.edge();
+  const cases: [string, Record<string, unknown>, any][] = [
+    ['BALANCE', { machine_id: 'auth-a' }, undefined],
+    ['BALANCE', { machine_id: 'auth-a' }, { token: 'svcm_wrong' }],
+    ['BALANCE', { machine_id: 'auth-a' }, { token: tokenB }],
+    ['BALANCE', { machine_id: 'auth-a' }, { machine_id: 'auth-b', token: tokenA }],
+    ['BALANCE', { machine_id: 'never-funded' }, { token: tokenA }],
+    ['FUND_ACCOUNT', { machine_id: 'auth-a', units: 1, network: 'TRON', asset: 'USDT' }, undefined],
+    ['INVOICE_STATUS', { machine_id: 'auth-a', invoice_id: 'inv_x' }, undefined],
+    ['ACCEPT_QUOTE', { machine_id: 'auth-a', quote_id: 'q_x' }, { token: tokenB }],
+    ['GET_PULSE', { machine_id: 'auth-a', quote_id: 'q_x' }, undefined],
+    ['GET_RECEIPT', { machine_id: 'auth-a', receipt_id: 'rcpt_x' }, { token: 'nope' }],
+  ];
+  for (const [cmd, args, auth] of cases) {
+    const e = await t.throwsAsync(c.request(cmd, args, auth));
+    t.is((e as any).code, 'unauthorized', `${cmd} ${JSON.stringify(auth)}`);
+  }
+  // the CLI maps it to exit 1 with the code printed
+  const r = await s.svc(['--machine-id', 'auth-a', 'balance'], { SVC_MACHINE_TOKEN: 'svcm_bad' });
+  t.is(r.code, 1);
+  t.regex(r.stderr, /^error: unauthorized: /);
+  // rotation: the old token stops working, the new one works
+  const rot = await s.svcAdmin(['--json', 'rotate-token', 'auth-a']);
+  const fresh = JSON.parse(rot.stdout).machine_token;
+  t.is(((await t.throwsAsync(c.request('BALANCE', { machine_id: 'auth-a' }, { token: tokenA }))) as any).code, 'unauthorized');
+  t.is((await c.request('BALANCE', { machine_id: 'auth-a' }, { token: fresh })).available_units, '100000000');
+  c.close();
+});
+
+test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong service, balance, rails', async (t) => {
+  const tok = await fundMachine(s, 'st-a', 1);
+  const tokB = await fundMachine(s, 'st-b', 1);
+  const c = await s.edge();
+  const a = await s.admin();
+  const code = async (p: Promise<unknown>) => ((await t.throwsAsync(p)) as any).code;
+  const auth = { token: tok };
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: 'q_missing', machine_id: 'st-a' }, auth)), 'not_found');
+  t.is(await code(c.request('GET_PULSE', { quote_id: 'q_missing', machine_id: 'st-a' }, auth)), 'not_found');
+  t.is(await code(c.request('INVOICE_STATUS', { invoice_id: 'inv_missing', machine_id: 'st-a' }, auth)), 'not_found');
+  t.is(await code(c.request('VERIFY_RECEIPT', { receipt_id: 'rcpt_missing', machine_id: 'st-a' })), 'not_found');
+  t.is(await code(a.request('SETTLE_INVOICE', { invoice_id: 'inv_missing', reference: 'r' })), 'not_found');
+  t.is(await code(c.request('PULSE', { index: 999999 })), 'not_found');
+
+  const q = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'st-a', bits: 64 });
+  t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth)), 'quote_not_accepted');
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-b' }, { token: tokB })), 'quote_wrong_machine');
+  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
+  const twice = await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
+  t.is(twice.state, 'accepted', 'a repeated accept is idempotent (reserves once)');
+  t.is((await c.request('BALANCE', { machine_id: 'st-a' }, auth)).reserved_units, String(q.quote_units));
+  t.is(await code(c.request('MAKE_BCT', { quote_id: q.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'quote_wrong_service');
+  t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a', bits: 65 }, auth)), 'input_mismatch');
+  await c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth)), 'quote_not_issued');
+
+  // a quote bigger than the balance
+  const big = await c.request('QUOTE', { service: 'bvm-exec', machine_id: 'st-a', bytes: 1 << 30 });
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: big.quote_id, machine_id: 'st-a' }, auth)), 'insufficient_balance');
+  // a service this node does not execute yet: the reservation stays until the quote expires
+  const bct = await c.request('QUOTE', { service: 'make-bct', machine_id: 'st-a', plain_hex: '68656c6c6f' });
+  await c.request('ACCEPT_QUOTE', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth);
+  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'input_mismatch');
+  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '68656c6c6f' }, auth)), 'service_unavailable');
+
+  // rails and invoices
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)), 'unsupported_rail');
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'Base', asset: 'USDT' }, auth)), 'unsupported_rail');
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 0, network: 'Base', asset: 'USDC' }, auth)), 'invalid_request');
+  const inv = await c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'Base', asset: 'USDC' }, auth);
+  t.is(await code(c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'st-b' }, { token: tokB })), 'not_found', 'another machine cannot see it');
+  c.close(); a.close();
+});
+
+test.serial('a quote that expires before accept is refused; one that expires after accept releases its reservation', async (t) => {
+  const tok = await fundMachine(s, 'exp-a', 1);
+  const c = await s.edge();
+  const auth = { token: tok };
+  const q1 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
+  await new Promise((r) => setTimeout(r, 1200));
+  t.is(((await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
+
+  const q2 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
+  await c.request('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth);
+  t.is((await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).reserved_units, String(q2.quote_units));
+  // the sweeper releases it without anyone touching the quote
+  let bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
+  for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) { await new Promise((r) => setTimeout(r, 100)); bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth); }
+  t.deepEqual([bal.available_units, bal.reserved_units], ['100000000', '0']);
+  t.is(((await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
+  c.close();
+});
+
+test.serial('idempotency keys: same body replays, another body is 422', async (t) => {
+  const c = await s.edge();
+  const args = { service: 'get-pulse', machine_id: 'idem-m', bits: 128, idempotency_key: 'k-1' };
+  const first = await c.request('QUOTE', args);
+  const second = await c.request('QUOTE', args);
+  t.is(second.quote_id, first.quote_id);
+  t.true(second.idempotent_replayed as boolean);
+  t.is(((await t.throwsAsync(c.request('QUOTE', { ...args, bits: 256 }))) as any).code, 'idempotency_key_reused');
+  c.close();
+});
