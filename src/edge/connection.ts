@@ -40,8 +40,10 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   const closeAfterFlush = (id: FrameId | null, e: ServiceError) => {
     closing = true;
     fail(id, e);
+    // lingering close: half-close and keep draining what the peer is still sending, so the kernel
+    // does not answer unread data with a reset that could destroy the error frame in flight
     socket.end();
-    setTimeout(() => socket.destroy(), 1000).unref();
+    setTimeout(() => socket.destroy(), 5000).unref();
   };
 
   socket.setNoDelay(true);

@@ -18,9 +18,12 @@ let out = '';
 ava.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
 ava.stderr.on('data', (d) => { out += d; process.stderr.write(d); });
 ava.on('exit', (code, signal) => {
-  const count = (re) => { const m = out.match(re); return m ? Number(m[1]) : 0; };
-  const passed = count(/(\d+) tests? passed/), failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/);
-  const skipped = count(/(\d+) tests? skipped/), todo = count(/(\d+) tests? todo/);
+  // count the reporter's own marks: with failures ava prints no "N tests passed" line
+  const lines = out.split('\n');
+  const passed = lines.filter((l) => /^\s*✔/.test(l)).length;
+  const failed = lines.filter((l) => /^\s*✘/.test(l)).length + ((code ?? 1) !== 0 && !lines.some((l) => /^\s*✘/.test(l)) ? 1 : 0);
+  const skipped = lines.filter((l) => /^\s*- \[skip\]/.test(l)).length;
+  const todo = lines.filter((l) => /^\s*- \[todo\]/.test(l)).length;
   console.log(`\nava: ${passed} passed, ${failed} failed, ${skipped} skipped${todo ? `, ${todo} todo` : ''}`);
   process.exit(code ?? (signal ? 1 : 0));
 });
