@@ -18,15 +18,17 @@ interface Outcome { fields: Record<string, unknown>; input_digest: string; outpu
 type Executor = (ctx: CoreContext, q: QuoteRecord, a: ExecutionArgs) => Promise<Outcome>;
 
 /** Same bytes as pulseOutput(); the expansion runs in the kernel pool (inline when tiny). */
-async function pulseOutputPooled(ctx: CoreContext, seed: Uint8Array, quoteId: string, machineId: string, bits: number): Promise<Uint8Array> {
-  return ctx.pool.run('pulseExpand', [pulseKey(ctx.kernels, seed, quoteId, machineId), new Uint8Array(0), bits]);
+async function pulseOutputPooled(ctx: CoreContext, q: QuoteRecord, seed: Uint8Array, bits: number): Promise<Uint8Array> {
+  // the quote's priority picks the pool lane: `low` waits behind the others, `high` goes first
+  const lane = q.priority === 'high' ? 'high' : q.priority === 'low' ? 'low' : 'normal';
+  return ctx.pool.run('pulseExpand', [pulseKey(ctx.kernels, seed, q.quote_id, q.machine_id), new Uint8Array(0), bits], { priority: lane });
 }
 
 const EXECUTORS: Partial<Record<ExecutionCommand, Executor>> = {
   async GET_PULSE(ctx, q, a) {
     const bits = a.bits ?? q.bits;
     const period = ctx.chain.current();
-    const out = await pulseOutputPooled(ctx, period.seed, q.quote_id, q.machine_id, bits);
+    const out = await pulseOutputPooled(ctx, q, period.seed, bits);
     const outHex = Buffer.from(out).toString('hex');
     return {
       fields: {

@@ -4,12 +4,13 @@
 // inline routing of jobs too small to be worth a thread hop (estimateMicros in ops.ts).
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from './kernels.ts';
 import { OPS, estimateMicros, type OpName, type OpTable } from './ops.ts';
 import { compileKernels } from './wasm.ts';
 import type { WorkerReply } from './worker.ts';
+import { PriorityTaskQueue, type Lane } from './priority-queue.ts';
 
 export interface KernelPoolOptions {
   /** worker threads (default: available cores) */
@@ -30,6 +31,8 @@ export interface RunOptions {
   route?: 'auto' | 'worker' | 'inline';
   /** move the input buffers to the worker instead of copying them (the caller's views are detached) */
   transferInputs?: boolean;
+  /** queue lane when all workers are busy: high first, low behind the others (default normal) */
+  priority?: Lane;
 }
 
 export class KernelPool {
@@ -55,6 +58,7 @@ export class KernelPool {
       maxQueue: opts.maxQueue ?? 256,
       idleTimeout: opts.idleTimeout ?? 30_000,
       workerData: { module: mod, testOps: opts.testOps === true },
+      taskQueue: new PriorityTaskQueue(),
     });
   }
 
@@ -81,7 +85,7 @@ export class KernelPool {
     let reply: WorkerReply;
     this.#inFlight++;
     try {
-      reply = await this.#piscina.run({ op, args }, { signal: opts.signal ?? null, transferList });
+      reply = await this.#piscina.run({ op, args, [queueOptionsSymbol]: { priority: opts.priority ?? 'normal' } }, { signal: opts.signal ?? null, transferList });
     } catch (e) {
       throw mapPoolError(e);
     } finally {

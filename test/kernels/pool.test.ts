@@ -103,3 +103,16 @@ test('pool: a closed pool refuses work with busy', async (t) => {
   await pool.close();
   t.is(((await t.throwsAsync(pool.run('sha256', [new Uint8Array(1)]))) as any).code, 'busy');
 });
+
+test('pool: when workers are busy, high-priority jobs run before normal ones and low ones wait behind both', async (t) => {
+  const pool = new KernelPool({ threads: 1, maxQueue: 16 });
+  t.teardown(() => pool.close());
+  await pool.run('sha256', [new Uint8Array(1)], { route: 'worker' });
+  const order: string[] = [];
+  const blocker = pool.run('bvmRun', [spin, new Uint8Array(0), { fuel: 30_000_000, maxOutput: 0 }], { route: 'worker' });
+  const jobs = (['low', 'normal', 'high', 'low', 'high', 'normal'] as const).map((p, i) =>
+    pool.run('sha256', [Uint8Array.of(i)], { route: 'worker', priority: p }).then(() => order.push(p)));
+  await blocker;
+  await Promise.all(jobs);
+  t.deepEqual(order, ['high', 'high', 'normal', 'normal', 'low', 'low']);
+});
