@@ -97,15 +97,19 @@ function polyBlocks(m: usize, n: usize, hibit: u32): void {
   h0 = a0; h1 = a1; h2 = a2; h3 = a3; h4 = a4;
 }
 
-/** Absorbs `len` bytes as AEAD input: full blocks, then the tail zero-padded to 16 (RFC 8439 §2.8). */
-function polyPadded(m: usize, len: usize): void {
+/**
+ * Absorbs `len` bytes: full blocks, then the tail. AEAD input (RFC 8439 §2.8) zero-pads the tail to
+ * a full block (`aead`); a plain MAC (§2.5) appends 0x01 and absorbs it without the 2^128 bit.
+ */
+function polyAbsorb(m: usize, len: usize, aead: bool): void {
   const full = len >> 4;
   if (full != 0) polyBlocks(m, full, 1 << 24);
   const rest = len & 15;
   if (rest != 0) {
     memory.fill(pad16, 0, 16);
     memory.copy(pad16, m + (full << 4), rest);
-    polyBlocks(pad16, 1, 1 << 24);
+    if (!aead) store<u8>(pad16 + rest, 1);
+    polyBlocks(pad16, 1, aead ? 1 << 24 : 0);
   }
 }
 
@@ -142,22 +146,14 @@ function polyFinish(key: usize, out: usize): void {
 /** One-shot Poly1305 MAC (RFC 8439 §2.5) of `len` bytes under a 32-byte one-time key. */
 export function poly1305(key: usize, m: usize, len: usize, out: usize): void {
   polyInit(key);
-  const full = len >> 4;
-  if (full != 0) polyBlocks(m, full, 1 << 24);
-  const rest = len & 15;
-  if (rest != 0) {
-    memory.fill(pad16, 0, 16);
-    memory.copy(pad16, m + (full << 4), rest);
-    store<u8>(pad16 + rest, 1);
-    polyBlocks(pad16, 1, 0);
-  }
+  polyAbsorb(m, len, false);
   polyFinish(key, out);
 }
 
 function aeadTag(aad: usize, aadLen: usize, ct: usize, ctLen: usize, out: usize): void {
   polyInit(polyKey);
-  polyPadded(aad, aadLen);
-  polyPadded(ct, ctLen);
+  polyAbsorb(aad, aadLen, true);
+  polyAbsorb(ct, ctLen, true);
   store<u64>(pad16, <u64>aadLen, 0);
   store<u64>(pad16, <u64>ctLen, 8);
   polyBlocks(pad16, 1, 1 << 24);
