@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
 import { COMMANDS } from '../protocol/registry.ts';
-import { SERVICES, serviceByName } from '../protocol/services.ts';
+import { SERVICES } from '../protocol/services.ts';
+import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { EXIT, UsageError, render, reportError } from './output.ts';
@@ -59,8 +60,8 @@ const clean = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(
 
 export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>): Command {
   const program = new Command('svc')
-    .description('svc public client kit: speaks svc/1 to the core edge over TLS (spec version v1.0.5)')
-    .version('v1.0.5', '-V, --version')
+    .description(`svc public client kit ${VERSIONS.clientKit}: speaks ${VERSIONS.coreProtocol} to the core edge over TLS`)
+    .version(VERSIONS.clientKit, '-V, --version')
     .option('--edge <host:port>', 'core edge address', process.env.SVC_EDGE ?? '127.0.0.1:9443')
     .option('--json', 'machine-readable JSON output')
     .option('--pin <sha256>', 'pin the edge certificate by its SHA-256 fingerprint (hex, colons allowed)', process.env.SVC_EDGE_PIN)

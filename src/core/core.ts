@@ -8,6 +8,7 @@ import { selfCheck } from '../kernels/self-check.ts';
 import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
 import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
+import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
 import { idPart, key } from '../store/key-codec.ts';
 import { put, Store } from '../store/store.ts';
 import type { Config } from './config.ts';
@@ -25,7 +26,6 @@ import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from './validate.ts';
 
-export const VERSION = '1.0.5';
 export type Listener = 'edge' | 'backend' | 'admin';
 export interface Auth { machine_id?: string; token?: string }
 

@@ -9,10 +9,11 @@
 import type { ServiceName } from '../protocol/services.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { UNIT_SCALE } from './ledger.ts';
+import { VERSIONS } from '../protocol/versions.ts';
 
 export const PRICE_BOOK = 'competitive_v6';
-export const PRICE_VERSION = 'svcC_REF_USD_WORK_V6';
-export const QUOTE_TERMS_VERSION = 5;
+export const PRICE_VERSION = VERSIONS.priceVersion;
+export const QUOTE_TERMS_VERSION = VERSIONS.quoteTermsVersion;
 export const REFERENCE_VALUE_USD_PER_SVCC = '1.00';
 export const UNIT_POLICY = 'internal_quote_reference_not_parity_not_backed_not_redeemable_not_yield';
 

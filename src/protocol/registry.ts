@@ -5,6 +5,7 @@
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
 // verify GET_PULSE outputs offline) and ROTATE_TOKEN (operator, admin socket only).
 import { SERVICES, SERVICE_NAMES } from './services.ts';
+import { VERSIONS } from './versions.ts';
 import {
   balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
   type Schema,
@@ -53,14 +54,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'protocol greeting and public edge proof',
     args: obj({ nonce: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$', description: 'caller nonce the edge proof signs' } }),
-    result: result({ protocol: { type: 'string', const: 'svc/1' }, node_id: { type: 'string' }, edge_proof: { type: 'object' } }, ['protocol', 'node_id', 'edge_proof']),
+    result: result({ protocol: { type: 'string', const: VERSIONS.coreProtocol }, node_id: { type: 'string' }, edge_proof: { type: 'object' } }, ['protocol', 'node_id', 'edge_proof']),
   },
   {
     name: 'CAPS', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/caps' }, cli: ['caps'],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'machine-readable capability advertisement',
     args: none,
-    result: result({ protocol: { type: 'string' }, capability_count: { type: 'integer', const: 21 }, capabilities: { type: 'array' } }, ['protocol', 'capability_count', 'capabilities']),
+    result: result({ protocol: { type: 'string' }, capability_count: { type: 'integer', const: VERSIONS.capabilityCount }, capabilities: { type: 'array' } }, ['protocol', 'capability_count', 'capabilities']),
   },
   {
     name: 'BALANCE', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/balance' }, cli: ['balance'],

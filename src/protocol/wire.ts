@@ -3,9 +3,10 @@
 // A reply: {"id":7,"ok":true,"result":{...}} or {"id":7,"ok":false,"error":{"code","message"}}.
 import { ServiceError, type ErrorCode } from '../errors.ts';
 import { commandSpec, type CommandSpec } from './registry.ts';
+import { VERSIONS } from './versions.ts';
 
-export const PROTOCOL = 'svc/1';
-export const ALPN = 'svc/1';
+export const PROTOCOL = VERSIONS.coreProtocol;
+export const ALPN = VERSIONS.coreProtocol;
 
 export type FrameId = number | string;
 

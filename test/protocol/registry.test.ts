@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ALL_COMMANDS, CAPABILITIES, COMMANDS, commandSpec } from '../../src/protocol/registry.ts';
 import { SERVICES } from '../../src/protocol/services.ts';
+import { VERSIONS } from '../../src/protocol/versions.ts';
 import { sharedPath } from '../helpers.ts';
 
 // The contract's command table (SPEC "Commands"), typed here so the check runs without ../shared.
@@ -90,4 +91,17 @@ const spec = sharedPath('../spec/SPEC.md');
     else t.is(c.http, null, name);
   }
   t.regex(text, /Commands \(21 in total/);
+});
+
+test('version strings match the contract\'s Versioning table', (t) => {
+  const want: Record<string, string | number> = {
+    'API version string': 'v1.0.5', 'path prefix': '/api/v1', 'discovery version': '1.0.5', 'public client kit version': 'v1.0.5',
+    'gateway version': '1.0.5', 'MCP server version': '1.0.5', 'core protocol': 'svc/1', 'manifest format': 'svc_public_discovery_v1',
+    'pricebook pointer format': 'svc_pricebook_pointer_v1', price_version: 'svcC_REF_USD_WORK_V6', quote_terms_version: 5, 'capability count': 21,
+  };
+  t.deepEqual(Object.values(VERSIONS), Object.values(want));
+  const specFile = sharedPath('../spec/SPEC.md');
+  if (!specFile) { t.log('../shared/spec/SPEC.md not found: checked against the typed copy only'); return; }
+  const text = readFileSync(specFile, 'utf8');
+  for (const [item, value] of Object.entries(want)) t.true(text.includes(`| ${item} | ${value} |`), `${item} = ${value} in SPEC.md`);
 });
