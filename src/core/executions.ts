@@ -4,44 +4,15 @@
 // nothing and leaves the quote accepted for a retry; repeating a finished execution with the same
 // request returns the stored result, with a different request it is 409.
 import { ServiceError } from '../errors.ts';
-import type { ExecutionCommand } from '../protocol/services.ts';
+import { serviceByName, type ExecutionCommand } from '../protocol/services.ts';
 import { del, put } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from './ids.ts';
-import { pulseKey } from './pulse-chain.ts';
 import { expireOps, expiryKey, isExpired, loadQuote, type QuoteRecord } from './quotes.ts';
 import { issueReceipt } from './receipts.ts';
+import { EXECUTORS, type ExecutionArgs } from './executors/index.ts';
 
-export interface ExecutionArgs { machine_id: string; quote_id: string; bits?: number; plain_hex?: string; packet_hex?: string }
-
-interface Outcome { fields: Record<string, unknown>; input_digest: string; output_digest: string; status: string }
-type Executor = (ctx: CoreContext, q: QuoteRecord, a: ExecutionArgs) => Promise<Outcome>;
-
-/** Same bytes as pulseOutput(); the expansion runs in the kernel pool (inline when tiny). */
-async function pulseOutputPooled(ctx: CoreContext, q: QuoteRecord, seed: Uint8Array, bits: number): Promise<Uint8Array> {
-  // the quote's priority picks the pool lane: `low` waits behind the others, `high` goes first
-  const lane = q.priority === 'high' ? 'high' : q.priority === 'low' ? 'low' : 'normal';
-  return ctx.pool.run('pulseExpand', [pulseKey(ctx.kernels, seed, q.quote_id, q.machine_id), new Uint8Array(0), bits], { priority: lane });
-}
-
-const EXECUTORS: Partial<Record<ExecutionCommand, Executor>> = {
-  async GET_PULSE(ctx, q, a) {
-    const bits = a.bits ?? q.bits;
-    const period = ctx.chain.current();
-    const out = await pulseOutputPooled(ctx, q, period.seed, bits);
-    const outHex = Buffer.from(out).toString('hex');
-    return {
-      fields: {
-        bits, output_hex: outHex,
-        pulse: { chain_id: ctx.chain.chainId, index: period.index, commit: period.commit, period_ms: ctx.chain.periodMs, revealed_by_index: period.index + 1 },
-        verify: 'svc verify-pulse: once pulse index+1 is published, SHA-256(its revealed_seed) = commit and the output recomputes (docs/verify.md)',
-      },
-      input_digest: canonicalDigest({ service: 'get-pulse', bits, quote_id: q.quote_id, machine_id: q.machine_id }),
-      output_digest: sha256Hex(out),
-      status: 'ok',
-    };
-  },
-};
+export type { ExecutionArgs };
 
 /** Whether this node runs a command's executions (CAPS reports it; others answer service_unavailable). */
 export function isOffered(command: string): boolean {
@@ -50,12 +21,19 @@ export function isOffered(command: string): boolean {
 
 function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
   if (a.bits !== undefined && a.bits > q.bits) throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
-  const other = q.input_field === 'plain_hex' ? 'packet_hex' : 'plain_hex';
+  const svc = serviceByName(q.service)!;
+  const allowed = [svc.execInput, 'dataInput' in svc ? svc.dataInput : null].filter((f) => f !== null) as ('plain_hex' | 'packet_hex')[];
+  for (const f of ['plain_hex', 'packet_hex'] as const) {
+    if (a[f] !== undefined && !allowed.includes(f)) throw new ServiceError('invalid_request', `${f} is not an input of ${q.service}`, { field: f });
+  }
+  if (svc.execInput && a[svc.execInput] === undefined) throw new ServiceError('invalid_request', `${svc.execInput} is required for ${q.service}`, { field: svc.execInput });
   if (q.input_field) {
-    const h = a[q.input_field];
-    if (h === undefined) throw new ServiceError('invalid_request', `${q.input_field} is required for ${q.service}`, { field: q.input_field });
-    if (sha256Hex(Buffer.from(h, 'hex')) !== q.input_digest) throw new ServiceError('input_mismatch', `${q.input_field} is not the quoted input`, { field: q.input_field });
-    if (a[other] !== undefined) throw new ServiceError('invalid_request', `${other} is not an input of ${q.service}`, { field: other });
+    // digest-bound input (MAKE_BCT, VERIFY_BCT): exactly the quoted bytes
+    if (sha256Hex(Buffer.from(a[q.input_field]!, 'hex')) !== q.input_digest) throw new ServiceError('input_mismatch', `${q.input_field} is not the quoted input`, { field: q.input_field });
+  } else {
+    // size-bound input: at most the quoted `bytes`
+    const size = allowed.reduce((n, f) => n + ((a[f] ?? '').length >> 1), 0);
+    if (size > q.bytes) throw new ServiceError('input_mismatch', `input is ${size} bytes, the quote covers ${q.bytes} (quote with bytes >= ${size})`, { field: 'bytes' });
   }
 }
 

@@ -1,6 +1,7 @@
 // The node's long-lived secrets, created on first start in the data dir with mode 0600: the
-// Ed25519 signing key (receipts, pulses, edge proofs; its public key is what discovery publishes)
-// and the 32-byte result-tag key (HMAC, never leaves the node). toJSON never reveals them.
+// Ed25519 signing key (receipts, pulses, edge proofs; its public key is what discovery publishes),
+// the 32-byte result-tag key (HMAC) and the 32-byte BCT sealing key (XChaCha20-Poly1305). The two
+// symmetric keys never leave the node. toJSON never reveals any of them.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,9 @@ export interface PublicIdentity { node_id: string; key_id: string; alg: 'Ed25519
 export class NodeIdentity {
   readonly #key: KeyObject;
   readonly #resultKey: Buffer;
+  readonly #bctKey: Buffer;
+  /** BCT key id: SHA-256("svc/bct-key-id/v1" ‖ key)[:8], in every packet header */
+  readonly bctKeyId: Buffer;
   readonly publicKey: KeyObject;
   /** raw 32-byte Ed25519 public key */
   readonly publicKeyRaw: Buffer;
@@ -17,9 +21,11 @@ export class NodeIdentity {
   readonly keyId: string;
   readonly nodeId: string;
 
-  private constructor(key: KeyObject, resultKey: Buffer) {
+  private constructor(key: KeyObject, resultKey: Buffer, bctKey: Buffer) {
     this.#key = key;
     this.#resultKey = resultKey;
+    this.#bctKey = bctKey;
+    this.bctKeyId = createHash('sha256').update('svc/bct-key-id/v1').update(bctKey).digest().subarray(0, 8);
     this.publicKey = createPublicKey(key);
     this.publicKeyRaw = this.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
     this.keyId = createHash('sha256').update(this.publicKeyRaw).digest('hex').slice(0, 16);
@@ -33,10 +39,13 @@ export class NodeIdentity {
       const { privateKey } = generateKeyPairSync('ed25519');
       writeFileSync(keyPath, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
     }
-    if (!existsSync(resultPath)) writeFileSync(resultPath, randomBytes(32), { mode: 0o600, flag: 'wx' });
-    const resultKey = readFileSync(resultPath);
-    if (resultKey.length !== 32) throw new Error(`${resultPath} must hold 32 bytes`);
-    return new NodeIdentity(createPrivateKey(readFileSync(keyPath)), resultKey);
+    const secret = (path: string) => {
+      if (!existsSync(path)) writeFileSync(path, randomBytes(32), { mode: 0o600, flag: 'wx' });
+      const k = readFileSync(path);
+      if (k.length !== 32) throw new Error(`${path} must hold 32 bytes`);
+      return k;
+    };
+    return new NodeIdentity(createPrivateKey(readFileSync(keyPath)), secret(resultPath), secret(join(dataDir, 'bct-key.bin')));
   }
 
   sign(data: Uint8Array): Buffer {
@@ -50,6 +59,11 @@ export class NodeIdentity {
   /** The result-tag key, for the HMAC kernel only. */
   resultKey(): Uint8Array {
     return this.#resultKey;
+  }
+
+  /** The BCT sealing key, for the AEAD kernel only. */
+  bctKey(): Uint8Array {
+    return this.#bctKey;
   }
 
   get public(): PublicIdentity {

@@ -2,7 +2,7 @@
 // ACCEPT_QUOTE moves quote_units from available to reserved in the same batch as the state change;
 // expiry of an accepted quote releases the reservation (sweeper, and lazily on access).
 import { ServiceError } from '../errors.ts';
-import { serviceByName, type ServiceName } from '../protocol/services.ts';
+import { MAX_QUOTED_INPUT, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
@@ -67,6 +67,8 @@ export async function createQuote(ctx: CoreContext, a: Record<string, unknown>):
       if (a[f] !== undefined) throw new ServiceError('invalid_request', `${f} is not part of a ${svc.service} quote (quote the input size with bytes)`, { field: f });
     }
   }
+  const max = MAX_QUOTED_INPUT[svc.service];
+  if (max !== undefined && bytes > max) throw new ServiceError('invalid_request', `${field ?? 'input'} is ${bytes} bytes; ${svc.service} takes at most ${max}`, { field: field ?? 'bytes' });
   const bits = a.bits as number;
   if (svc.service === 'get-pulse' && bits > 65536) throw new ServiceError('invalid_request', 'bits must be <= 65536 for get-pulse', { field: 'bits' });
   const priority = (a.priority as QuoteRecord['priority'] | undefined) ?? 'normal';

@@ -158,11 +158,16 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
   // a quote bigger than the balance
   const big = await c.request('QUOTE', { service: 'bvm-exec', machine_id: 'st-a', bytes: 1 << 30 });
   t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: big.quote_id, machine_id: 'st-a' }, auth)), 'insufficient_balance');
-  // a service this node does not execute yet: the reservation stays until the quote expires
+  // digest-bound input: only the quoted plaintext may be sealed
   const bct = await c.request('QUOTE', { service: 'make-bct', machine_id: 'st-a', plain_hex: '68656c6c6f' });
   await c.request('ACCEPT_QUOTE', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth);
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'input_mismatch');
-  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '68656c6c6f' }, auth)), 'service_unavailable');
+  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth)), 'invalid_request');
+  // a service this node does not execute yet: the reservation stays until the quote expires
+  const sealed = await c.request('QUOTE', { service: 'sealed-message', machine_id: 'st-a', bytes: 10 });
+  await c.request('ACCEPT_QUOTE', { quote_id: sealed.quote_id, machine_id: 'st-a' }, auth);
+  t.is(await code(c.request('SEALED_MESSAGE', { quote_id: sealed.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'service_unavailable');
+  t.is(await code(c.request('SEALED_MESSAGE', { quote_id: sealed.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(11) }, auth)), 'input_mismatch', 'more than the quoted bytes');
 
   // rails and invoices
   t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)), 'unsupported_rail');

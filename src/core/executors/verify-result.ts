@@ -1,0 +1,25 @@
+// VERIFY_RESULT (DESIGN.md §8): is a result_tag genuine? The material (packet_hex) is the UTF-8
+// JSON {service, quote_id, input_digest, output_digest, result_tag} of a receipt or execution
+// result; the node recomputes the HMAC under its result key and compares in constant time.
+import { timingSafeEqual } from 'node:crypto';
+import { canonicalDigest, sha256Hex } from '../ids.ts';
+import { resultTag } from '../receipts.ts';
+import { bytesOf, type Executor } from './types.ts';
+
+const FIELDS = ['service', 'quote_id', 'input_digest', 'output_digest', 'result_tag'] as const;
+
+export const verifyResult: Executor = async (ctx, _q, a) => {
+  const material = bytesOf(a.packet_hex);
+  let verdict: { valid: boolean; reason?: string };
+  let m: Record<string, unknown> | null = null;
+  try { m = JSON.parse(material.toString('utf8')) as Record<string, unknown>; } catch { /* reported below */ }
+  if (!m || typeof m !== 'object' || FIELDS.some((f) => typeof m![f] !== 'string')) {
+    verdict = { valid: false, reason: `malformed: packet_hex must be UTF-8 JSON with string fields ${FIELDS.join(', ')}` };
+  } else {
+    const want = Buffer.from(resultTag(ctx.kernels, ctx.identity, m as Record<(typeof FIELDS)[number], string>), 'hex');
+    const got = Buffer.from(m.result_tag as string, 'hex');
+    const ok = got.length === want.length && timingSafeEqual(got, want);
+    verdict = ok ? { valid: true } : { valid: false, reason: 'tag_mismatch' };
+  }
+  return { fields: verdict, input_digest: sha256Hex(material), output_digest: canonicalDigest(verdict), status: verdict.valid ? 'valid' : 'invalid' };
+};

@@ -1,0 +1,129 @@
+// The executions beyond GET_PULSE, end to end through the TLS edge: each one quoted, accepted,
+// executed and receipted, with its output checked independently (node:crypto for signatures and
+// hashes, the BVM reference interpreter for programs).
+import test from 'ava';
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { Svcd, fundMachine } from '../support/svcd.ts';
+import type { SvcClient } from '../../src/client/client.ts';
+import { assemble } from '../../src/kernels/bvm-assembler.ts';
+import { runReference } from '../reference/bvm-ref.ts';
+import { canonicalJson } from '../../src/core/ids.ts';
+import { Store } from '../../src/store/store.ts';
+import { Ledger } from '../../src/core/ledger.ts';
+
+let s: Svcd;
+let c: SvcClient;
+const tokens: Record<string, string> = {};
+test.before(async () => {
+  s = await Svcd.start();
+  tokens.a = await fundMachine(s, 'ex-a', 1);
+  tokens.b = await fundMachine(s, 'ex-b', 1);
+  c = await s.edge();
+});
+test.after.always(async () => {
+  c?.close();
+  await s?.stop();
+  const store = await Store.open(s.dataDir);
+  const check = await new Ledger(store).verify();
+  await store.close();
+  s?.cleanup();
+  if (!check.ok) throw new Error(check.problems.join('; '));
+});
+
+const hex = (b: Uint8Array | string) => Buffer.from(b).toString('hex');
+const pub = (b64url: string) => createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(b64url, 'base64url')]), format: 'der', type: 'spki' });
+
+async function run(machine: 'a' | 'b', service: string, quoteArgs: Record<string, unknown>, execArgs: Record<string, unknown>) {
+  const m = `ex-${machine}`;
+  const q = await c.request('QUOTE', { service, machine_id: m, ...quoteArgs });
+  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: m }, { token: tokens[machine] });
+  const command = service.toUpperCase().replaceAll('-', '_');
+  return c.request(command, { quote_id: q.quote_id, machine_id: m, ...execArgs }, { token: tokens[machine] });
+}
+
+test.serial('MAKE_BCT seals for the caller; VERIFY_BCT opens it only for the same machine and untampered', async (t) => {
+  const plain = hex('attack at dawn');
+  const made = await run('a', 'make-bct', { plain_hex: plain }, { plain_hex: plain });
+  const packet = made.packet_hex as string;
+  t.is(packet.slice(0, 8), hex('BCT1'));
+  t.is(packet.length / 2, 14 + 52);
+  const made2 = await run('a', 'make-bct', { plain_hex: plain }, { plain_hex: plain });
+  t.not(made2.packet_hex, packet, 'a fresh nonce every time');
+
+  const ok = await run('a', 'verify-bct', { packet_hex: packet }, { packet_hex: packet });
+  t.deepEqual([ok.valid, ok.plain_hex, ok.status], [true, plain, 'valid']);
+  const other = await run('b', 'verify-bct', { packet_hex: packet }, { packet_hex: packet });
+  t.deepEqual([other.valid, other.plain_hex, other.reason], [false, undefined, 'not_authentic_or_not_this_machine']);
+  const flipped = packet.slice(0, 80) + (packet[80] === '0' ? '1' : '0') + packet.slice(81);
+  t.false((await run('a', 'verify-bct', { packet_hex: flipped }, { packet_hex: flipped })).valid);
+  const junk = hex('BCT2') + packet.slice(8);
+  t.is((await run('a', 'verify-bct', { packet_hex: junk }, { packet_hex: junk })).reason, 'not_bct1');
+  const e = await t.throwsAsync(c.request('QUOTE', { service: 'make-bct', machine_id: 'ex-a', plain_hex: '00'.repeat(4097) }));
+  t.is((e as any).code, 'invalid_request');
+  t.regex(e!.message, /at most 4096/);
+});
+
+test.serial('VERIFY_RESULT accepts a genuine result tag and refuses a forged or malformed one', async (t) => {
+  const plain = hex('x');
+  const made = await run('a', 'make-bct', { plain_hex: plain }, { plain_hex: plain });
+  const material = (over: Record<string, unknown> = {}) => hex(JSON.stringify({ service: made.service, quote_id: made.quote_id, input_digest: made.input_digest, output_digest: made.output_digest, result_tag: made.result_tag, ...over }));
+  const good = material();
+  t.true((await run('b', 'verify-result', { bytes: good.length / 2 }, { packet_hex: good })).valid as boolean, 'anyone can ask');
+  const forged = material({ output_digest: '00'.repeat(32) });
+  const r = await run('b', 'verify-result', { bytes: forged.length / 2 }, { packet_hex: forged });
+  t.deepEqual([r.valid, r.reason, r.status], [false, 'tag_mismatch', 'invalid']);
+  const junk = hex('not json');
+  t.regex((await run('b', 'verify-result', { bytes: 8 }, { packet_hex: junk })).reason as string, /^malformed/);
+});
+
+test.serial('ATTEST_EVENT returns an in-toto Statement in a DSSE envelope that verifies offline', async (t) => {
+  const event = hex('{"door":"opened","at":"2026-11-22T10:00:00Z"}');
+  const r = await run('a', 'attest-event', { bytes: event.length / 2 }, { plain_hex: event });
+  const env = r.envelope as { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
+  t.is(env.payloadType, 'application/vnd.in-toto+json');
+  const body = Buffer.from(env.payload, 'base64');
+  const type = Buffer.from(env.payloadType);
+  const paeBytes = Buffer.concat([Buffer.from(`DSSEv1 ${type.length} `), type, Buffer.from(` ${body.length} `), body]);
+  t.true(verify(null, paeBytes, pub(r.public_key as string), Buffer.from(env.signatures[0]!.sig, 'base64')));
+  t.false(verify(null, Buffer.concat([paeBytes, Buffer.from(' ')]), pub(r.public_key as string), Buffer.from(env.signatures[0]!.sig, 'base64')));
+  const stmt = JSON.parse(body.toString('utf8'));
+  t.is(stmt._type, 'https://in-toto.io/Statement/v1');
+  t.is(stmt.subject[0].digest.sha256, createHash('sha256').update(Buffer.from(event, 'hex')).digest('hex'));
+  t.is(stmt.predicate.machine_id, 'ex-a');
+});
+
+test.serial('SUBMIT_ID derives the same id from the same document for anyone, with a signed record', async (t) => {
+  const doc = hex('-----BEGIN PUBLIC KEY----- example -----END PUBLIC KEY-----');
+  const a = await run('a', 'submit-id', { bytes: doc.length / 2 }, { plain_hex: doc });
+  const b = await run('b', 'submit-id', { bytes: doc.length / 2 }, { plain_hex: doc });
+  t.is(a.id, b.id);
+  t.is(a.id, `svcid_${createHash('sha256').update('svc/id/v1\0').update(Buffer.from(doc, 'hex')).digest('hex').slice(0, 32)}`);
+  t.true(verify(null, Buffer.from(canonicalJson(a.record)), pub(a.public_key as string), Buffer.from(a.signature as string, 'base64url')));
+  const other = await run('a', 'submit-id', { bytes: 3 }, { plain_hex: 'abcdef' });
+  t.not(other.id, a.id);
+});
+
+test.serial('BVM_EXEC runs a program with its input, fuel = bits, output capped by max_output; traps are charged results', async (t) => {
+  const prog = assemble('.memory 64\npush 0\npush 0\ninlen\nincopy\npush 32\npush 0\ninlen\nsha256\npush 32\npush 32\noutcopy\nhalt').image;
+  const input = Buffer.from('hello bvm');
+  const size = prog.length + input.length;
+  const r = await run('a', 'bvm-exec', { bytes: size, bits: 1000 }, { plain_hex: hex(prog), packet_hex: hex(input) });
+  const ref = runReference(prog, input, 1000, 8192);
+  t.deepEqual([(r.bvm as any).status, (r.bvm as any).steps, r.output_hex], ['halted', ref.steps, createHash('sha256').update(input).digest('hex')]);
+  t.is(r.status, 'halted');
+
+  const spin = assemble('l: jmp l').image;
+  const before = await c.request('BALANCE', { machine_id: 'ex-a' }, { token: tokens.a });
+  const trapped = await run('a', 'bvm-exec', { bytes: spin.length, bits: 5000 }, { plain_hex: hex(spin), bits: 2000 });
+  t.deepEqual([(trapped.bvm as any).status, (trapped.bvm as any).steps, trapped.status], ['out_of_fuel', 2000, 'out_of_fuel']);
+  const after = await c.request('BALANCE', { machine_id: 'ex-a' }, { token: tokens.a });
+  t.is(BigInt(before.available_units as string) - BigInt(after.available_units as string), BigInt(trapped.units_charged as number));
+  const rec = await c.request('VERIFY_RECEIPT', { receipt_id: trapped.receipt_id, machine_id: 'ex-a' });
+  t.is((rec.receipt as any).status, 'out_of_fuel');
+
+  const loud = assemble('l: push8 65\nout8\njmp l').image;
+  const capped = await run('a', 'bvm-exec', { bytes: loud.length, max_output: 5 }, { plain_hex: hex(loud) });
+  t.deepEqual([(capped.bvm as any).status, capped.output_hex], ['output_limit', '4141414141']);
+  const bad = await run('a', 'bvm-exec', { bytes: 3 }, { plain_hex: 'ffffff' });
+  t.is((bad.bvm as any).status, 'invalid_image');
+});
