@@ -22,7 +22,7 @@ export function isOffered(command: string): boolean {
 function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
   if (a.bits !== undefined && a.bits > q.bits) throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
   const svc = serviceByName(q.service)!;
-  const allowed = [svc.execInput, 'dataInput' in svc ? svc.dataInput : null].filter((f) => f !== null) as ('plain_hex' | 'packet_hex')[];
+  const allowed = [svc.execInput, 'auxInput' in svc ? svc.auxInput : null].filter((f) => f !== null) as ('plain_hex' | 'packet_hex')[];
   for (const f of ['plain_hex', 'packet_hex'] as const) {
     if (a[f] !== undefined && !allowed.includes(f)) throw new ServiceError('invalid_request', `${f} is not an input of ${q.service}`, { field: f });
   }

@@ -2,8 +2,9 @@
 // quote is billed (SPEC "Public API": free_limited for the first three, free_limited_quote for the
 // rest), which input field a quote binds by digest (quoteInput: MAKE_BCT and VERIFY_BCT quotes
 // carry their input, SPEC "Quote request") and which field carries the execution's input
-// (execInput; for the others the quote binds its size through `bytes`); BVM_EXEC also takes the
-// program's input data in packet_hex (dataInput), counted in the same `bytes`. Pure data.
+// (execInput; for the others the quote binds its size through `bytes`); BVM_EXEC (the program's
+// input) and SEALED_MESSAGE (the recipient key) also take packet_hex (auxInput), counted in the
+// same `bytes`. Pure data.
 
 export const SERVICES = [
   { service: 'get-pulse', command: 'GET_PULSE', quoteBilling: 'free_limited', quoteInput: null, execInput: null },
@@ -12,8 +13,8 @@ export const SERVICES = [
   { service: 'verify-result', command: 'VERIFY_RESULT', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'packet_hex' },
   { service: 'attest-event', command: 'ATTEST_EVENT', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
   { service: 'submit-id', command: 'SUBMIT_ID', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
-  { service: 'bvm-exec', command: 'BVM_EXEC', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex', dataInput: 'packet_hex' },
-  { service: 'sealed-message', command: 'SEALED_MESSAGE', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
+  { service: 'bvm-exec', command: 'BVM_EXEC', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex' },
+  { service: 'sealed-message', command: 'SEALED_MESSAGE', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex' },
   { service: 'timestamp-proof', command: 'TIMESTAMP_PROOF', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
   { service: 'machine-event-log', command: 'MACHINE_EVENT_LOG', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
 ] as const;

@@ -127,3 +127,21 @@ test.serial('BVM_EXEC runs a program with its input, fuel = bits, output capped 
   const bad = await run('a', 'bvm-exec', { bytes: 3 }, { plain_hex: 'ffffff' });
   t.is((bad.bvm as any).status, 'invalid_image');
 });
+
+test.serial('SEALED_MESSAGE: HPKE base mode that a standard HPKE recipient opens; a bad recipient key is refused uncharged', async (t) => {
+  const { hpkeSuite, SEALED_INFO } = await import('../../src/core/executors/sealed-message.ts');
+  const recipient = await hpkeSuite.kem.generateKeyPair();
+  const pk = Buffer.from(await hpkeSuite.kem.serializePublicKey(recipient.publicKey));
+  const msg = hex('meet me at the usual place');
+  const r = await run('a', 'sealed-message', { bytes: 32 + msg.length / 2 }, { plain_hex: msg, packet_hex: hex(pk) });
+  t.deepEqual([(r.suite as any).kem_id, (r.suite as any).kdf_id, (r.suite as any).aead_id], [0x20, 0x01, 0x03]);
+  const ctx = await hpkeSuite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(r.enc_hex as string, 'hex'), info: SEALED_INFO });
+  t.is(Buffer.from(await ctx.open(Buffer.from(r.ciphertext_hex as string, 'hex'))).toString('hex'), msg);
+
+  const q = await c.request('QUOTE', { service: 'sealed-message', machine_id: 'ex-a', bytes: 40 });
+  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'ex-a' }, { token: tokens.a });
+  const e = await t.throwsAsync(c.request('SEALED_MESSAGE', { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: '11'.repeat(31) }, { token: tokens.a }));
+  t.is((e as any).code, 'invalid_request');
+  const again = await c.request('SEALED_MESSAGE', { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: hex(pk) }, { token: tokens.a });
+  t.regex(again.receipt_id as string, /^rcpt_/, 'the failed attempt charged nothing and left the quote usable');
+});

@@ -164,10 +164,10 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'input_mismatch');
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth)), 'invalid_request');
   // a service this node does not execute yet: the reservation stays until the quote expires
-  const sealed = await c.request('QUOTE', { service: 'sealed-message', machine_id: 'st-a', bytes: 10 });
-  await c.request('ACCEPT_QUOTE', { quote_id: sealed.quote_id, machine_id: 'st-a' }, auth);
-  t.is(await code(c.request('SEALED_MESSAGE', { quote_id: sealed.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'service_unavailable');
-  t.is(await code(c.request('SEALED_MESSAGE', { quote_id: sealed.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(11) }, auth)), 'input_mismatch', 'more than the quoted bytes');
+  const ts = await c.request('QUOTE', { service: 'timestamp-proof', machine_id: 'st-a', bytes: 10 });
+  await c.request('ACCEPT_QUOTE', { quote_id: ts.quote_id, machine_id: 'st-a' }, auth);
+  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'service_unavailable');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(11) }, auth)), 'input_mismatch', 'more than the quoted bytes');
 
   // rails and invoices
   t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)), 'unsupported_rail');

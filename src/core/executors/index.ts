@@ -5,6 +5,7 @@ import { attestEvent } from './attest-event.ts';
 import { makeBct, verifyBct } from './bct.ts';
 import { bvmExec } from './bvm-exec.ts';
 import { getPulse } from './get-pulse.ts';
+import { sealedMessage } from './sealed-message.ts';
 import { submitId } from './submit-id.ts';
 import type { Executor } from './types.ts';
 import { verifyResult } from './verify-result.ts';
@@ -17,6 +18,7 @@ export const EXECUTORS: Partial<Record<ExecutionCommand, Executor>> = {
   ATTEST_EVENT: attestEvent,
   SUBMIT_ID: submitId,
   BVM_EXEC: bvmExec,
+  SEALED_MESSAGE: sealedMessage,
 };
 
 export type { ExecutionArgs, Executor, Outcome } from './types.ts';
