@@ -10,8 +10,8 @@ import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { EXIT, UsageError, render, reportError } from './output.ts';
-import { verifyPulse, type PulseResult } from './verify-pulse.ts';
-import type { SignedPulse } from '../core/pulse-chain.ts';
+import { verifyPulse, type PulseResult } from '../client/verify.ts';
+import type { SignedPulse } from '../protocol/pulse-format.ts';
 
 interface Globals { edge: string; json?: boolean; pin?: string; ca?: string; insecure?: boolean; machineId?: string; credentials?: string; timeout: string }
 

@@ -14,7 +14,7 @@ import { put, Store } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
-import { canonicalDigest, canonicalJson } from './ids.ts';
+import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import { createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice } from './invoices.ts';
 import { Ledger, UNIT_SCALE } from './ledger.ts';
 import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';

@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.ts';
 import { serviceByName, type ExecutionCommand } from '../protocol/services.ts';
 import { del, put } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
-import { canonicalDigest, sha256Hex } from './ids.ts';
+import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
 import { expireOps, expiryKey, isExpired, loadQuote, type QuoteRecord } from './quotes.ts';
 import { issueReceipt } from './receipts.ts';
 import { EXECUTORS, type ExecutionArgs } from './executors/index.ts';

@@ -1,23 +1,7 @@
-// Identifier and digest helpers: random ids with a type prefix (unguessable: 120 bits), and the
-// canonical digests everything signed or compared is built from.
-import { createHash, randomBytes } from 'node:crypto';
-import canonicalize from 'canonicalize';
+// Identifiers: random ids with a type prefix (unguessable: 120 bits). Canonical JSON and digests
+// live in protocol/canonical.ts (shared with offline verifiers).
+import { randomBytes } from 'node:crypto';
 
 export function newId(prefix: 'q' | 'inv' | 'rcpt' | 'chain'): string {
   return `${prefix}_${randomBytes(15).toString('base64url')}`;
-}
-
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-/** RFC 8785 canonical JSON text of a value (the `canonicalize` package). */
-export function canonicalJson(value: unknown): string {
-  const s = (canonicalize as unknown as (v: unknown) => string | undefined)(value);
-  if (s === undefined) throw new TypeError('value cannot be canonicalized');
-  return s;
-}
-
-export function canonicalDigest(value: unknown): string {
-  return sha256Hex(canonicalJson(value));
 }

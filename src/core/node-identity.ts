@@ -74,10 +74,3 @@ export class NodeIdentity {
     return { ...this.public, secret: '[redacted]' };
   }
 }
-
-/** Verifies an Ed25519 signature with a raw 32-byte public key (what offline verifiers hold). */
-export function verifyWithRawKey(publicKeyRaw: Uint8Array, data: Uint8Array, signature: Uint8Array): boolean {
-  if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;
-  const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKeyRaw]);
-  return verify(null, data, createPublicKey({ key: spki, format: 'der', type: 'spki' }), signature);
-}

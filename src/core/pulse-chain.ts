@@ -9,52 +9,20 @@ import { randomBytes } from 'node:crypto';
 import type { Kernels } from '../kernels/index.ts';
 import { numPart } from '../store/key-codec.ts';
 import { put, type Store } from '../store/store.ts';
-import { canonicalJson, newId, sha256Hex } from './ids.ts';
+import { newId } from './ids.ts';
+import { sha256Hex } from '../protocol/canonical.ts';
+import { PULSE_FORMAT, outputHash, pulseKeyMessage, signedBytes, type PulseBody, type SignedPulse } from '../protocol/pulse-format.ts';
 import type { NodeIdentity } from './node-identity.ts';
 
-export const PULSE_FORMAT = 'svc_pulse_v1';
+export { PULSE_FORMAT, type PulseBody, type SignedPulse };
 
-export interface PulseBody {
-  format: typeof PULSE_FORMAT;
-  chain_id: string;
-  index: number;
-  time_start: string;
-  period_ms: number;
-  status: 'genesis' | 'ok' | 'gap';
-  commit: string;
-  commit_next: string;
-  revealed_index: number | null;
-  revealed_seed: string | null;
-  prev_output: string | null;
-  node_id: string;
-  key_id: string;
-}
-
-export interface SignedPulse { pulse: PulseBody; signature: string; output_hash: string }
-
-/** Length-prefixed UTF-8: u32be(len) ‖ bytes. */
-export function lp(s: string): Buffer {
-  const b = Buffer.from(s, 'utf8');
-  const n = Buffer.alloc(4); n.writeUInt32BE(b.length);
-  return Buffer.concat([n, b]);
-}
-
-/** The GET_PULSE output for a seed (shared by the service and `svc verify-pulse`). */
 export function pulseOutput(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string, bits: number): Uint8Array {
   return k.pulseExpand(pulseKey(k, seed, quoteId, machineId), new Uint8Array(0), bits);
 }
 
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)): the per-execution expansion seed. */
 export function pulseKey(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string): Uint8Array {
-  return k.hmacSha256(seed, Buffer.concat([lp(quoteId), lp(machineId)]));
-}
-
-export function signedBytes(p: PulseBody): Buffer {
-  return Buffer.from(canonicalJson(p), 'utf8');
-}
-
-export function outputHash(p: PulseBody, signature: Buffer): string {
-  return sha256Hex(Buffer.concat([signedBytes(p), signature]));
+  return k.hmacSha256(seed, pulseKeyMessage(quoteId, machineId));
 }
 
 export class PulseChain {

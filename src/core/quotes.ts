@@ -6,7 +6,8 @@ import { MAX_QUOTED_INPUT, serviceByName, type ServiceName } from '../protocol/s
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
-import { newId, sha256Hex } from './ids.ts';
+import { newId } from './ids.ts';
+import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from './pricing.ts';
 
 export type QuoteState = 'issued' | 'accepted' | 'executed' | 'expired';

@@ -2,7 +2,8 @@
 // node's Ed25519 key, plus the result tag — HMAC-SHA256 under the node's result key over the
 // canonical JSON of {service, quote_id, input_digest, output_digest}. Byte layouts: docs/verify.md.
 import type { Kernels } from '../kernels/index.ts';
-import { canonicalJson, newId } from './ids.ts';
+import { newId } from './ids.ts';
+import { canonicalJson } from '../protocol/canonical.ts';
 import type { NodeIdentity } from './node-identity.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION } from './pricing.ts';
 

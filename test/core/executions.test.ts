@@ -7,7 +7,7 @@ import { Svcd, fundMachine } from '../support/svcd.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 import { assemble } from '../../src/kernels/bvm-assembler.ts';
 import { runReference } from '../reference/bvm-ref.ts';
-import { canonicalJson } from '../../src/core/ids.ts';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { Store } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
 

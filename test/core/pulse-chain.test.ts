@@ -4,8 +4,8 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { Svcd } from '../support/svcd.ts';
-import { verifyWithRawKey } from '../../src/core/node-identity.ts';
-import { outputHash, signedBytes, type SignedPulse } from '../../src/core/pulse-chain.ts';
+import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
+import { outputHash, signedBytes, type SignedPulse } from '../../src/protocol/pulse-format.ts';
 
 test('pulse chain: signed, linked, seeds revealed match their commitments, and it survives a restart with a gap marked', async (t) => {
   const s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '300' });

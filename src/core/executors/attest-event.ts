@@ -1,7 +1,7 @@
 // ATTEST_EVENT (DESIGN.md §8): an in-toto Statement v1 about the event bytes, in a DSSE envelope
 // signed by the node's Ed25519 key. DSSE signs PAE("DSSEv1", type, body), never the base64 text;
 // a verifier parses exactly the payload bytes it verified (docs/verify.md §Attestations).
-import { canonicalJson, sha256Hex } from '../ids.ts';
+import { canonicalJson, sha256Hex } from '../../protocol/canonical.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 export const IN_TOTO_PAYLOAD_TYPE = 'application/vnd.in-toto+json';

@@ -5,8 +5,8 @@
 // Opening fails closed: another machine, another key, any flipped bit → valid: false, no plaintext.
 import { randomBytes } from 'node:crypto';
 import { BCT_OVERHEAD } from '../../protocol/services.ts';
-import { canonicalDigest, sha256Hex } from '../ids.ts';
-import { lp } from '../pulse-chain.ts';
+import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
+import { lp } from '../../protocol/pulse-format.ts';
 import { bytesOf, laneOf, type Executor } from './types.ts';
 
 export const BCT_MAGIC = Buffer.from('BCT1', 'ascii');

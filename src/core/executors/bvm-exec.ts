@@ -1,7 +1,7 @@
 // BVM_EXEC (DESIGN.md §8, docs/bvm.md): runs the program image in plain_hex with packet_hex as its
 // input; fuel is the request's (at most the quoted) `bits`, output is capped by the quote's
 // max_output. A trap is a result: charged like a halt, and the receipt's status names it.
-import { canonicalDigest, sha256Hex } from '../ids.ts';
+import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { bytesOf, laneOf, type Executor } from './types.ts';
 
 export const bvmExec: Executor = async (ctx, q, a) => {

@@ -1,6 +1,6 @@
 // GET_PULSE (DESIGN.md §8): bits of verifiable randomness from the current pulse period's seed;
 // checkable offline once the next pulse reveals the seed (docs/verify.md).
-import { canonicalDigest, sha256Hex } from '../ids.ts';
+import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { pulseKey } from '../pulse-chain.ts';
 import { laneOf, type Executor } from './types.ts';
 

@@ -7,7 +7,7 @@ import { CipherSuite, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { DhkemX25519HkdfSha256 } from '@hpke/dhkem-x25519';
 import { ServiceError } from '../../errors.ts';
-import { canonicalDigest, sha256Hex } from '../ids.ts';
+import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 export const SEALED_INFO = new TextEncoder().encode('svc sealed-message v1');

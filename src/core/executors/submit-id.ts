@@ -3,7 +3,7 @@
 //   id = "svcid_" ‖ hex(SHA-256("svc/id/v1" ‖ 0x00 ‖ document))[:32]
 // The record (RFC 8785 JSON, Ed25519-signed like receipts) says who registered it and when.
 import { createHash } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '../ids.ts';
+import { canonicalJson, sha256Hex } from '../../protocol/canonical.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 export function deriveId(document: Uint8Array): string {

@@ -2,7 +2,7 @@
 // JSON {service, quote_id, input_digest, output_digest, result_tag} of a receipt or execution
 // result; the node recomputes the HMAC under its result key and compares in constant time.
 import { timingSafeEqual } from 'node:crypto';
-import { canonicalDigest, sha256Hex } from '../ids.ts';
+import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { resultTag } from '../receipts.ts';
 import { bytesOf, type Executor } from './types.ts';
 

@@ -1,11 +1,11 @@
-// Offline check of a GET_PULSE result (docs/verify.md): given the result, pulse k (which
+// Offline verification for the client kit. GET_PULSE results (docs/verify.md): given the result, pulse k (which
 // committed the seed) and pulse k+1 (which revealed it), verifies both pulse signatures with the
 // node's public key, SHA-256(revealed seed) = commit, the chain link, and recomputes the output
 // with the same WASM kernels. Needs no trust in the service beyond its published public key.
-import { Kernels } from '../kernels/index.ts';
 import { createHash } from 'node:crypto';
-import { verifyWithRawKey } from '../core/node-identity.ts';
-import { outputHash, pulseOutput, signedBytes, type SignedPulse } from '../core/pulse-chain.ts';
+import { Kernels } from '../kernels/index.ts';
+import { verifyWithRawKey } from '../protocol/ed25519.ts';
+import { outputHash, pulseKeyMessage, signedBytes, type SignedPulse } from '../protocol/pulse-format.ts';
 
 export interface PulseResult { quote_id: string; machine_id: string; bits: number; output_hex: string; pulse: { chain_id: string; index: number; commit: string } }
 
@@ -27,7 +27,10 @@ export function verifyPulse(result: PulseResult, committed: SignedPulse, reveali
   const seed = Buffer.from(revealing.pulse.revealed_seed ?? '', 'hex');
   add('SHA-256(revealed seed) = commit of pulse k', createHash('sha256').update(seed).digest('hex') === committed.pulse.commit);
   let recomputed = '';
-  try { recomputed = Buffer.from(pulseOutput(k, seed, result.quote_id, result.machine_id, result.bits)).toString('hex'); } catch (e) { add('recompute output', false, String(e)); }
+  try {
+    const key = k.hmacSha256(seed, pulseKeyMessage(result.quote_id, result.machine_id));
+    recomputed = Buffer.from(k.pulseExpand(key, new Uint8Array(0), result.bits)).toString('hex');
+  } catch (e) { add('recompute output', false, String(e)); }
   add('recomputed output = output_hex', recomputed === result.output_hex, recomputed === result.output_hex ? undefined : `recomputed ${recomputed.slice(0, 32)}…`);
   return { ok: checks.every((c) => c.ok), checks };
 }

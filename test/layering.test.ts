@@ -1,0 +1,46 @@
+// Imports flow one way (STYLE.md "Layout"): main → edge, gateway, cli → core, client, discovery
+// → protocol, store, kernels → errors. Siblings on a floor do not import each other, and the
+// CLIs (like the gateway) reach the core only through the client kit. This test reads every
+// import in src/ and fails on a forbidden edge.
+import test from 'ava';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+const FLOOR: Record<string, number> = {
+  bin: -1, 'main.ts': 0,
+  edge: 1, gateway: 1, cli: 1,
+  core: 2, client: 2, discovery: 2,
+  protocol: 3, store: 3, kernels: 3,
+  'errors.ts': 4,
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : /\.(ts|mjs)$/.test(n) ? [p] : [];
+  });
+}
+const areaOf = (file: string) => relative(SRC, file).split('/')[0]!;
+
+test('src/ imports respect the floors: no upward edges, no sibling edges, no cli/gateway → core', (t) => {
+  const bad: string[] = [];
+  let edges = 0;
+  for (const file of files(SRC)) {
+    const from = areaOf(file);
+    if (from === 'tools') continue; // build and test scripts, not part of the service
+    for (const m of readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g)) {
+      const spec = m[1] ?? m[2]!;
+      const to = areaOf(resolve(dirname(file), spec));
+      if (to === from) continue;
+      edges++;
+      const ff = FLOOR[from], tf = FLOOR[to];
+      if (ff === undefined || tf === undefined) { bad.push(`${relative(SRC, file)} → ${spec} (unknown area)`); continue; }
+      if (tf <= ff) bad.push(`${relative(SRC, file)} → ${spec} (${from} may not import ${to})`);
+      if ((from === 'cli' || from === 'gateway') && to === 'core') bad.push(`${relative(SRC, file)} → ${spec} (talk to the core through src/client)`);
+    }
+  }
+  t.true(edges > 20, `${edges} cross-area imports read`);
+  t.deepEqual(bad, []);
+});
