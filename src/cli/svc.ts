@@ -1,5 +1,5 @@
 // svc — the public client kit CLI: the contract's 19 public command forms over svc/1 to the edge,
-// plus verify-pulse (offline check of a GET_PULSE output). Commands and their help come from the
+// plus verify-pulse and verify-log (offline checks of GET_PULSE and log-backed results). Commands and their help come from the
 // command registry. Exit codes: 0 ok, 1 the service said no, 2 usage, 3 connection/TLS failure.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
@@ -10,7 +10,7 @@ import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { EXIT, UsageError, render, reportError } from './output.ts';
-import { verifyPulse, type PulseResult } from '../client/verify.ts';
+import { verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 
 interface Globals { edge: string; json?: boolean; pin?: string; ca?: string; insecure?: boolean; machineId?: string; credentials?: string; timeout: string }
@@ -150,6 +150,18 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
       const v = verifyPulse(result, committed, revealing, key);
+      if (!v.ok) throw new ServiceError('invalid_request', `verification FAILED: ${v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ')}`, { checks: v.checks });
+      return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
+    }, g));
+  program.command('verify-log').description('check a TIMESTAMP_PROOF or MACHINE_EVENT_LOG result offline: signed checkpoint + RFC 6962 inclusion (docs/verify.md)')
+    .requiredOption('--result <file>', 'the execution result (JSON, as printed by --json)')
+    .option('--public-key <b64url>', 'node Ed25519 public key you trust (default: the one in the result; pin yours from the manifest)')
+    .action((o: { result: string; publicKey?: string }) => run(async () => {
+      const r = JSON.parse(readFileSync(o.result, 'utf8')) as { tlog_proof?: string; log?: { entry_base64?: string; public_key?: string; origin?: string } };
+      if (!r.tlog_proof || !r.log?.entry_base64) throw new UsageError(`${o.result} is not a timestamp-proof or machine-event-log result`);
+      const key = o.publicKey ?? r.log.public_key;
+      if (!key) throw new UsageError('--public-key is required');
+      const v = verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
       if (!v.ok) throw new ServiceError('invalid_request', `verification FAILED: ${v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ')}`, { checks: v.checks });
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { Kernels } from '../kernels/index.ts';
 import { verifyWithRawKey } from '../protocol/ed25519.ts';
 import { outputHash, pulseKeyMessage, signedBytes, type SignedPulse } from '../protocol/pulse-format.ts';
+import { noteKeyHash, parseCheckpoint, parseNote, parseTlogProof } from '../protocol/tlog-format.ts';
 
 export interface PulseResult { quote_id: string; machine_id: string; bits: number; output_hex: string; pulse: { chain_id: string; index: number; commit: string } }
 
@@ -33,4 +34,30 @@ export function verifyPulse(result: PulseResult, committed: SignedPulse, reveali
   } catch (e) { add('recompute output', false, String(e)); }
   add('recomputed output = output_hex', recomputed === result.output_hex, recomputed === result.output_hex ? undefined : `recomputed ${recomputed.slice(0, 32)}…`);
   return { ok: checks.every((c) => c.ok), checks };
+}
+
+/**
+ * Verifies a c2sp.org/tlog-proof@v1 text for an entry (TIMESTAMP_PROOF, MACHINE_EVENT_LOG;
+ * docs/verify.md): the checkpoint's signed-note signature by the node key under the log's origin,
+ * then the RFC 6962 inclusion of SHA-256(0x00 ‖ entry) at the proof's index under its root.
+ */
+export function verifyTlogProof(proofText: string, entry: Uint8Array, publicKeyB64url: string, expectedOrigin?: string): { ok: boolean; checks: Check[] } {
+  const checks: Check[] = [];
+  const add = (name: string, ok: boolean, detail?: string) => checks.push({ name, ok, ...(detail ? { detail } : {}) });
+  const pub = Buffer.from(publicKeyB64url, 'base64url');
+  try {
+    const proof = parseTlogProof(proofText);
+    const note = parseNote(proof.checkpoint);
+    const cp = parseCheckpoint(note.text);
+    if (expectedOrigin !== undefined) add('checkpoint origin is the expected log', cp.origin === expectedOrigin, cp.origin);
+    const keyHash = noteKeyHash(cp.origin, pub);
+    const sig = note.signatures.find((s) => s.name === cp.origin && s.keyHash.equals(keyHash));
+    add('checkpoint signed by the node key (signed note, Ed25519)', !!sig && verifyWithRawKey(pub, Buffer.from(note.text, 'utf8'), sig.signature));
+    const k = Kernels.create();
+    const v = k.verifyInclusion(k.merkleLeafHash(entry), proof.index, cp.size, proof.proof, cp.root);
+    add(`entry included at index ${proof.index} of ${cp.size} (RFC 6962)`, v.ok, v.ok ? undefined : v.reason);
+  } catch (e) {
+    add('proof parses', false, (e as Error).message);
+  }
+  return { ok: checks.length > 0 && checks.every((c) => c.ok), checks };
 }

@@ -21,6 +21,7 @@ import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, usdString } from './pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
+import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, quoteView, sweepExpired } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
@@ -63,7 +64,11 @@ export class Core {
     }
     const pool = new KernelPool({ threads: config.kernelThreads });
     const chain = new PulseChain(store, identity, config.pulsePeriodMs);
-    const ctx: CoreContext = { store, ledger, identity, kernels, pool, chain, config, edgeFingerprint: tls.fingerprint256, now: () => new Date() };
+    const logs = {
+      timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', `svc/${identity.nodeId}/timestamps`),
+      events: new TransparencyLog(store, kernels, identity, 'machine-events', `svc/${identity.nodeId}/machine-events`),
+    };
+    const ctx: CoreContext = { store, ledger, identity, kernels, pool, chain, logs, config, edgeFingerprint: tls.fingerprint256, now: () => new Date() };
     await chain.start();
     const core = new Core(ctx, tls);
     await sweepExpired(ctx);

@@ -164,10 +164,12 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'input_mismatch');
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth)), 'invalid_request');
   // a service this node does not execute yet: the reservation stays until the quote expires
-  const ts = await c.request('QUOTE', { service: 'timestamp-proof', machine_id: 'st-a', bytes: 10 });
+  // size-bound input: never more than the quoted bytes; a malformed input is refused uncharged
+  const ts = await c.request('QUOTE', { service: 'timestamp-proof', machine_id: 'st-a', bytes: 32 });
   await c.request('ACCEPT_QUOTE', { quote_id: ts.quote_id, machine_id: 'st-a' }, auth);
-  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'service_unavailable');
-  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(11) }, auth)), 'input_mismatch', 'more than the quoted bytes');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(33) }, auth)), 'input_mismatch', 'more than the quoted bytes');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(31) }, auth)), 'invalid_request', 'not a digest');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(32), packet_hex: '00' }, auth)), 'invalid_request', 'not an input of timestamp-proof');
 
   // rails and invoices
   t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)), 'unsupported_rail');

@@ -6,6 +6,8 @@ import { makeBct, verifyBct } from './bct.ts';
 import { bvmExec } from './bvm-exec.ts';
 import { getPulse } from './get-pulse.ts';
 import { sealedMessage } from './sealed-message.ts';
+import { timestampProof } from './timestamp-proof.ts';
+import { machineEventLog } from './machine-event-log.ts';
 import { submitId } from './submit-id.ts';
 import type { Executor } from './types.ts';
 import { verifyResult } from './verify-result.ts';
@@ -19,6 +21,8 @@ export const EXECUTORS: Partial<Record<ExecutionCommand, Executor>> = {
   SUBMIT_ID: submitId,
   BVM_EXEC: bvmExec,
   SEALED_MESSAGE: sealedMessage,
+  TIMESTAMP_PROOF: timestampProof,
+  MACHINE_EVENT_LOG: machineEventLog,
 };
 
 export type { ExecutionArgs, Executor, Outcome } from './types.ts';

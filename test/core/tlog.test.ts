@@ -1,0 +1,123 @@
+// TIMESTAMP_PROOF and MACHINE_EVENT_LOG through the edge: every proof verifies offline (client kit
+// verifier and an independent node:crypto check of the signed note), every checkpoint's root
+// equals the RFC 6962 root of the leaves so far (recomputed from the returned entries), and
+// tampering fails. Also the TransparencyLog against the RFC 6962 recursion for many sizes.
+import test from 'ava';
+import { createHash, verify as edVerify, createPublicKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Svcd, fundMachine } from '../support/svcd.ts';
+import { verifyTlogProof } from '../../src/client/verify.ts';
+import { parseCheckpoint, parseNote, parseTlogProof, noteKeyHash } from '../../src/protocol/tlog-format.ts';
+import { Store } from '../../src/store/store.ts';
+import { Kernels } from '../../src/kernels/index.ts';
+import { NodeIdentity } from '../../src/core/node-identity.ts';
+import { TransparencyLog } from '../../src/core/tlog.ts';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
+
+const H = (...p: Uint8Array[]) => createHash('sha256').update(Buffer.concat(p)).digest();
+function refRoot(l: Buffer[]): Buffer {
+  if (l.length === 1) return l[0]!;
+  let k = 1; while (k * 2 < l.length) k *= 2;
+  return H(Buffer.of(1), refRoot(l.slice(0, k)), refRoot(l.slice(k)));
+}
+function refPath(m: number, l: Buffer[]): Buffer[] {
+  if (l.length <= 1) return [];
+  let k = 1; while (k * 2 < l.length) k *= 2;
+  return m < k ? [...refPath(m, l.slice(0, k)), refRoot(l.slice(k))] : [...refPath(m - k, l.slice(k)), refRoot(l.slice(0, k))];
+}
+
+test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1..70, and survive reopening', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tlog-'));
+  let store = await Store.open(dir);
+  const k = Kernels.create();
+  const id = NodeIdentity.loadOrCreate(dir);
+  let log = new TransparencyLog(store, k, id, 'test', 'svc/test/log');
+  const leaves: Buffer[] = [];
+  for (let i = 0; i < 70; i++) {
+    if (i === 40) { await store.close(); store = await Store.open(dir); log = new TransparencyLog(store, k, id, 'test', 'svc/test/log'); }
+    const a = await log.append((index) => Buffer.from(`entry ${index}`));
+    t.is(a.index, i);
+    leaves.push(H(Buffer.of(0), Buffer.from(`entry ${i}`)));
+    t.is(Buffer.from(a.root).toString('hex'), refRoot(leaves).toString('hex'), `root at size ${i + 1}`);
+    t.deepEqual(a.proof.map((h) => Buffer.from(h).toString('hex')), refPath(i, leaves).map((h) => h.toString('hex')), `path ${i}`);
+    t.true(verifyTlogProof(a.tlogProof, Buffer.from(`entry ${i}`), id.public.public_key, 'svc/test/log').ok);
+  }
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP proofs that verify offline; tampering fails', async (t) => {
+  const s = await Svcd.start();
+  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  const token = await fundMachine(s, 'logger', 1);
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  const auth = { token };
+  const exec = async (service: string, plain: string) => {
+    const q = await c.request('QUOTE', { service, machine_id: 'logger', bytes: plain.length / 2 });
+    await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'logger' }, auth);
+    return c.request(service.toUpperCase().replaceAll('-', '_'), { quote_id: q.quote_id, machine_id: 'logger', plain_hex: plain }, auth);
+  };
+  const leaves: Buffer[] = [];
+  let last: any;
+  for (let i = 0; i < 6; i++) {
+    const digest = createHash('sha256').update(`document ${i}`).digest('hex');
+    const r = await exec('timestamp-proof', digest);
+    const tok = r.token as any;
+    t.deepEqual([tok.serial, tok.digest_sha256, tok.accuracy_ms], [i, digest, 1000]);
+    const entry = Buffer.from((r.log as any).entry_base64, 'base64');
+    t.is(entry.toString('utf8'), canonicalJson(tok), 'the leaf is the RFC 8785 JSON of the token');
+    leaves.push(H(Buffer.of(0), entry));
+    const pub = r.log as any;
+    // the client kit verifier
+    const v = verifyTlogProof(r.tlog_proof as string, entry, pub.public_key, pub.origin);
+    t.true(v.ok, JSON.stringify(v.checks));
+    // an independent check: parse the note by hand, verify with node:crypto, compare the root
+    const p = parseTlogProof(r.tlog_proof as string);
+    const note = parseNote(p.checkpoint);
+    const cp = parseCheckpoint(note.text);
+    t.is(cp.size, BigInt(i + 1));
+    t.is(cp.root.toString('hex'), refRoot(leaves).toString('hex'));
+    const raw = Buffer.from(pub.public_key, 'base64url');
+    const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
+    t.true(note.signatures[0]!.keyHash.equals(createHash('sha256').update(pub.origin).update(Buffer.from([0x0a, 0x01])).update(raw).digest().subarray(0, 4)));
+    t.true(edVerify(null, Buffer.from(note.text), spki, note.signatures[0]!.signature));
+    t.true(noteKeyHash(pub.origin, raw).equals(note.signatures[0]!.keyHash));
+    t.true(edVerify(null, entry, spki, Buffer.from(r.token_signature as string, 'base64url')), 'the token itself is signed');
+    last = r;
+  }
+  // tampering: another entry, a flipped proof hash, a foreign key
+  const entry = Buffer.from(last.log.entry_base64, 'base64');
+  t.true(verifyTlogProof(last.tlog_proof, entry, last.log.public_key).ok);
+  t.false(verifyTlogProof(last.tlog_proof, Buffer.from(canonicalJson({ ...last.token, time: '2000-01-01T00:00:00.000Z' })), last.log.public_key).ok);
+  const lines = (last.tlog_proof as string).split('\n');
+  lines[2] = Buffer.from(Buffer.alloc(32, 7)).toString('base64');
+  t.false(verifyTlogProof(lines.join('\n'), entry, last.log.public_key).ok);
+  t.false(verifyTlogProof(last.tlog_proof, entry, Buffer.alloc(32, 1).toString('base64url')).ok);
+  t.false(verifyTlogProof('not a proof', entry, last.log.public_key).ok);
+
+  // the CLI verifies the saved result offline
+  const file = join(s.dataDir, 'ts-result.json');
+  writeFileSync(file, JSON.stringify(last));
+  const cli = await s.svc(['--json', 'verify-log', '--result', file]);
+  t.is(cli.code, 0, cli.stderr);
+  t.true(JSON.parse(cli.stdout).verified);
+  writeFileSync(file, JSON.stringify({ ...last, log: { ...last.log, entry_base64: Buffer.from('forged').toString('base64') } }));
+  t.is((await s.svc(['verify-log', '--result', file])).code, 1);
+
+  // machine event log: a separate log with its own origin
+  const summary = Buffer.from(JSON.stringify({ count: 42, head_hash: 'ab'.repeat(32), from: '2026-11-22T00:00:00Z', to: '2026-11-22T01:00:00Z' })).toString('hex');
+  const ev = await exec('machine-event-log', summary);
+  t.regex((ev.log as any).origin, /\/machine-events$/);
+  t.is((ev.entry as any).summary.count, 42);
+  t.is((ev.log as any).leaf_index, 0);
+  t.true(verifyTlogProof(ev.tlog_proof as string, Buffer.from(canonicalJson(ev.entry)), (ev.log as any).public_key, (ev.log as any).origin).ok);
+  const badSummary = Buffer.from(JSON.stringify({ count: -1, head_hash: 'x', from: 'yesterday', to: 'today' })).toString('hex');
+  const q = await c.request('QUOTE', { service: 'machine-event-log', machine_id: 'logger', bytes: badSummary.length / 2 });
+  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'logger' }, auth);
+  const e = await t.throwsAsync(c.request('MACHINE_EVENT_LOG', { quote_id: q.quote_id, machine_id: 'logger', plain_hex: badSummary }, auth));
+  t.is((e as any).code, 'invalid_request');
+  t.regex(e!.message, /count must be a non-negative integer/);
+});
