@@ -114,14 +114,15 @@ export class Core {
     const { idempotency_key: _k, ...body } = args;
     const k = key(idPart(args.machine_id as string), idPart(idemKey));
     const digest = canonicalDigest({ cmd: spec.name, body });
+    // claim the key before the first await: two concurrent requests with one key cannot both run
     if (this.#inProgress.has(k)) throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
-    const prior = await this.ctx.store.get('idempotency', k);
-    if (prior && (prior.at_ms as number) + IDEMPOTENCY_TTL_MS > Date.now()) {
-      if (prior.digest !== digest) throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
-      return { ...(prior.result as Record<string, unknown>), idempotent_replayed: true };
-    }
     this.#inProgress.add(k);
     try {
+      const prior = await this.ctx.store.get('idempotency', k);
+      if (prior && (prior.at_ms as number) + IDEMPOTENCY_TTL_MS > Date.now()) {
+        if (prior.digest !== digest) throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
+        return { ...(prior.result as Record<string, unknown>), idempotent_replayed: true };
+      }
       const result = await this.#dispatch(spec, args);
       // a token is returned once: never store it for replay
       const { machine_token: _t, ...stored } = result;

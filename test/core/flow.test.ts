@@ -207,5 +207,10 @@ test.serial('idempotency keys: same body replays, another body is 422', async (t
   t.is(second.quote_id, first.quote_id);
   t.true(second.idempotent_replayed as boolean);
   t.is(((await t.throwsAsync(c.request('QUOTE', { ...args, bits: 256 }))) as any).code, 'idempotency_key_reused');
+  // ten at once with a fresh key: one runs, the others are told it is in progress or replay it
+  const burst = await Promise.allSettled(Array.from({ length: 10 }, () => c.request('QUOTE', { ...args, idempotency_key: 'k-2' })));
+  const made = burst.filter((r): r is PromiseFulfilledResult<Record<string, unknown>> => r.status === 'fulfilled');
+  t.is(new Set(made.map((r) => r.value.quote_id)).size, 1, 'one quote, however many arrived together');
+  t.true(burst.every((r) => r.status === 'fulfilled' || (r.reason as any).code === 'idempotency_in_progress'));
   c.close();
 });
