@@ -32,25 +32,111 @@ export class ConnectionError extends Error {
   constructor(message: string, options?: { cause?: unknown }) { super(message, options); this.name = 'ConnectionError'; }
 }
 
-export class SvcClient {
-  readonly #socket: Socket;
-  readonly #pending = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: unknown) => void }>();
+/** One live socket and the requests waiting on it. */
+class Connection {
+  readonly socket: Socket;
+  readonly pending = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: unknown) => void }>();
+  dead: Error | null = null;
   #nextId = 1;
-  #closed: Error | null = null;
 
-  private constructor(socket: Socket) {
-    this.#socket = socket;
+  constructor(socket: Socket) {
+    this.socket = socket;
     const decoder = new LineDecoder();
     socket.on('data', (chunk: Buffer) => {
       const { lines, overflow } = decoder.push(chunk);
       for (const line of lines) this.#onLine(line);
-      if (overflow) this.#fail(new ConnectionError('reply line too long'));
+      if (overflow) this.fail(new ConnectionError('reply line too long'));
     });
-    socket.on('error', (e) => this.#fail(new ConnectionError(`connection error: ${e.message}`, { cause: e })));
-    socket.on('close', () => this.#fail(new ConnectionError('connection closed')));
+    socket.on('error', (e) => this.fail(new ConnectionError(`connection error: ${e.message}`, { cause: e })));
+    socket.on('close', () => this.fail(new ConnectionError('connection closed')));
   }
 
+  #onLine(line: string): void {
+    let f: ReplyFrame;
+    try { f = JSON.parse(line) as ReplyFrame; } catch { this.fail(new ConnectionError('reply is not JSON')); return; }
+    if (typeof f.id !== 'number') {
+      // a frame without our id is a connection-level error from the server
+      if (!f.ok) this.fail(ServiceError.fromWire(f.error));
+      return;
+    }
+    const p = this.pending.get(f.id);
+    if (!p) return;
+    this.pending.delete(f.id);
+    if (f.ok) p.resolve(f.result); else p.reject(ServiceError.fromWire(f.error));
+  }
+
+  fail(e: Error): void {
+    if (this.dead) return;
+    this.dead = e;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+    this.socket.destroy();
+  }
+
+  request(cmd: string, args: Record<string, unknown>, auth?: Auth): Promise<Record<string, unknown>> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.socket.write(encodeLine({ v: PROTOCOL, id, cmd, args, ...(auth && (auth.machine_id || auth.token) ? { auth } : {}) }));
+    });
+  }
+}
+
+/**
+ * A svc/1 client for one endpoint. Requests are pipelined on one connection; when it drops, the
+ * requests in flight on it fail with ConnectionError (the caller decides whether to retry: every
+ * money path is idempotent) and the next request opens a new connection.
+ */
+export class SvcClient {
+  readonly #ep: Endpoint;
+  readonly #timeoutMs: number;
+  #conn: Connection | null = null;
+  #connecting: Promise<Connection> | null = null;
+  #closed = false;
+
+  private constructor(ep: Endpoint, timeoutMs: number) {
+    this.#ep = ep;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Connects (failing fast when the endpoint is unreachable or the certificate does not match). */
   static async connect(ep: Endpoint, timeoutMs = 10_000): Promise<SvcClient> {
+    const c = new SvcClient(ep, timeoutMs);
+    await c.#live();
+    return c;
+  }
+
+  /** Reconnections made after the first connection (for observability and tests). */
+  reconnects = 0;
+
+  async #live(): Promise<Connection> {
+    if (this.#conn && !this.#conn.dead) return this.#conn;
+    if (!this.#connecting) {
+      const again = this.#conn !== null;
+      this.#connecting = openSocket(this.#ep, this.#timeoutMs).then((s) => {
+        if (again) this.reconnects++;
+        this.#conn = new Connection(s);
+        return this.#conn;
+      }).finally(() => { this.#connecting = null; });
+    }
+    return this.#connecting;
+  }
+
+  /** Sends one command; resolves with its result or rejects with a ServiceError or ConnectionError. */
+  async request(cmd: string, args: Record<string, unknown> = {}, auth?: Auth): Promise<Record<string, unknown>> {
+    if (this.#closed) throw new ConnectionError('client closed');
+    return (await this.#live()).request(cmd, args, auth);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#conn && !this.#conn.dead) { this.#conn.dead = new ConnectionError('client closed'); this.#conn.socket.end(); }
+  }
+}
+
+async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
     const socket = await new Promise<Socket>((resolve, reject) => {
       let s: Socket;
       const timer = setTimeout(() => { s?.destroy(); reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`)); }, timeoutMs);
@@ -83,42 +169,5 @@ export class SvcClient {
       }
     });
     socket.setNoDelay(true);
-    return new SvcClient(socket);
-  }
-
-  #onLine(line: string): void {
-    let f: ReplyFrame;
-    try { f = JSON.parse(line) as ReplyFrame; } catch { this.#fail(new ConnectionError('reply is not JSON')); return; }
-    if (typeof f.id !== 'number') {
-      // a frame without our id is a connection-level error from the server
-      if (!f.ok) this.#fail(ServiceError.fromWire(f.error));
-      return;
-    }
-    const p = this.#pending.get(f.id);
-    if (!p) return;
-    this.#pending.delete(f.id);
-    if (f.ok) p.resolve(f.result); else p.reject(ServiceError.fromWire(f.error));
-  }
-
-  #fail(e: Error): void {
-    if (this.#closed) return;
-    this.#closed = e;
-    for (const p of this.#pending.values()) p.reject(e);
-    this.#pending.clear();
-    this.#socket.destroy();
-  }
-
-  /** Sends one command; resolves with its result or rejects with a ServiceError or ConnectionError. */
-  request(cmd: string, args: Record<string, unknown> = {}, auth?: Auth): Promise<Record<string, unknown>> {
-    if (this.#closed) return Promise.reject(this.#closed);
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#socket.write(encodeLine({ v: PROTOCOL, id, cmd, args, ...(auth && (auth.machine_id || auth.token) ? { auth } : {}) }));
-    });
-  }
-
-  close(): void {
-    if (!this.#closed) { this.#closed = new ConnectionError('client closed'); this.#socket.end(); }
-  }
+  return socket;
 }
