@@ -11,6 +11,8 @@ export const ERRORS = {
   unknown_command: { status: 400, expose: true, doc: 'svc/1: no such command' },
   line_too_long: { status: 413, expose: true, doc: 'svc/1: a line exceeded 1 MiB; the connection is closed' },
   unsupported_rail: { status: 400, expose: true, doc: 'network/asset pair is not one of the four rails' },
+  payload_too_large: { status: 413, expose: true, doc: 'HTTP: the request body exceeds 1 MiB' },
+  method_not_allowed: { status: 405, expose: true, doc: 'HTTP: the path exists but not for this method (see Allow)' },
   // 401/403/404
   unauthorized: { status: 401, expose: true, doc: 'missing or wrong machine token' },
   forbidden: { status: 403, expose: true, doc: 'the command is not available on this listener (admin commands)' },
@@ -32,6 +34,7 @@ export const ERRORS = {
   busy: { status: 503, expose: true, doc: 'the kernel queue or the connection is full; retry later' },
   service_unavailable: { status: 503, expose: true, doc: 'the service cannot run this now (for example an execution not offered by this node)' },
   cancelled: { status: 503, expose: true, doc: 'the job was cancelled (client went away or shutdown)' },
+  edge_unavailable: { status: 502, expose: true, doc: 'HTTP: the gateway cannot reach the core edge' },
   // 500: ours
   kernel_failed: { status: 500, expose: false, doc: 'a kernel job failed; nothing was charged' },
   internal: { status: 500, expose: false, doc: 'unexpected failure; nothing was charged' },

@@ -25,6 +25,10 @@ export interface Config {
   lineTimeoutMs: number;
   maxInFlightPerConnection: number;
   logLevel: string;
+  /** gateway rate limits: LIMIT/SECONDS per class */
+  ratePublicLow: string | undefined;
+  ratePaidExecution: string | undefined;
+  trustProxy: boolean;
 }
 
 export const RAILS: readonly Omit<Rail, 'address'>[] = [
@@ -70,5 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lineTimeoutMs: int(env, 'SVC_LINE_TIMEOUT_MS', 10_000, 50, 600_000),
     maxInFlightPerConnection: int(env, 'SVC_MAX_IN_FLIGHT', 32, 1, 4096),
     logLevel: env.SVC_LOG_LEVEL || 'info',
+    ratePublicLow: env.SVC_RATE_PUBLIC_LOW || undefined,
+    ratePaidExecution: env.SVC_RATE_PAID_EXECUTION || undefined,
+    trustProxy: env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true',
   };
 }

@@ -25,7 +25,7 @@ import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, quoteView, sweepExpired } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
-import { validateArgs } from './validate.ts';
+import { validateArgs } from '../protocol/validate.ts';
 
 export type Listener = 'edge' | 'backend' | 'admin';
 export interface Auth { machine_id?: string; token?: string }

@@ -25,9 +25,10 @@ export class Svcd {
     this.env = env;
   }
 
-  static async start(env: Record<string, string> = {}): Promise<Svcd> {
+  /** Starts svcd: `core` (default) or `start` (core + HTTP gateway) or `gateway`. */
+  static async start(env: Record<string, string> = {}, args: string[] = ['core']): Promise<Svcd> {
     const s = new Svcd(env);
-    await s.start();
+    await s.start(args);
     return s;
   }
 
@@ -36,7 +37,10 @@ export class Svcd {
   get backendPort(): number { return Number(this.ready.backend.split(':').pop()); }
 
   /** Starts (or restarts) svcd on the same data dir; resolves when the ready file appears. */
-  async start(args: string[] = ['core']): Promise<void> {
+  #args: string[] = ['core'];
+
+  async start(args: string[] = this.#args): Promise<void> {
+    this.#args = args;
     rmSync(this.readyFile, { force: true });
     this.stderr = ''; this.stdout = '';
     const proc = spawn(process.execPath, [BIN.svcd, ...args], {

@@ -2,7 +2,7 @@
 // The gateway compiles the same schemas, so HTTP and svc/1 accept exactly the same requests.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../errors.ts';
-import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
+import { ALL_COMMANDS, type CommandSpec } from './registry.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, useDefaults: true, coerceTypes: false });
 const validators = new Map<string, ValidateFunction>(ALL_COMMANDS.map((c) => [c.name, ajv.compile(c.args)]));

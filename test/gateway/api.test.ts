@@ -1,0 +1,159 @@
+// The HTTP gateway in front of the real core (svcd in one process): the paid flow over HTTP with
+// a Bearer token, ApiError for every failure with the right status and source, request ids, 405
+// with Allow, rate limits with their headers, Idempotency-Key, the sandbox, no admin routes, 502
+// when the core is unreachable.
+import test from 'ava';
+import { Svcd } from '../support/svcd.ts';
+
+let s: Svcd;
+let base: string;
+test.before(async () => {
+  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
+  base = s.ready.http!;
+});
+test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(base + path, {
+    method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → balance → quote → accept → execute → verify receipt', async (t) => {
+  const inv = await call('POST', '/api/v1/invoices', { machine_id: 'http-m', units: 2, network: 'Base', asset: 'USDC' });
+  t.is(inv.status, 200);
+  t.deepEqual([inv.body.ok, inv.body.source, inv.body.state], [true, 'svc', 'pending']);
+  t.regex(inv.body.request_id, /^[0-9a-f-]{36}$/);
+  const auth = { authorization: `Bearer ${inv.body.machine_token}` };
+  const st = await call('GET', `/api/v1/invoices/${inv.body.invoice_id}?machine_id=http-m`, undefined, auth);
+  t.deepEqual([st.status, st.body.state, st.body.machine_token], [200, 'pending', undefined]);
+  t.is((await s.svcAdmin(['settle-invoice', inv.body.invoice_id, '--reference', 'base-tx'])).code, 0);
+  const bal = await call('POST', '/api/v1/balance', { machine_id: 'http-m' }, auth);
+  t.is(bal.body.available_units, '200000000');
+  const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'http-m', bits: 128 });
+  t.is(q.body.state, 'issued');
+  const acc = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'http-m' }, auth);
+  t.is(acc.body.state, 'accepted');
+  const ex = await call('POST', '/api/v1/executions/get-pulse', { machine_id: 'http-m', quote_id: q.body.quote_id }, auth);
+  t.is(ex.status, 200);
+  t.is(ex.body.output_hex.length, 32);
+  const ver = await call('POST', '/api/v1/receipts/verify', { machine_id: 'http-m', receipt_id: ex.body.receipt_id });
+  t.deepEqual([ver.status, ver.body.valid, ver.body.receipt.quote_id], [200, true, q.body.quote_id]);
+});
+
+test.serial('errors: ApiError with status and source (api for the gateway, svc for the core)', async (t) => {
+  const cases: [string, string, unknown, Record<string, string>, number, string, string][] = [
+    ['POST', '/api/v1/quotes/get-pulse', { machine_id: '' }, {}, 400, 'invalid_request', 'api'],
+    ['POST', '/api/v1/quotes/get-pulse', '{not json', {}, 400, 'invalid_request', 'api'],
+    ['POST', '/api/v1/quotes/get-pulse', [1, 2], {}, 400, 'invalid_request', 'api'],
+    ['POST', '/api/v1/quotes/warp-drive', { machine_id: 'm' }, {}, 404, 'not_found', 'api'],
+    ['POST', '/api/v1/balance', { machine_id: 'http-m' }, {}, 401, 'unauthorized', 'svc'],
+    ['POST', '/api/v1/balance', { machine_id: 'http-m' }, { authorization: 'Bearer svcm_nope' }, 401, 'unauthorized', 'svc'],
+    ['POST', '/api/v1/quotes/q_missing/accept', { machine_id: 'http-m' }, {}, 401, 'unauthorized', 'svc'],
+    ['POST', '/api/v1/receipts/verify', { machine_id: 'http-m', receipt_id: 'rcpt_missing' }, {}, 404, 'not_found', 'svc'],
+    ['POST', '/api/v1/invoices', { machine_id: 'fresh', units: 1, network: 'TRON', asset: 'USDC' }, {}, 400, 'unsupported_rail', 'svc'],
+    ['GET', '/api/v1/nowhere', undefined, {}, 404, 'not_found', 'api'],
+  ];
+  for (const [m, p, b, h, status, code, source] of cases) {
+    const r = await call(m, p, b, h);
+    t.is(r.status, status, `${m} ${p}`);
+    t.deepEqual([r.body.ok, r.body.error.code, r.body.error.source], [false, code, source], `${m} ${p}`);
+    t.is(typeof r.body.error.message, 'string');
+    t.is(r.body.request_id, r.headers.get('x-request-id'));
+  }
+  const big = await call('POST', '/api/v1/quotes/get-pulse', JSON.stringify({ machine_id: 'm', pad: 'x'.repeat((1 << 20) + 10) }));
+  t.deepEqual([big.status, big.body.error.code], [413, 'payload_too_large']);
+  const expired = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'http-m', bits: 64, quote_ttl_ms: 1000 });
+  await new Promise((r) => setTimeout(r, 1100));
+  const tok = (await call('POST', '/api/v1/invoices', { machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT' })).body.machine_token;
+  await call('POST', '/api/v1/invoices', { machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT' }, { authorization: `Bearer ${tok}` });
+  const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'conf-m', bits: 64 });
+  const r409 = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'conf-m' }, { authorization: `Bearer ${tok}` });
+  t.deepEqual([r409.status, r409.body.error.code, r409.body.error.source], [409, 'insufficient_balance', 'svc']);
+  t.truthy(expired.body.quote_id);
+});
+
+test.serial('405 carries Allow; request ids are echoed when valid and replaced when not', async (t) => {
+  const r = await call('DELETE', '/api/v1/caps');
+  t.is(r.status, 405);
+  t.regex(r.headers.get('allow') ?? '', /GET/);
+  t.is(r.body.error.code, 'method_not_allowed');
+  const ok = await call('GET', '/api/v1/caps', undefined, { 'x-request-id': 'trace-abc.123' });
+  t.deepEqual([ok.body.request_id, ok.headers.get('x-request-id'), ok.body.capability_count], ['trace-abc.123', 'trace-abc.123', 21]);
+  const bad = await call('GET', '/api/v1/caps', undefined, { 'x-request-id': 'has spaces & ~' });
+  t.not(bad.body.request_id, 'has spaces & ~');
+  t.regex(bad.body.request_id, /^[0-9a-f-]{36}$/);
+});
+
+test.serial('admin commands have no HTTP route; the route index lists every HTTP command', async (t) => {
+  for (const p of ['/api/v1/settle-invoice', '/api/v1/invoices/inv_x/settle', '/api/v1/admin/settle', '/api/v1/recover-runtime', '/api/v1/runtime/recover']) {
+    t.is((await call('POST', p, { invoice_id: 'inv_x', reference: 'r' })).status, 404, p);
+  }
+  const idx = await call('GET', '/api/v1');
+  const cmds = idx.body.routes.map((r: any) => r.command).filter(Boolean);
+  t.false(cmds.includes('SETTLE_INVOICE') || cmds.includes('RECOVER_RUNTIME') || cmds.includes('GET_RECEIPT'));
+  t.is(idx.body.routes.filter((r: any) => r.path.startsWith('/api/v1/executions/')).length, 10);
+});
+
+test.serial('Idempotency-Key header: same body replays with Idempotent-Replayed, another body is 422', async (t) => {
+  const h = { 'idempotency-key': 'hdr-key-1' };
+  const a = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'idem-http', bits: 64 }, h);
+  const b = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'idem-http', bits: 64 }, h);
+  t.is(b.body.quote_id, a.body.quote_id);
+  t.is(b.headers.get('idempotent-replayed'), 'true');
+  const c = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'idem-http', bits: 65 }, h);
+  t.deepEqual([c.status, c.body.error.code], [422, 'idempotency_key_reused']);
+});
+
+test.serial('sandbox: anonymous quote → accept → execute → verify, within the sandbox limits', async (t) => {
+  const q = await call('POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 256 });
+  t.deepEqual([q.status, q.body.machine_id, q.body.quote_units, q.body.ttl_seconds], [200, 'sandbox_machine', 0, 300]);
+  const early = await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: q.body.quote_id });
+  t.deepEqual([early.status, early.body.error.code], [409, 'quote_not_accepted']);
+  t.is((await call('POST', `/api/v1/sandbox/quotes/${q.body.quote_id}/accept`, { machine_id: 'sandbox_machine' })).body.state, 'accepted');
+  const ex = await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: q.body.quote_id });
+  t.is(ex.body.output_hex.length, 64);
+  t.is(ex.body.units_charged, 0);
+  const v = await call('POST', '/api/v1/sandbox/receipts/verify', { machine_id: 'sandbox_machine', receipt_id: ex.body.receipt_id });
+  t.deepEqual([v.body.valid, v.body.receipt.settlement], [true, 'none (sandbox)']);
+  for (const bad of [{ bits: 65537 }, { max_output: 8193 }, { priority: 'high' }, { bits: 0 }, { colour: 'red' }]) {
+    t.is((await call('POST', '/api/v1/sandbox/quotes/get-pulse', bad)).status, 400, JSON.stringify(bad));
+  }
+  t.is((await call('POST', '/api/v1/sandbox/receipts/verify', { machine_id: 'other', receipt_id: ex.body.receipt_id })).status, 404);
+  t.is((await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: 'sbx_q_nope' })).status, 404);
+});
+
+test.serial('status, health, payment and payment-info', async (t) => {
+  const st = await call('GET', '/api/v1/status');
+  t.deepEqual([st.body.gateway.status, st.body.edge.status], ['ok', 'ok']);
+  t.is((await call('GET', '/api/v1/health')).body.status, 'ok');
+  const pay = await call('GET', '/api/v1/payment');
+  t.deepEqual(Object.keys(pay.body.wallets).sort(), ['USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA', 'USDT_TRON']);
+  t.is((await call('GET', '/api/v1/payment-info')).body.rails.length, 4);
+});
+
+test('rate limits: 429 rate_limited with Retry-After and RateLimit headers', async (t) => {
+  const g = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '3/60' }, ['start']);
+  t.teardown(async () => { await g.stop(); g.cleanup(); });
+  const codes: number[] = [];
+  let last: Response | null = null;
+  for (let i = 0; i < 5; i++) { last = await fetch(`${g.ready.http}/api/v1/caps`); codes.push(last.status); await last.text(); }
+  t.deepEqual(codes, [200, 200, 200, 429, 429]);
+  t.regex(last!.headers.get('retry-after') ?? '', /^\d+$/);
+  t.is(last!.headers.get('ratelimit-policy'), '"public_low";q=3;w=60');
+  t.regex(last!.headers.get('ratelimit') ?? '', /^"public_low";r=0;t=\d+$/);
+});
+
+test('502 edge_unavailable when the gateway cannot reach the core', async (t) => {
+  const g = new Svcd({ SVC_BACKEND_PORT: '1' });
+  t.teardown(async () => { await g.stop(); g.cleanup(); });
+  await g.start(['gateway']);
+  const r = await fetch(`${g.ready.http}/api/v1/caps`);
+  const body = await r.json() as any;
+  t.deepEqual([r.status, body.error.code, body.error.source], [502, 'edge_unavailable', 'svc']);
+  const st = await (await fetch(`${g.ready.http}/api/v1/status`)).json() as any;
+  t.deepEqual([st.gateway.status, st.edge.status], ['ok', 'unavailable']);
+});
