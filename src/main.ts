@@ -2,6 +2,7 @@
 //   svcd [start]   core + HTTP gateway in one process (the gateway still talks svc/1 over loopback)
 //   svcd core      the core alone: svc/1 edge (TLS), backend (loopback TCP), admin socket
 //   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
+//   svcd manifest  the manifest hash to publish in DNS
 //   svcd selfcheck kernel known-answer check
 // Configuration: environment variables (README "Configuration"). With SVC_READY_FILE set, svcd
 // writes the bound addresses there as one JSON object once every listener is up.
@@ -14,6 +15,10 @@ import { startListeners } from './edge/servers.ts';
 import { createGateway, listenGateway } from './gateway/app.ts';
 import { DEFAULT_RATES, parseRate } from './gateway/rate-limit.ts';
 import type { Config } from './core/config.ts';
+import { NodeIdentity } from './core/node-identity.ts';
+import { loadTlsMaterial } from './core/tls-material.ts';
+import { DOCUMENT_PATHS, manifestHash } from './discovery/documents.ts';
+import { siteFromBaseUrl } from './discovery/node-info.ts';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
@@ -29,7 +34,7 @@ function runSelfCheck(): number {
   return failed ? 1 : 0;
 }
 
-async function startGateway(config: Config, log: Logger, backendPort: number): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+async function startGateway(config: Config, log: Logger, backendPort: number, edgePort?: number): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const gw = createGateway({
     backend: { kind: 'tcp', host: '127.0.0.1', port: backendPort },
     rates: {
@@ -38,10 +43,13 @@ async function startGateway(config: Config, log: Logger, backendPort: number): P
     },
     log: log.child({ part: 'gateway' }),
     trustProxy: config.trustProxy,
+    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+    edgePort: edgePort ?? config.edgePort,
   });
   const server = await listenGateway(gw.app, config.httpHost, config.httpPort);
   const a = server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  gw.setBoundUrl(url);
   return {
     server, url,
     close: () => new Promise<void>((r) => { server.close(() => r()); server.closeIdleConnections(); setTimeout(() => server.closeAllConnections(), 2000).unref(); gw.close(); }),
@@ -78,7 +86,8 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   }
   const core = await Core.open(config);
   const listeners = await startListeners(core, log);
-  const gw = parts.gateway ? await startGateway(config, log, Number(listeners.addresses.backend.split(':').pop())) : null;
+  const port = (addr: string) => Number(addr.split(':').pop());
+  const gw = parts.gateway ? await startGateway(config, log, port(listeners.addresses.backend), port(listeners.addresses.edge)) : null;
   const ready = { http: gw?.url ?? null, ...listeners.addresses, data_dir: config.dataDir, edge_cert_sha256: core.tls.fingerprint256 };
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
@@ -90,10 +99,28 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   });
 }
 
+/** `svcd manifest`: the manifest hash to publish as a DNS TXT record (SPEC "Versioning"). */
+async function printManifest(): Promise<number> {
+  const config = loadConfig();
+  const identity = NodeIdentity.loadOrCreate(config.dataDir);
+  const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
+  const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
+  const site = siteFromBaseUrl(baseUrl, config.edgePort, Object.fromEntries(config.rails.map((r) => [r.rail, r.address])));
+  const node = { ...identity.public, edge_cert_sha256: tls.fingerprint256 };
+  const hash = manifestHash(node, site);
+  console.log(`manifest: ${baseUrl}${DOCUMENT_PATHS.manifest}`);
+  console.log(`sha256:   ${hash}`);
+  console.log(`DNS TXT:  _svc-manifest.${site.edge_host} TXT "v=svc_public_discovery_v1; sha256=${hash}"`);
+  return 0;
+}
+
 const cmd = process.argv[2] ?? 'start';
 switch (cmd) {
   case 'selfcheck':
     process.exitCode = runSelfCheck();
+    break;
+  case 'manifest':
+    printManifest().then((c) => { process.exitCode = c; }, (e: unknown) => { console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`); process.exitCode = 1; });
     break;
   case 'start':
   case 'core':
@@ -104,6 +131,6 @@ switch (cmd) {
     });
     break;
   default:
-    console.error(`svcd: unknown command ${cmd}\nusage: svcd [start|core|gateway|selfcheck]`);
+    console.error(`svcd: unknown command ${cmd}\nusage: svcd [start|core|gateway|manifest|selfcheck]`);
     process.exitCode = 2;
 }

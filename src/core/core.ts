@@ -19,7 +19,7 @@ import { createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice 
 import { Ledger, UNIT_SCALE } from './ledger.ts';
 import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
 import { NodeIdentity } from './node-identity.ts';
-import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, usdString } from './pricing.ts';
+import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, usdString } from '../protocol/pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, quoteView, sweepExpired } from './quotes.ts';

@@ -8,7 +8,7 @@ import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
-import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from './pricing.ts';
+import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
 
 export type QuoteState = 'issued' | 'accepted' | 'executed' | 'expired';
 

@@ -5,7 +5,7 @@ import type { Kernels } from '../kernels/index.ts';
 import { newId } from './ids.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
 import type { NodeIdentity } from './node-identity.ts';
-import { PRICE_VERSION, QUOTE_TERMS_VERSION } from './pricing.ts';
+import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../protocol/pricing.ts';
 
 export const RECEIPT_FORMAT = 'svc_receipt_v1';
 

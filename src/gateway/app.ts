@@ -1,7 +1,7 @@
 // The HTTP/JSON gateway (SPEC "Endpoints", DESIGN.md §9): Koa routes generated from the command
 // registry, each validated with the registry's schemas and forwarded to the core over svc/1 (the
 // client kit, loopback TCP); the sandbox; rate limits; request ids; ApiError for every failure.
-// Holds no money state. Discovery documents, OpenAPI and MCP live beside it (later).
+// Holds no money state. Discovery documents and OpenAPI are served from src/discovery.
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Koa from 'koa';
@@ -18,9 +18,14 @@ import { readJsonBody } from './body.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
 import { RateLimiter, type RateRules } from './rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
+import { discoveryRoutes } from './discovery-routes.ts';
 
 export interface GatewayOptions {
   backend: Endpoint;
+  /** public base URL (SVC_BASE_URL); default: the address the gateway is bound to */
+  baseUrl?: string;
+  /** public svc/1 edge port published in discovery (default 9443) */
+  edgePort?: number;
   rates: RateRules;
   log: Logger;
   /** trust X-Forwarded-For for the client address (behind a proxy you run) */
@@ -33,7 +38,8 @@ type Ctx = RouterContext<State>;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const toRouterPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
-export function createGateway(opts: GatewayOptions): { app: Koa<State>; close(): void; sandbox: Sandbox } {
+export function createGateway(opts: GatewayOptions): { app: Koa<State>; close(): void; sandbox: Sandbox; setBoundUrl(url: string): void } {
+  let boundUrl = 'http://127.0.0.1';
   const app = new Koa<State>({ proxy: opts.trustProxy === true });
   const router = new Router<State>();
   const limiter = new RateLimiter(opts.rates);
@@ -148,9 +154,11 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
   router.post('/api/v1/sandbox/executions/get-pulse', sbx('execute', (b) => sandbox.execute(b.quote_id as string, b.machine_id as string)));
   router.post('/api/v1/sandbox/receipts/verify', sbx('verify', (b) => sandbox.verify(b.receipt_id as string, b.machine_id as string)));
 
+  discoveryRoutes(router, (cmd, args) => core(cmd, args), { baseUrl: () => opts.baseUrl ?? boundUrl, edgePort: opts.edgePort ?? 9443 }, (ctx) => limit(ctx, 'public_low', `ip:${ctx.ip}`));
+
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, sandbox, close: () => { void client?.then((c) => c.close(), () => undefined); } };
+  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void client?.then((c) => c.close(), () => undefined); } };
 }
 
 const AUX_ROUTES = [
@@ -159,6 +167,9 @@ const AUX_ROUTES = [
   { method: 'GET', path: '/api/v1/health', command: 'HEALTH', purpose: 'HEALTH via the edge' },
   { method: 'GET', path: '/api/v1/payment', purpose: 'payment policy and wallets' },
   { method: 'GET', path: '/api/v1/payment-info', command: 'PAYMENT_INFO', purpose: 'PAYMENT_INFO via the edge' },
+  { method: 'GET', path: '/api/v1/discovery', purpose: 'discovery summary' },
+  { method: 'GET', path: '/api/v1/manifest', purpose: 'published manifest' },
+  { method: 'GET', path: '/api/v1/pricebook', purpose: 'pricebook pointer' },
 ];
 const SANDBOX_ROUTES = [
   { method: 'POST', path: '/api/v1/sandbox/quotes/get-pulse', billing: 'sandbox_free_limited', rate_class: 'public_low', execution: false, purpose: 'creates a sandbox GET_PULSE quote' },

@@ -5,7 +5,7 @@ import test from 'ava';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { Store } from '../../src/store/store.ts';
 import { Ledger, type JournalEntry } from '../../src/core/ledger.ts';
-import { price } from '../../src/core/pricing.ts';
+import { price } from '../../src/protocol/pricing.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 
 async function ledgerOf(dataDir: string) {

@@ -6,10 +6,11 @@
 // The DESIGN formula takes one ceil over the whole sum times the multiplier; since multipliers are
 // integers, ceiling the only irrational term first gives the same result for every input except
 // that it can never be off by a floating-point rounding (documented in docs/pricing.md).
-import type { ServiceName } from '../protocol/services.ts';
-import { SERVICE_NAMES } from '../protocol/services.ts';
-import { UNIT_SCALE } from './ledger.ts';
-import { VERSIONS } from '../protocol/versions.ts';
+import { SERVICE_NAMES, type ServiceName } from './services.ts';
+import { VERSIONS } from './versions.ts';
+
+/** Internal units per svcC (SPEC "Pricing model": unit_scale). */
+export const UNIT_SCALE = 100_000_000n;
 
 export const PRICE_BOOK = 'competitive_v6';
 export const PRICE_VERSION = VERSIONS.priceVersion;

@@ -1,0 +1,28 @@
+// What discovery documents say about the running node and where it is reached. The gateway builds
+// it from the core's HELLO (node key, edge certificate) and its configuration; `svcd manifest`
+// builds it from the data dir. Documents are pure functions of it and the registry.
+
+export interface NodeInfo {
+  node_id: string;
+  key_id: string;
+  alg: 'Ed25519';
+  /** raw Ed25519 public key, base64url */
+  public_key: string;
+  /** SHA-256 of the edge certificate (DER), hex */
+  edge_cert_sha256: string;
+}
+
+export interface SiteInfo {
+  /** public base URL of the gateway, no trailing slash */
+  base_url: string;
+  /** public host of the svc/1 edge */
+  edge_host: string;
+  edge_port: number;
+  /** receiving address per rail key (USDT_TRON, USDC_BASE, USDC_SOLANA, USDT_SOLANA) */
+  wallets: Record<string, string>;
+}
+
+export function siteFromBaseUrl(baseUrl: string, edgePort: number, wallets: Record<string, string>): SiteInfo {
+  const u = new URL(baseUrl);
+  return { base_url: baseUrl.replace(/\/+$/, ''), edge_host: u.hostname.replace(/^\[|\]$/g, ''), edge_port: edgePort, wallets };
+}

@@ -1,0 +1,94 @@
+// Discovery: openapi.json is a valid OpenAPI 3.1 document whose schemas all compile under JSON
+// Schema 2020-12 and which covers exactly the contract's HTTP surface; every well-known document is
+// served with its type, ETag and caching; the manifest hash is the same everywhere it is published.
+import test from 'ava';
+import { createHash } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Svcd, runBin, BIN } from '../support/svcd.ts';
+import { buildOpenApi } from '../../src/discovery/openapi.ts';
+import { COMMANDS } from '../../src/protocol/registry.ts';
+
+let s: Svcd;
+let base: string;
+test.before(async () => { s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' }, ['start']); base = s.ready.http!; });
+test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+
+test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12), exactly the contract\'s HTTP surface', async (t) => {
+  const doc = buildOpenApi({ base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {} });
+  await t.notThrowsAsync(SwaggerParser.validate(structuredClone(doc) as never));
+  const ajv = new Ajv2020({ strict: false });
+  const components = (doc.components as { schemas: Record<string, object> }).schemas;
+  for (const [name, schema] of Object.entries(components)) ajv.addSchema(schema, `#/components/schemas/${name}`);
+  for (const [name, schema] of Object.entries(components)) t.notThrows(() => ajv.compile({ $ref: `#/components/schemas/${name}` }), name);
+  const paths = doc.paths as Record<string, Record<string, any>>;
+  const want = COMMANDS.filter((c) => c.http && c.name !== 'QUOTE').map((c) => `${c.http!.method.toLowerCase()} ${c.http!.path}`);
+  for (const w of want) { const [m, p] = w.split(' '); t.truthy(paths[p!]?.[m!], w); }
+  t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/quotes/') && !p.includes('{')).length, 10);
+  t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/executions/')).length, 10);
+  t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/sandbox/')).length, 4);
+  const ops = Object.values(paths).flatMap((p) => Object.values(p));
+  t.false(ops.some((o) => ['SETTLE_INVOICE', 'RECOVER_RUNTIME', 'GET_RECEIPT'].includes(o['x-svc-command'])));
+  for (const o of ops) t.true(typeof o['x-svc-billing'] === 'string' && typeof o['x-svc-rate-class'] === 'string' && typeof o['x-svc-execution'] === 'boolean', o.operationId);
+  t.is(new Set(ops.map((o) => o.operationId)).size, ops.length, 'operationIds are unique');
+  const served = await (await fetch(`${base}/openapi.json`)).json() as any;
+  t.is(served.servers[0].url, 'https://svc.example.test');
+  t.is(served.info.version, 'v1.0.5');
+});
+
+test('well-known documents: status, type, ETag and 304, CORS where conventional', async (t) => {
+  const docs: [string, RegExp][] = [
+    ['/openapi.json', /json/], ['/.well-known/openapi.json', /json/], ['/.well-known/svc/openapi.json', /json/], ['/llms.txt', /text\/plain/],
+    ['/robots.txt', /text\/plain/], ['/sitemap.xml', /xml/], ['/site.webmanifest', /manifest\+json/], ['/.well-known/', /json/],
+    ['/.well-known/host-meta', /xrd\+xml/], ['/.well-known/host-meta.json', /json/], ['/.well-known/agent-card.json', /json/], ['/.well-known/agent.json', /json/],
+    ['/.well-known/svc/svc_public_manifest.json', /json/], ['/.well-known/svc/svc_public_manifest.kv', /text\/plain/], ['/.well-known/svc/status.json', /json/],
+    ['/.well-known/svc/bootstrap.json', /json/], ['/.well-known/svc/pricebook.json', /json/], ['/.well-known/svc/svc_service_catalog.json', /json/],
+    ['/.well-known/svc/svc_pricebook_public.txt', /text\/plain/], ['/.well-known/svc/nodes.json', /json/], ['/.well-known/svc/node.json', /json/],
+    ['/.well-known/svc/network.json', /json/], ['/api/v1/manifest', /json/], ['/api/v1/pricebook', /json/],
+  ];
+  for (const [path, type] of docs) {
+    const r = await fetch(base + path);
+    const body = await r.text();
+    t.is(r.status, 200, path);
+    t.regex(r.headers.get('content-type') ?? '', type, path);
+    t.true(body.length > 20, path);
+    const etag = r.headers.get('etag');
+    t.regex(etag ?? '', /^"[0-9a-f]{32}"$/, path);
+    t.regex(r.headers.get('cache-control') ?? '', /max-age=\d+/, path);
+    if (!path.endsWith('status.json')) {
+      const again = await fetch(base + path, { headers: { 'if-none-match': etag! } });
+      t.is(again.status, 304, `${path} revalidates`);
+    }
+  }
+  const wf = await fetch(`${base}/.well-known/webfinger?resource=${encodeURIComponent('https://svc.example.test')}`);
+  t.deepEqual([wf.status, wf.headers.get('access-control-allow-origin'), wf.headers.get('content-type')], [200, '*', 'application/jrd+json']);
+  t.is(((await wf.json()) as any).subject, 'https://svc.example.test');
+  t.is((await fetch(`${base}/.well-known/webfinger`)).status, 400);
+  t.is((await fetch(`${base}/.well-known/webfinger?resource=acct:nobody@elsewhere`)).status, 404);
+});
+
+test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery, in the .kv, and from `svcd manifest`', async (t) => {
+  const bytes = Buffer.from(await (await fetch(`${base}/.well-known/svc/svc_public_manifest.json`)).arrayBuffer());
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const m = JSON.parse(bytes.toString('utf8'));
+  t.is(m.format, 'svc_public_discovery_v1');
+  t.is(m.capability_count, 21);
+  t.is(m.capabilities.length, 21);
+  t.is(m.edge.cert_sha256, s.ready.edge_cert_sha256);
+  t.deepEqual(Object.keys(m.payment.wallets).sort(), ['USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA', 'USDT_TRON']);
+  const disc = await (await fetch(`${base}/api/v1/discovery`)).json() as any;
+  t.is(disc.manifest_sha256, hash);
+  t.true((await (await fetch(`${base}/.well-known/svc/svc_public_manifest.kv`)).text()).includes(`manifest_sha256=${hash}`));
+  const cli = await runBin(BIN.svcd, ['manifest'], { SVC_DATA_DIR: s.dataDir, SVC_BASE_URL: 'https://svc.example.test', SVC_EDGE_PORT: String(s.edgePort) });
+  t.is(cli.code, 0, cli.stderr);
+  t.regex(cli.stdout, new RegExp(`sha256:\\s+${hash}`));
+  t.regex(cli.stdout, /TXT "v=svc_public_discovery_v1; sha256=[0-9a-f]{64}"/);
+  const ptr = await (await fetch(`${base}/api/v1/pricebook`)).json() as any;
+  const text = await (await fetch(`${base}/.well-known/svc/svc_pricebook_public.txt`)).text();
+  t.is(ptr.format, 'svc_pricebook_pointer_v1');
+  t.is(ptr.sha256, createHash('sha256').update(text).digest('hex'));
+  t.regex(text, /^price_book=competitive_v6$/m);
+  t.regex(text, /^price_version=svcC_REF_USD_WORK_V6$/m);
+  const llms = await (await fetch(`${base}/llms.txt`)).text();
+  for (const svc of ['get-pulse', 'make-bct', 'bvm-exec', 'machine-event-log']) t.true(llms.includes(svc), svc);
+});
