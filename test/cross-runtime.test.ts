@@ -12,13 +12,13 @@ import { promisify } from 'node:util';
 import { kernelWasmPath } from '../src/kernels/index.ts';
 import { assemble } from '../src/kernels/bvm-assembler.ts';
 import { ownVectors, prng, hex } from './helpers.ts';
+import { CHROMIUM, hasChromium, launchChromium } from './support/browser.ts';
 // @ts-expect-error plain JS module shared with Deno and the browser
 import { runVectors } from './cross-runtime/vector-runner.js';
 
 const run = promisify(execFile);
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const wasmPath = kernelWasmPath('release');
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 const DENO = here('../node_modules/.bin/deno');
 
 function makeBundle() {
@@ -66,11 +66,9 @@ test.serial('Deno: identical results from the same .wasm', async (t) => {
   t.deepEqual(out.results, nodeResults);
 });
 
-const hasChromium = existsSync(CHROMIUM);
 (hasChromium ? test.serial : test.serial.skip)(
   hasChromium ? 'Chromium: identical results from the same .wasm in a page' : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
   async (t) => {
-    const { chromium } = await import('playwright-core');
     const files: Record<string, [string, Buffer]> = {
       '/page.html': ['text/html', readFileSync(here('./cross-runtime/page.html'))],
       '/vector-runner.js': ['text/javascript', readFileSync(here('./cross-runtime/vector-runner.js'))],
@@ -84,10 +82,7 @@ const hasChromium = existsSync(CHROMIUM);
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const port = (server.address() as { port: number }).port;
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(`http://127.0.0.1:${port}/page.html`);

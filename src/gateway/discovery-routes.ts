@@ -11,6 +11,7 @@ import {
 } from '../discovery/documents.ts';
 import type { NodeInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
+import { agentsPage, docsPage, landingPage, pricingPage, protocolPage, statusPage, trustPage, wellKnownHtml } from '../discovery/pages.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 
 type Ctx = RouterContext<{ requestId: string }>;
@@ -92,6 +93,20 @@ export function discoveryRoutes(router: Router<{ requestId: string }>, core: Cor
     try { edge = { status: 'ok', ...(await core('HEALTH', {})) }; } catch { edge = { status: 'unavailable' }; }
     send(ctx, jsonDoc({ format: 'svc_status_v1', gateway: { status: 'ok', version: VERSIONS.gateway }, edge, time: new Date().toISOString() }), 'application/json', { maxAge: 5 });
   });
+  const html = 'text/html; charset=utf-8';
+  router.get('/', async (ctx) => { const f = await facts(); send(ctx, landingPage(f.node, f.site), html, { cors: false }); });
+  router.get('/docs', (ctx) => send(ctx, docsPage(site()), html, { cors: false }));
+  router.get('/protocol', async (ctx) => { const f = await facts(); send(ctx, protocolPage(f.node, f.site), html, { cors: false }); });
+  router.get('/for-agents', (ctx) => send(ctx, agentsPage(site()), html, { cors: false }));
+  router.get('/pricing', (ctx) => send(ctx, pricingPage(), html, { cors: false }));
+  router.get('/trust', async (ctx) => { const f = await facts(); send(ctx, trustPage(f.node, manifestHash(f.node, f.site)), html, { cors: false }); });
+  router.get('/status', async (ctx) => {
+    let edge: Record<string, unknown>;
+    try { edge = { status: 'ok', ...(await core('HEALTH', {})) }; } catch { edge = { status: 'unavailable' }; }
+    send(ctx, statusPage(edge), html, { cors: false, maxAge: 5 });
+  });
+  router.get(`${WELL_KNOWN}/`, (ctx) => send(ctx, wellKnownHtml(site()), html));
+
   router.get('/api/v1/discovery', async (ctx) => {
     limit(ctx);
     const f = await facts();
