@@ -19,6 +19,7 @@ import { CoreError, toHttpError } from './http-errors.ts';
 import { RateLimiter, type RateRules } from './rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
+import { createMcpEndpoint, mcpMetadata } from './mcp.ts';
 
 export interface GatewayOptions {
   backend: Endpoint;
@@ -154,11 +155,38 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
   router.post('/api/v1/sandbox/executions/get-pulse', sbx('execute', (b) => sandbox.execute(b.quote_id as string, b.machine_id as string)));
   router.post('/api/v1/sandbox/receipts/verify', sbx('verify', (b) => sandbox.verify(b.receipt_id as string, b.machine_id as string)));
 
+  // MCP: POST is the stateless JSON-RPC endpoint; GET is 405 (no streams)
+  const mcp = createMcpEndpoint((cmd, args) => core(cmd, args), sandbox, (e) => opts.log.warn({ err: e }, 'mcp request rejected'));
+  router.get('/mcp', (ctx) => {
+    ctx.set('Allow', 'POST');
+    throw new ServiceError('method_not_allowed', 'GET /mcp: streams are not supported (stateless server); POST JSON-RPC requests');
+  });
+  router.post('/mcp', async (ctx) => {
+    limit(ctx, 'public_low', `ip:${ctx.ip}`);
+    const body = await readJsonBody(ctx.req);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
+    headers.set('content-type', 'application/json');
+    const res = await mcp.fetch(new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) }), { parsedBody: body });
+    ctx.status = res.status;
+    res.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'transfer-encoding') ctx.set(k, v); });
+    const out = Buffer.from(await res.arrayBuffer());
+    ctx.body = out.length ? out : null;
+  });
+  for (const p of ['/.well-known/mcp', '/.well-known/mcp.json', '/.well-known/svc/mcp.json']) {
+    router.get(p, (ctx) => {
+      limit(ctx, 'public_low', `ip:${ctx.ip}`);
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = mcpMetadata((opts.baseUrl ?? boundUrl).replace(/\/+$/, ''));
+    });
+  }
+
   discoveryRoutes(router, (cmd, args) => core(cmd, args), { baseUrl: () => opts.baseUrl ?? boundUrl, edgePort: opts.edgePort ?? 9443 }, (ctx) => limit(ctx, 'public_low', `ip:${ctx.ip}`));
 
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void client?.then((c) => c.close(), () => undefined); } };
+  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void mcp.close(); void client?.then((c) => c.close(), () => undefined); } };
 }
 
 const AUX_ROUTES = [
