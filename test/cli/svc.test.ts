@@ -1,0 +1,44 @@
+// The CLIs as users run them: help lists every command and flag, exit codes are 0 ok, 1 the
+// service said no, 2 usage, 3 connection/TLS failure, and --insecure says loudly what it does.
+import test from 'ava';
+import { BIN, Svcd, runBin } from '../support/svcd.ts';
+import { COMMANDS } from '../../src/protocol/registry.ts';
+
+let s: Svcd;
+test.before(async () => { s = await Svcd.start(); });
+test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+
+test('svc --help lists every public command form; per-command help lists its flags', async (t) => {
+  const r = await runBin(BIN.svc, ['--help']);
+  t.is(r.code, 0);
+  for (const c of COMMANDS) for (const name of c.cli) t.regex(r.stdout, new RegExp(`^  ${name} `, 'm'), name);
+  for (const flag of ['--edge', '--json', '--pin', '--ca', '--insecure', '--machine-id', '--credentials']) t.true(r.stdout.includes(flag), flag);
+  t.regex(r.stdout, /Exit codes: 0 ok, 1 the service said no/);
+  const q = await runBin(BIN.svc, ['quote-make-bct', '--help']);
+  for (const flag of ['--bits', '--bytes', '--max-output', '--priority', '--ttl-ms', '--idempotency-key', '--plain-hex', '--plain-file']) t.true(q.stdout.includes(flag), flag);
+  const f = await runBin(BIN.svc, ['fund-account', '--help']);
+  t.regex(f.stdout, /--network <network>.*choices: "TRON", "Solana", "Base"/s);
+  const a = await runBin(BIN.admin, ['--help']);
+  for (const c of ['settle-invoice', 'recover-runtime', 'rotate-token']) t.true(a.stdout.includes(c), c);
+  t.is((await runBin(BIN.svc, ['--version'])).stdout.trim(), 'v1.0.5');
+});
+
+test('exit codes: 0 ok, 1 refused, 2 usage, 3 connection or TLS failure', async (t) => {
+  t.is((await s.svc(['hello'])).code, 0);
+  const refused = await s.svc(['--machine-id', 'nobody', 'balance']);
+  t.deepEqual([refused.code, /^error: unauthorized: /.test(refused.stderr)], [1, true]);
+  t.is((await s.svc(['frobnicate'])).code, 2);
+  t.is((await s.svc(['quote-get-pulse'])).code, 2, 'missing --machine-id');
+  t.is((await s.svc(['--machine-id', 'm', 'quote-get-pulse', '--bits', 'many'])).code, 2);
+  t.is((await runBin(BIN.svc, ['--edge', '127.0.0.1:1', 'hello'])).code, 3);
+  const pin = await runBin(BIN.svc, ['--edge', `127.0.0.1:${s.edgePort}`, '--pin', '00'.repeat(32), 'hello']);
+  t.deepEqual([pin.code, /does not match the pin/.test(pin.stderr)], [3, true]);
+  const ca = await runBin(BIN.svc, ['--edge', `127.0.0.1:${s.edgePort}`, 'hello']);
+  t.is(ca.code, 3, 'a self-signed edge is refused without --pin, --ca or --insecure');
+  const insecure = await runBin(BIN.svc, ['--edge', `127.0.0.1:${s.edgePort}`, '--insecure', 'hello']);
+  t.is(insecure.code, 0);
+  t.regex(insecure.stderr, /WARNING: --insecure/);
+  const viaCa = await runBin(BIN.svc, ['--edge', `localhost:${s.edgePort}`, '--ca', `${s.dataDir}/edge-cert.pem`, 'hello']);
+  t.is(viaCa.code, 0, viaCa.stderr);
+  t.is((await runBin(BIN.admin, ['--data-dir', '/nonexistent', 'recover-runtime'])).code, 3);
+});
