@@ -29,6 +29,8 @@ export interface GatewayOptions {
   edgePort?: number;
   rates: RateRules;
   log: Logger;
+  /** pipelined svc/1 connections to the core (default 4) */
+  backendConnections?: number;
   /** trust X-Forwarded-For for the client address (behind a proxy you run) */
   trustProxy?: boolean;
 }
@@ -45,11 +47,16 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
   const router = new Router<State>();
   const limiter = new RateLimiter(opts.rates);
   const sandbox = new Sandbox();
-  let client: Promise<SvcClient> | null = null;
+  // a few pipelined connections to the core: each carries at most SVC_MAX_IN_FLIGHT requests at once
+  const clients: (Promise<SvcClient> | null)[] = Array.from({ length: opts.backendConnections ?? 4 }, () => null);
+  let next = 0;
+  const backend = (): Promise<SvcClient> => {
+    const i = next++ % clients.length;
+    return clients[i] ??= SvcClient.connect(opts.backend).catch((e: unknown) => { clients[i] = null; throw e; });
+  };
 
   const core = async (cmd: string, args: Record<string, unknown>, auth?: { machine_id?: string; token?: string }) => {
-    if (!client) client = SvcClient.connect(opts.backend).catch((e: unknown) => { client = null; throw e; });
-    const c = await client;
+    const c = await backend();
     try {
       return await c.request(cmd, args, auth);
     } catch (e) {
@@ -186,7 +193,7 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
 
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void mcp.close(); void client?.then((c) => c.close(), () => undefined); } };
+  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void mcp.close(); for (const c of clients) void c?.then((x) => x.close(), () => undefined); } };
 }
 
 const AUX_ROUTES = [
