@@ -39,7 +39,7 @@ test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1
 
 test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP proofs that verify offline; tampering fails', async (t) => {
   const s = await Svcd.start();
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  t.teardown(async () => { const r = await s.stopAndCheckLedger(); s.cleanup(); if (!r.ok) throw new Error(r.problems.join('; ')); });
   const token = await fundMachine(s, 'logger', 1);
   const c = await s.edge();
   t.teardown(() => c.close());

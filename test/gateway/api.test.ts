@@ -11,7 +11,11 @@ test.before(async () => {
   s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
   base = s.ready.http!;
 });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+test.after.always(async () => {
+  const r = await s.stopAndCheckLedger();
+  s.cleanup();
+  if (!r.ok || r.exitCode !== 0) throw new Error(`ledger after the gateway tests: ${JSON.stringify(r)}`);
+});
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(base + path, {

@@ -99,6 +99,20 @@ export class Svcd {
     await exited;
   }
 
+  /** Stops svcd (exit code must be 0) and recomputes the ledger from its journal. */
+  async stopAndCheckLedger(): Promise<{ exitCode: number | null; ok: boolean; problems: string[] }> {
+    const exitCode = await this.stop();
+    const { Store } = await import('../../src/store/store.ts');
+    const { Ledger } = await import('../../src/core/ledger.ts');
+    const store = await Store.open(this.dataDir);
+    try {
+      const check = await new Ledger(store).verify();
+      return { exitCode, ok: check.ok, problems: check.problems };
+    } finally {
+      await store.close();
+    }
+  }
+
   cleanup(): void {
     rmSync(this.dataDir, { recursive: true, force: true });
   }
