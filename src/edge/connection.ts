@@ -18,6 +18,9 @@ export interface ConnectionOptions {
   log: Logger;
 }
 
+/** How long a connection being closed for a protocol error keeps draining the peer's bytes. */
+const LINGER_MS = 30_000;
+
 export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): void {
   const decoder = new LineDecoder(MAX_LINE);
   let inFlight = 0;
@@ -43,7 +46,8 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     // lingering close: half-close and keep draining what the peer is still sending, so the kernel
     // does not answer unread data with a reset that could destroy the error frame in flight
     socket.end();
-    setTimeout(() => socket.destroy(), 5000).unref();
+    socket.once('end', () => socket.destroy()); // the peer finished sending: nothing left to drain
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };
 
   socket.setNoDelay(true);
