@@ -20,7 +20,7 @@ test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12), exactly 
   const ajv = new Ajv2020({ strict: false });
   const components = (doc.components as { schemas: Record<string, object> }).schemas;
   for (const [name, schema] of Object.entries(components)) ajv.addSchema(schema, `#/components/schemas/${name}`);
-  for (const [name, schema] of Object.entries(components)) t.notThrows(() => ajv.compile({ $ref: `#/components/schemas/${name}` }), name);
+  for (const name of Object.keys(components)) t.notThrows(() => ajv.compile({ $ref: `#/components/schemas/${name}` }), name);
   const paths = doc.paths as Record<string, Record<string, any>>;
   const want = COMMANDS.filter((c) => c.http && c.name !== 'QUOTE').map((c) => `${c.http!.method.toLowerCase()} ${c.http!.path}`);
   for (const w of want) { const [m, p] = w.split(' '); t.truthy(paths[p!]?.[m!], w); }

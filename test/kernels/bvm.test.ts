@@ -166,7 +166,7 @@ test('BVM assembler: errors name the line; disassembler round-trips', (t) => {
 
 // ---- properties: the interpreter is total and bounded, and agrees with the reference ----
 
-function checkBounded(t: import('ava').ExecutionContext, image: Uint8Array, input: Uint8Array, fuel: number, maxOutput: number): boolean {
+function checkBounded(image: Uint8Array, input: Uint8Array, fuel: number, maxOutput: number): boolean {
   const got = k.bvmRun(image, input, { fuel, maxOutput });
   const ref = runReference(image, input, fuel, maxOutput);
   return BVM_STATUS.includes(got.status) && got.steps <= fuel && got.output.length <= maxOutput
@@ -176,8 +176,8 @@ function checkBounded(t: import('ava').ExecutionContext, image: Uint8Array, inpu
 test('BVM property: random byte strings as images or as code always end halted or trapped, within bounds, as the reference does', (t) => {
   fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 64 }), fc.nat(5000), fc.nat(64), fc.nat(300),
     (bytes, input, fuel, maxOutput, memSize) =>
-      checkBounded(t, bytes, input, fuel, maxOutput)
-      && checkBounded(t, buildImage(bytes.length ? bytes : Uint8Array.of(0), { memSize }), input, fuel, maxOutput)),
+      checkBounded(bytes, input, fuel, maxOutput)
+      && checkBounded(buildImage(bytes.length ? bytes : Uint8Array.of(0), { memSize }), input, fuel, maxOutput)),
   { numRuns: 2000 });
   t.pass();
 });
@@ -205,7 +205,7 @@ const wellFormed = fc.array(fc.record({ op: fc.constantFrom(...ISA), imm: fc.int
 
 test('BVM property: random well-formed programs end within fuel and bounds, identical to the reference', (t) => {
   fc.assert(fc.property(wellFormed, fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 20000 }), fc.nat(128), fc.nat(256),
-    (code, input, fuel, maxOutput, memSize) => checkBounded(t, buildImage(code, { memSize }), input, fuel, maxOutput)),
+    (code, input, fuel, maxOutput, memSize) => checkBounded(buildImage(code, { memSize }), input, fuel, maxOutput)),
   { numRuns: 3000 });
   t.pass();
 });
@@ -219,6 +219,6 @@ test('BVM: random programs with many seeds (deterministic replay)', (t) => {
   const r = prng(2024);
   for (let i = 0; i < 500; i++) {
     const code = r.bytes(1 + r.int(100));
-    t.true(checkBounded(t, buildImage(code, { memSize: r.int(100) }), r.bytes(r.int(20)), r.int(3000), r.int(40)), `seed case ${i}`);
+    t.true(checkBounded(buildImage(code, { memSize: r.int(100) }), r.bytes(r.int(20)), r.int(3000), r.int(40)), `seed case ${i}`);
   }
 });

@@ -9,7 +9,7 @@ import { bytesOf, type Executor } from './types.ts';
 
 export const TIMESTAMP_ACCURACY_MS = 1000;
 
-export const timestampProof: Executor = async (ctx, q, a) => {
+export const timestampProof: Executor = async (ctx, _q, a) => {
   const digest = bytesOf(a.plain_hex);
   if (digest.length !== 32) throw new ServiceError('invalid_request', 'plain_hex must be a 32-byte SHA-256 digest', { field: 'plain_hex' });
   const log = ctx.logs.timestamps;
