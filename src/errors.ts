@@ -74,10 +74,6 @@ export class ServiceError extends Error {
   }
 }
 
-export function isServiceError(e: unknown): e is ServiceError {
-  return e instanceof ServiceError;
-}
-
 /** What a caller may see of any error: catalogue errors as they are, anything else as `internal`. */
 export function exposeError(e: unknown): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (e instanceof ServiceError) {

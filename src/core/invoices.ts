@@ -10,7 +10,7 @@ import { del, put, type Op } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
-import { UNIT_SCALE } from './ledger.ts';
+import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { claimOps, getMachine, newToken } from './machines.ts';
 
 export type InvoiceState = 'pending' | 'settled' | 'expired';

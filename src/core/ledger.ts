@@ -8,9 +8,7 @@ import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
 import { put, type Op, type Store } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { UNIT_SCALE } from '../protocol/pricing.ts';
 
-export { UNIT_SCALE };
 
 export interface Account { available: bigint; reserved: bigint; seq: number }
 export type JournalKind = 'credit' | 'reserve' | 'release' | 'capture';

@@ -16,10 +16,6 @@ import type { NodeIdentity } from './node-identity.ts';
 
 export { PULSE_FORMAT, type PulseBody, type SignedPulse };
 
-export function pulseOutput(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string, bits: number): Uint8Array {
-  return k.pulseExpand(pulseKey(k, seed, quoteId, machineId), new Uint8Array(0), bits);
-}
-
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)): the per-execution expansion seed. */
 export function pulseKey(k: Kernels, seed: Uint8Array, quoteId: string, machineId: string): Uint8Array {
   return k.hmacSha256(seed, pulseKeyMessage(quoteId, machineId));

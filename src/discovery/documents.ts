@@ -5,6 +5,7 @@ import { COMMANDS, CAPABILITIES } from '../protocol/registry.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY, UNIT_SCALE, price, pricebookText } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
+import { LIMITS as SCHEMA_LIMITS } from '../protocol/schemas.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
@@ -17,9 +18,11 @@ export const POLICY = {
   commercial_tiers: 'planned', settlement: 'crypto only',
 };
 
+/** The contract's limits as published, read from the schemas that enforce them. */
 export const LIMITS = {
-  machine_id_length: '1..128', idempotency_key_max_length: 128, quote_bits_min: 1, quote_bits_default: 65536,
-  quote_max_output_min: 0, quote_max_output_default: 8192, quote_bytes_min: 0, quote_ttl_ms_min: 1000, quote_ttl_ms_default: 60000,
+  machine_id_length: `1..${SCHEMA_LIMITS.machineIdMax}`, idempotency_key_max_length: SCHEMA_LIMITS.idempotencyKeyMax,
+  quote_bits_min: 1, quote_bits_default: SCHEMA_LIMITS.bitsDefault, quote_max_output_min: 0, quote_max_output_default: SCHEMA_LIMITS.maxOutputDefault,
+  quote_bytes_min: 0, quote_ttl_ms_min: SCHEMA_LIMITS.quoteTtlMinMs, quote_ttl_ms_default: SCHEMA_LIMITS.quoteTtlDefaultMs,
   invoice_units_min: 1, sandbox_max_bits: SANDBOX_LIMITS.maxBits, sandbox_max_output_bytes: SANDBOX_LIMITS.maxOutputBytes,
   sandbox_max_input_bytes: SANDBOX_LIMITS.maxInputBytes, sandbox_ttl_seconds: SANDBOX_LIMITS.ttlSeconds, core_edge_port: 9443,
 };

@@ -9,7 +9,7 @@ import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import { ConnectionError, SvcClient, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
-import { COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
+import { COMMANDS, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { validateSandbox } from '../protocol/sandbox.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
@@ -19,6 +19,7 @@ import { CoreError, toHttpError } from './http-errors.ts';
 import { RateLimiter, type RateRules } from './rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
+import { edgeStatus } from './core-call.ts';
 import { createMcpEndpoint, mcpMetadata } from './mcp.ts';
 
 export interface GatewayOptions {
@@ -145,9 +146,7 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
   });
   router.get('/api/v1/status', async (ctx) => {
     limit(ctx, 'public_low', `ip:${ctx.ip}`);
-    let edge: Record<string, unknown>;
-    try { edge = { status: 'ok', ...(await core('HEALTH', {})) }; } catch (e) { edge = { status: 'unavailable', reason: e instanceof Error ? e.message : String(e) }; }
-    envelope(ctx, 'api', { gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api }, edge });
+    envelope(ctx, 'api', { gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api }, edge: await edgeStatus((c, a) => core(c, a)) });
   });
 
   // the sandbox: anonymous, free, limited, GET_PULSE only
@@ -221,4 +220,3 @@ export async function listenGateway(app: Koa<State>, host: string, port: number)
   });
 }
 
-export { commandSpec };

@@ -13,9 +13,9 @@ import type { NodeInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
 import { agentsPage, docsPage, landingPage, pricingPage, protocolPage, statusPage, trustPage, wellKnownHtml } from '../discovery/pages.ts';
 import { VERSIONS } from '../protocol/versions.ts';
+import { edgeStatus, type CoreCall } from './core-call.ts';
 
 type Ctx = RouterContext<{ requestId: string }>;
-export type CoreCall = (cmd: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 export interface DiscoverySource { baseUrl: () => string; edgePort: number }
 
@@ -89,9 +89,7 @@ export function discoveryRoutes(router: Router<{ requestId: string }>, core: Cor
   router.get(DOCUMENT_PATHS.network, (ctx) => send(ctx, jsonDoc(networkDocument(site())), 'application/json'));
   router.get(DOCUMENT_PATHS.bootstrap, async (ctx) => { const f = await facts(); send(ctx, jsonDoc(bootstrapDocument(f.node, f.site)), 'application/json'); });
   router.get(DOCUMENT_PATHS.status, async (ctx) => {
-    let edge: Record<string, unknown>;
-    try { edge = { status: 'ok', ...(await core('HEALTH', {})) }; } catch { edge = { status: 'unavailable' }; }
-    send(ctx, jsonDoc({ format: 'svc_status_v1', gateway: { status: 'ok', version: VERSIONS.gateway }, edge, time: new Date().toISOString() }), 'application/json', { maxAge: 5 });
+    send(ctx, jsonDoc({ format: 'svc_status_v1', gateway: { status: 'ok', version: VERSIONS.gateway }, edge: await edgeStatus(core), time: new Date().toISOString() }), 'application/json', { maxAge: 5 });
   });
   const html = 'text/html; charset=utf-8';
   router.get('/', async (ctx) => { const f = await facts(); send(ctx, landingPage(f.node, f.site), html, { cors: false }); });
@@ -101,9 +99,7 @@ export function discoveryRoutes(router: Router<{ requestId: string }>, core: Cor
   router.get('/pricing', (ctx) => send(ctx, pricingPage(), html, { cors: false }));
   router.get('/trust', async (ctx) => { const f = await facts(); send(ctx, trustPage(f.node, manifestHash(f.node, f.site)), html, { cors: false }); });
   router.get('/status', async (ctx) => {
-    let edge: Record<string, unknown>;
-    try { edge = { status: 'ok', ...(await core('HEALTH', {})) }; } catch { edge = { status: 'unavailable' }; }
-    send(ctx, statusPage(edge), html, { cors: false, maxAge: 5 });
+    send(ctx, statusPage(await edgeStatus(core)), html, { cors: false, maxAge: 5 });
   });
   router.get(`${WELL_KNOWN}/`, (ctx) => send(ctx, wellKnownHtml(site()), html));
 

@@ -10,9 +10,8 @@ import { pricebookText } from '../protocol/pricing.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { VERSIONS } from '../protocol/versions.ts';
+import type { CoreCall } from './core-call.ts';
 import type { Sandbox } from './sandbox.ts';
-
-export type CoreCall = (cmd: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 export const MCP_TOOLS = ['svc_hello', 'svc_caps', 'svc_pricebook', 'svc_quote', 'svc_verify_receipt', 'svc_sandbox_pulse'] as const;
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'] as const;

@@ -7,7 +7,7 @@
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
-  balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
+  LIMITS, balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
   type Schema,
 } from './schemas.ts';
 
@@ -37,6 +37,7 @@ export interface CommandSpec {
 }
 
 const none = obj({});
+const receiptArgs = obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']);
 
 const executionArgs = obj({
   machine_id: machineId, quote_id: id, bits: { type: 'integer', minimum: 1, maximum: 0xffff_ffff },
@@ -98,14 +99,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'GET_RECEIPT', group: 'Receipt', access: 'reserved', http: null, cli: ['get-receipt'],
     billing: 'free', auth: 'required', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'reserved receipt fetch',
-    args: obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']),
+    args: receiptArgs,
     result: receiptResult,
   },
   {
     name: 'VERIFY_RECEIPT', group: 'Receipt', access: 'public', http: { method: 'POST', path: '/api/v1/receipts/verify' }, cli: ['verify-receipt'],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'verify receipt material for free',
-    args: obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']),
+    args: receiptArgs,
     result: receiptResult,
   },
   {
@@ -113,7 +114,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'create account funding invoice',
     args: obj({
-      machine_id: machineId, units: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      machine_id: machineId, units: { type: 'integer', minimum: 1, maximum: LIMITS.invoiceUnitsMax },
       network: { type: 'string', enum: ['TRON', 'Solana', 'Base'] }, asset: { type: 'string', enum: ['USDT', 'USDC'] }, idempotency_key: idempotencyKey,
     }, ['machine_id', 'units', 'network', 'asset']),
     result: invoiceResult,

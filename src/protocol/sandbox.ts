@@ -1,8 +1,7 @@
 // The anonymous sandbox's request schemas (SPEC "Sandbox requests", "Limits"): free, limited,
 // GET_PULSE only, no real settlement. Validated with the same Ajv setup as the registry.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { ServiceError } from '../errors.ts';
 import { id, machineId, obj, type Schema } from './schemas.ts';
+import { compileValidator } from './validate.ts';
 
 export const SANDBOX_LIMITS = { maxBits: 65536, maxOutputBytes: 8192, maxInputBytes: 4096, ttlSeconds: 300 } as const;
 
@@ -18,15 +17,9 @@ export const SANDBOX_SCHEMAS: Record<'quote' | 'accept' | 'execute' | 'verify', 
   verify: obj({ machine_id: machineId, receipt_id: id }, ['machine_id', 'receipt_id']),
 };
 
-const ajv = new Ajv2020({ strict: true, useDefaults: true });
-const compiled = Object.fromEntries(Object.entries(SANDBOX_SCHEMAS).map(([k, v]) => [k, ajv.compile(v)])) as Record<keyof typeof SANDBOX_SCHEMAS, ValidateFunction>;
+const validators = Object.fromEntries(Object.entries(SANDBOX_SCHEMAS).map(([k, v]) => [k, compileValidator(v)])) as Record<keyof typeof SANDBOX_SCHEMAS, (b: Record<string, unknown>) => void>;
 
+/** Validates (and fills defaults into) a sandbox request; throws invalid_request naming the field. */
 export function validateSandbox(kind: keyof typeof SANDBOX_SCHEMAS, body: Record<string, unknown>): void {
-  const v = compiled[kind];
-  if (!v(body)) {
-    const e = v.errors![0]!;
-    const field = e.instancePath.slice(1) || (e.params as { missingProperty?: string; additionalProperty?: string }).missingProperty || (e.params as { additionalProperty?: string }).additionalProperty || '';
-    const msg = e.keyword === 'required' ? `${field} is required` : e.keyword === 'additionalProperties' ? `unknown field ${field}` : `${field} ${e.message ?? 'is invalid'}`;
-    throw new ServiceError('invalid_request', msg, { field });
-  }
+  validators[kind](body);
 }

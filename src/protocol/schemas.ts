@@ -7,7 +7,7 @@ export type Schema = Record<string, unknown>;
 export const LIMITS = {
   machineIdMax: 128,
   idempotencyKeyMax: 128,
-  /** hex input fields: 1 MiB of bytes (the svc/1 line limit bounds a request anyway) */
+  /** hex input fields: 512 KiB of bytes, so a request with one fits the 1 MiB svc/1 line */
   hexMaxChars: 2 * 512 * 1024,
   quoteTtlMinMs: 1000,
   quoteTtlDefaultMs: 60_000,

@@ -3,9 +3,9 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../errors.ts';
 import { ALL_COMMANDS, type CommandSpec } from './registry.ts';
+import type { Schema } from './schemas.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, useDefaults: true, coerceTypes: false });
-const validators = new Map<string, ValidateFunction>(ALL_COMMANDS.map((c) => [c.name, ajv.compile(c.args)]));
 
 function describe(e: ErrorObject): string {
   const field = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : '';
@@ -18,11 +18,20 @@ function describe(e: ErrorObject): string {
   }
 }
 
+/** Compiles a schema into a check that fills defaults in place and throws invalid_request naming the field. */
+export function compileValidator(schema: Schema): (body: Record<string, unknown>) => void {
+  const v: ValidateFunction = ajv.compile(schema);
+  return (body) => {
+    if (v(body)) return;
+    const e = v.errors![0]!;
+    const p = e.params as { missingProperty?: string; additionalProperty?: string };
+    throw new ServiceError('invalid_request', describe(e), { field: e.instancePath.slice(1) || p.missingProperty || p.additionalProperty || null });
+  };
+}
+
+const validators = new Map(ALL_COMMANDS.map((c) => [c.name, compileValidator(c.args)]));
+
 /** Validates (and fills defaults into) a command's args; throws invalid_request naming the field. */
 export function validateArgs(spec: CommandSpec, args: Record<string, unknown>): void {
-  const v = validators.get(spec.name)!;
-  if (!v(args)) {
-    const e = v.errors![0]!;
-    throw new ServiceError('invalid_request', describe(e), { field: e.instancePath.slice(1) || (e.params as { missingProperty?: string; additionalProperty?: string }).missingProperty || (e.params as { additionalProperty?: string }).additionalProperty || null });
-  }
+  validators.get(spec.name)!(args);
 }

@@ -7,7 +7,7 @@ import { laneOf, type Executor } from './types.ts';
 export const getPulse: Executor = async (ctx, q, a) => {
   const bits = a.bits ?? q.bits;
   const period = ctx.chain.current();
-  // same bytes as pulseOutput(); the expansion runs in the kernel pool (inline when tiny)
+  // expand(HMAC(seed_k, lp(quote_id) ‖ lp(machine_id)), bits) — docs/verify.md; in the pool (inline when tiny)
   const out = await ctx.pool.run('pulseExpand', [pulseKey(ctx.kernels, period.seed, q.quote_id, q.machine_id), new Uint8Array(0), bits], { priority: laneOf(q) });
   return {
     fields: {
