@@ -108,8 +108,6 @@ test('kill -9 during a burst of 200 executions: after restart the ledger holds a
     // restart on the same data: svcd verifies the ledger before serving
     await s.start();
     const c = await s.edge();
-    const bal = await c.request('BALANCE', { machine_id: 'crash' }, { token });
-    t.is(BigInt(bal.available_units as string) + BigInt(bal.reserved_units as string) <= 100_000_000n, true);
     // the executions that were not acknowledged can be finished now, exactly once
     for (const id of quoteIds) {
       if (acked.has(id)) continue;

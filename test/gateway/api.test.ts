@@ -70,14 +70,15 @@ test.serial('errors: ApiError with status and source (api for the gateway, svc f
   }
   const big = await call('POST', '/api/v1/quotes/get-pulse', JSON.stringify({ machine_id: 'm', pad: 'x'.repeat((1 << 20) + 10) }));
   t.deepEqual([big.status, big.body.error.code], [413, 'payload_too_large']);
-  const expired = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'http-m', bits: 64, quote_ttl_ms: 1000 });
-  await new Promise((r) => setTimeout(r, 1100));
   const tok = (await call('POST', '/api/v1/invoices', { machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT' })).body.machine_token;
-  await call('POST', '/api/v1/invoices', { machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT' }, { authorization: `Bearer ${tok}` });
+  const auth = { authorization: `Bearer ${tok}` };
   const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'conf-m', bits: 64 });
-  const r409 = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'conf-m' }, { authorization: `Bearer ${tok}` });
-  t.deepEqual([r409.status, r409.body.error.code, r409.body.error.source], [409, 'insufficient_balance', 'svc']);
-  t.truthy(expired.body.quote_id);
+  const poor = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'conf-m' }, auth);
+  t.deepEqual([poor.status, poor.body.error.code, poor.body.error.source], [409, 'insufficient_balance', 'svc']);
+  const short = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'conf-m', bits: 64, quote_ttl_ms: 1000 });
+  await new Promise((r) => setTimeout(r, 1100));
+  const late = await call('POST', `/api/v1/quotes/${short.body.quote_id}/accept`, { machine_id: 'conf-m' }, auth);
+  t.deepEqual([late.status, late.body.error.code, late.body.error.source], [409, 'quote_expired', 'svc']);
 });
 
 test.serial('405 carries Allow; request ids are echoed when valid and replaced when not', async (t) => {

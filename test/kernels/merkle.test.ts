@@ -39,7 +39,7 @@ test('Merkle: roots, inclusion and consistency proofs equal the RFC 6962 recursi
       t.deepEqual(proof.map(hex), (m === n ? [] : refSubproof(m, leaves, true)).map(hex), `consistency ${m}->${n}`);
       const oldRoot = k.merkleRoot(leaves.slice(0, m));
       t.deepEqual(k.verifyConsistency(m, n, oldRoot, root, proof), { ok: true });
-      if (proof.length) t.false(k.verifyConsistency(m, n, root, oldRoot, proof).ok || (m === n), 'swapped roots');
+      if (proof.length) t.false(k.verifyConsistency(m, n, root, oldRoot, proof).ok, 'swapped roots');
     }
   }
 });
