@@ -1,5 +1,5 @@
 // svcd: the composition root, the only module that imports every layer.
-//   svcd [start]   core + HTTP gateway in one process (the gateway still talks svc/1 over loopback)
+//   svcd [start]   core + HTTP gateway in one process (the gateway calls the core directly)
 //   svcd core      the core alone: svc/1 edge (TLS), backend (loopback TCP), admin socket
 //   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
 //   svcd manifest  the manifest hash to publish in DNS
@@ -13,7 +13,7 @@ import { loadConfig } from './core/config.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway, listenGateway } from './gateway/app.ts';
-import { DEFAULT_RATES, parseRate } from './gateway/rate-limit.ts';
+import { inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
 import type { Config } from './core/config.ts';
 import { NodeIdentity } from './core/node-identity.ts';
 import { loadTlsMaterial } from './core/tls-material.ts';
@@ -34,15 +34,16 @@ function runSelfCheck(): number {
   return failed ? 1 : 0;
 }
 
-async function startGateway(config: Config, log: Logger, backendPort: number, edgePort?: number): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+async function startGateway(
+  config: Config, log: Logger, core: CoreCaller, edgePort?: number,
+): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const gw = createGateway({
-    backend: { kind: 'tcp', host: '127.0.0.1', port: backendPort },
-    rates: {
-      public_low: parseRate(config.ratePublicLow, DEFAULT_RATES.public_low, 'SVC_RATE_PUBLIC_LOW'),
-      paid_execution: parseRate(config.ratePaidExecution, DEFAULT_RATES.paid_execution, 'SVC_RATE_PAID_EXECUTION'),
-    },
+    core,
+    rates: config.rates,
     log: log.child({ part: 'gateway' }),
-    trustProxy: config.trustProxy,
+    trustProxyHops: config.trustProxyHops,
+    trustedProxies: config.trustedProxies,
+    sandboxMaxPerClient: config.sandboxMaxPerClient,
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
     edgePort: edgePort ?? config.edgePort,
   });
@@ -52,7 +53,12 @@ async function startGateway(config: Config, log: Logger, backendPort: number, ed
   gw.setBoundUrl(url);
   return {
     server, url,
-    close: () => new Promise<void>((r) => { server.close(() => r()); server.closeIdleConnections(); setTimeout(() => server.closeAllConnections(), 2000).unref(); gw.close(); }),
+    close: () => new Promise<void>((r) => {
+      server.close(() => r());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      gw.close();
+    }),
   };
 }
 
@@ -78,7 +84,8 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { svc: 'svcd' } });
   if (!parts.core) {
-    const gw = await startGateway(config, log, config.backendPort);
+    const backend = svc1Caller({ kind: 'tcp', host: '127.0.0.1', port: config.backendPort });
+    const gw = await startGateway(config, log, backend);
     writeReady(config, { http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null });
     log.info({ http: gw.url }, 'svcd gateway ready');
     onSignals(log, () => gw.close());
@@ -87,7 +94,12 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const core = await Core.open(config);
   const listeners = await startListeners(core, log);
   const port = (addr: string) => Number(addr.split(':').pop());
-  const gw = parts.gateway ? await startGateway(config, log, port(listeners.addresses.backend), port(listeners.addresses.edge)) : null;
+  // one process: the gateway calls the core directly (no loopback hop, DESIGN.md §1)
+  const direct = inProcessCaller(
+    (cmd, args, auth, client) => core.handle(cmd, args, auth, 'backend', client),
+    (e) => log.error({ err: e }, 'core call failed'),
+  );
+  const gw = parts.gateway ? await startGateway(config, log, direct, port(listeners.addresses.edge)) : null;
   const ready = { http: gw?.url ?? null, ...listeners.addresses, data_dir: config.dataDir, edge_cert_sha256: core.tls.fingerprint256 };
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');

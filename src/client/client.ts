@@ -11,11 +11,17 @@ import { LineDecoder, encodeLine } from '../protocol/line-codec.ts';
 import { ALPN, PROTOCOL, type ReplyFrame } from '../protocol/wire.ts';
 
 export type Endpoint =
-  | { kind: 'tls'; host: string; port: number; pin?: string; ca?: string; insecure?: boolean; servername?: string }
-  | { kind: 'tcp'; host: string; port: number }
+  | {
+    kind: 'tls'; host: string; port: number; pin?: string; ca?: string; insecure?: boolean; servername?: string;
+    /** source address to connect from (a multi-homed host, or tests speaking as several clients) */
+    localAddress?: string;
+  }
+  | { kind: 'tcp'; host: string; port: number; localAddress?: string }
   | { kind: 'unix'; path: string };
 
 export interface Auth { machine_id?: string; token?: string }
+/** Who a trusted front end (the gateway) speaks for; honoured on the backend listener only. */
+export interface Via { client: string }
 
 /** Parses "host:port", "[v6]:port" or "v6::addr:port"-free forms into host and port. */
 export function parseHostPort(s: string, defaultPort = 9443): { host: string; port: number } {
@@ -73,12 +79,17 @@ class Connection {
     this.socket.destroy();
   }
 
-  request(cmd: string, args: Record<string, unknown>, auth?: Auth): Promise<Record<string, unknown>> {
+  request(cmd: string, args: Record<string, unknown>, auth?: Auth, via?: Via): Promise<Record<string, unknown>> {
     if (this.dead) return Promise.reject(this.dead);
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.socket.write(encodeLine({ v: PROTOCOL, id, cmd, args, ...(auth && (auth.machine_id || auth.token) ? { auth } : {}) }));
+      const frame = {
+        v: PROTOCOL, id, cmd, args,
+        ...(auth && (auth.machine_id || auth.token) ? { auth } : {}),
+        ...(via ? { via } : {}),
+      };
+      this.socket.write(encodeLine(frame));
     });
   }
 }
@@ -124,9 +135,11 @@ export class SvcClient {
   }
 
   /** Sends one command; resolves with its result or rejects with a ServiceError or ConnectionError. */
-  async request(cmd: string, args: Record<string, unknown> = {}, auth?: Auth): Promise<Record<string, unknown>> {
+  async request(
+    cmd: string, args: Record<string, unknown> = {}, auth?: Auth, via?: Via,
+  ): Promise<Record<string, unknown>> {
     if (this.#closed) throw new ConnectionError('client closed');
-    return (await this.#live()).request(cmd, args, auth);
+    return (await this.#live()).request(cmd, args, auth, via);
   }
 
   close(): void {
@@ -145,6 +158,7 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
         const pinned = ep.pin ? normalizeFingerprint(ep.pin) : null;
         const t: TLSSocket = tlsConnect({
           host: ep.host, port: ep.port, ALPNProtocols: [ALPN], minVersion: 'TLSv1.3',
+          ...(ep.localAddress ? { localAddress: ep.localAddress } : {}),
           servername: ep.servername ?? (/^[\d.:]+$/.test(ep.host) ? undefined : ep.host),
           ...(ep.ca ? { ca: readFileSync(ep.ca) } : {}),
           // with a pin (or --insecure) the chain is not checked against a CA; the pin is checked below
@@ -163,7 +177,9 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
         s = t;
         t.once('error', (e) => done(new ConnectionError(`TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`, { cause: e })));
       } else {
-        s = ep.kind === 'tcp' ? netConnect({ host: ep.host, port: ep.port }) : netConnect({ path: ep.path });
+        s = ep.kind === 'tcp'
+          ? netConnect({ host: ep.host, port: ep.port, ...(ep.localAddress ? { localAddress: ep.localAddress } : {}) })
+          : netConnect({ path: ep.path });
         s.once('connect', () => done());
         s.once('error', (e) => done(new ConnectionError(`connection to ${ep.kind === 'tcp' ? `${ep.host}:${ep.port}` : ep.path} failed: ${e.message}`, { cause: e })));
       }

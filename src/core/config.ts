@@ -1,6 +1,7 @@
 // Configuration from the environment (README "Configuration"): every variable optional, parsed
 // and validated once at start; a bad value stops svcd with a message naming the variable.
 import { resolve } from 'node:path';
+import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
 
 export interface Rail { rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA'; network: 'TRON' | 'Base' | 'Solana'; asset: 'USDT' | 'USDC'; decimals: 6; address: string }
 
@@ -25,10 +26,18 @@ export interface Config {
   lineTimeoutMs: number;
   maxInFlightPerConnection: number;
   logLevel: string;
-  /** gateway rate limits: LIMIT/SECONDS per class */
-  ratePublicLow: string | undefined;
-  ratePaidExecution: string | undefined;
-  trustProxy: boolean;
+  /** rate limits per class (SVC_RATE_PUBLIC_LOW, SVC_RATE_PAID_EXECUTION: LIMIT/SECONDS) */
+  rates: RateRules;
+  /** proxies in front of the gateway whose X-Forwarded-For entries count (0: never trust the header) */
+  trustProxyHops: number;
+  /** peers allowed to speak as a proxy (addresses or CIDRs); X-Forwarded-For from others is ignored */
+  trustedProxies: string[];
+  /** issued quotes alive at once per client address (state one caller can make the core hold) */
+  maxLiveQuotesPerClient: number;
+  /** live sandbox quotes and receipts per client address */
+  sandboxMaxPerClient: number;
+  /** how long an idempotency key replays its reply; the record is deleted after it */
+  idempotencyTtlMs: number;
 }
 
 export const RAILS: readonly Omit<Rail, 'address'>[] = [
@@ -74,8 +83,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lineTimeoutMs: int(env, 'SVC_LINE_TIMEOUT_MS', 10_000, 50, 600_000),
     maxInFlightPerConnection: int(env, 'SVC_MAX_IN_FLIGHT', 32, 1, 4096),
     logLevel: env.SVC_LOG_LEVEL || 'info',
-    ratePublicLow: env.SVC_RATE_PUBLIC_LOW || undefined,
-    ratePaidExecution: env.SVC_RATE_PAID_EXECUTION || undefined,
-    trustProxy: env.SVC_TRUST_PROXY === '1' || env.SVC_TRUST_PROXY === 'true',
+    rates: {
+      public_low: parseRate(env.SVC_RATE_PUBLIC_LOW, DEFAULT_RATES.public_low, 'SVC_RATE_PUBLIC_LOW'),
+      paid_execution: parseRate(env.SVC_RATE_PAID_EXECUTION, DEFAULT_RATES.paid_execution, 'SVC_RATE_PAID_EXECUTION'),
+    },
+    trustProxyHops: env.SVC_TRUST_PROXY === 'true' ? 1 : int(env, 'SVC_TRUST_PROXY', 0, 0, 16),
+    trustedProxies: (env.SVC_TRUSTED_PROXIES || '127.0.0.1,::1').split(',').map((x) => x.trim()).filter(Boolean),
+    maxLiveQuotesPerClient: int(env, 'SVC_MAX_LIVE_QUOTES_PER_CLIENT', 1000, 1, 10_000_000),
+    sandboxMaxPerClient: int(env, 'SVC_SANDBOX_MAX_PER_CLIENT', 500, 1, 1_000_000),
+    idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
   };
 }

@@ -9,20 +9,26 @@ import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec } from
 import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
-import { idPart, key } from '../store/key-codec.ts';
+import { idPart } from '../store/key-codec.ts';
 import { put, Store } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
-import { createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice } from './invoices.ts';
+import {
+  createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
+} from './invoices.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
+import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
+  type IdempotencyRecord } from './idempotency.ts';
+import { LiveQuota } from '../protocol/client-quota.ts';
+import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
-import { acceptQuote, createQuote, quoteView, sweepExpired } from './quotes.ts';
+import { acceptQuote, createQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
@@ -30,13 +36,13 @@ import { validateArgs } from '../protocol/validate.ts';
 export type Listener = 'edge' | 'backend' | 'admin';
 export interface Auth { machine_id?: string; token?: string }
 
-const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-
 export class Core {
   readonly ctx: CoreContext;
   readonly tls: TlsMaterial;
   #sweeper: NodeJS.Timeout | null = null;
   #inProgress = new Set<string>();
+  readonly #limits: RateLimiter;
+  readonly #liveQuotes: LiveQuota;
   #closed = false;
   #active = 0;
   #drained: (() => void) | null = null;
@@ -45,6 +51,8 @@ export class Core {
   private constructor(ctx: CoreContext, tls: TlsMaterial) {
     this.ctx = ctx;
     this.tls = tls;
+    this.#limits = new RateLimiter(ctx.config.rates);
+    this.#liveQuotes = new LiveQuota(ctx.config.maxLiveQuotesPerClient);
   }
 
   /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
@@ -77,60 +85,175 @@ export class Core {
   }
 
   #startSweeper(): void {
-    this.#sweeper = setInterval(() => { sweepExpired(this.ctx).catch(() => { /* next tick retries */ }); }, this.ctx.config.sweepIntervalMs);
+    this.#sweeper = setInterval(() => {
+      const now = this.ctx.now().getTime();
+      this.#liveQuotes.sweep(now);
+      Promise.all([sweepExpired(this.ctx), sweepIdempotency(this.ctx.store, now)])
+        .catch(() => { /* next tick retries */ });
+    }, this.ctx.config.sweepIntervalMs);
     this.#sweeper.unref();
   }
 
-  /** Answers one command. Throws ServiceError (or anything else, which surfaces as internal). */
-  async handle(cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener): Promise<Record<string, unknown>> {
+  /**
+   * Answers one command. `client` is the caller's network address as the listener saw it (the gateway
+   * passes the HTTP client's). Throws ServiceError (or anything else, which surfaces as internal).
+   */
+  async handle(
+    cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
+  ): Promise<Record<string, unknown>> {
     if (this.#closed) throw new ServiceError('service_unavailable', 'the core is shutting down');
     this.#active++;
     try {
-      return await this.#handle(cmd, rawArgs, auth, listener);
+      return await this.#handle(cmd, rawArgs, auth, listener, client);
     } finally {
       this.#active--;
       if (this.#active === 0 && this.#drained) this.#drained();
     }
   }
 
-  async #handle(cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener): Promise<Record<string, unknown>> {
+  // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before
+  // anything is keyed on a caller's identity, and the machine's own limits only after its token checked.
+  async #handle(
+    cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
+  ): Promise<Record<string, unknown>> {
     const spec = commandSpec(cmd);
     if (!spec) throw new ServiceError('unknown_command', `unknown command ${cmd}`);
-    if (spec.auth === 'admin' && listener !== 'admin') throw new ServiceError('forbidden', `${cmd} is only available on the admin socket`);
+    if (spec.auth === 'admin' && listener !== 'admin') {
+      throw new ServiceError('forbidden', `${cmd} is only available on the admin socket`);
+    }
+    const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
+    // edge callers are limited here by address; the gateway limits its HTTP callers by address itself
+    const address = listener === 'edge' ? `ip:${clientKey(client)}` : null;
+    if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
+    if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
     const args = structuredClone(rawArgs);
     validateArgs(spec, args);
-    if (spec.auth === 'machine_context' || spec.auth === 'required') {
-      const machineId = args.machine_id as string;
-      if (auth?.machine_id !== undefined && auth.machine_id !== machineId) throw new ServiceError('unauthorized', 'auth.machine_id differs from args.machine_id');
-      // FUND_ACCOUNT for an unclaimed machine is the one call that needs no token: it claims it
-      if (!(spec.name === 'FUND_ACCOUNT' && !(await getMachine(this.ctx.store, machineId)))) await authenticate(this.ctx.store, machineId, auth?.token);
-    }
     const idemKey = args.idempotency_key as string | undefined;
-    if (idemKey === undefined) return this.#dispatch(spec, args);
-    return this.#idempotent(spec, args, idemKey);
+    if (needsAuth) {
+      const machineId = args.machine_id as string;
+      if (auth?.machine_id !== undefined && auth.machine_id !== machineId) {
+        throw new ServiceError('unauthorized', 'auth.machine_id differs from args.machine_id');
+      }
+      const claimed = await getMachine(this.ctx.store, machineId);
+      // FUND_ACCOUNT for an unclaimed machine is the one call that needs no token: it claims it (the
+      // claim itself is decided again under the machine lock)
+      if (claimed || spec.name !== 'FUND_ACCOUNT') {
+        if (claimed && !auth?.token && idemKey !== undefined && spec.name === 'FUND_ACCOUNT') {
+          const replay = await this.#claimReplay(spec, args, idemKey);
+          if (replay) return replay;
+        }
+        try {
+          const rec = await authenticate(this.ctx.store, machineId, auth?.token);
+          if (rec.replay_record) await this.#tokenFirstUsed(machineId);
+        } catch (e) {
+          if (address) this.#limits.check(spec.rateClass, address, 'per address');
+          throw e;
+        }
+        if (listener !== 'admin') this.#limits.check(spec.rateClass, `m:${machineId}`, 'per machine');
+      } else if (address) {
+        this.#limits.check(spec.rateClass, address, 'per address');
+      }
+    }
+    const scope = needsAuth ? `m:${args.machine_id as string}` : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
+    let release: (() => void) | null = null;
+    if (spec.name === 'QUOTE' && listener !== 'admin') {
+      const now = this.ctx.now().getTime();
+      release = this.#liveQuotes.take(clientKey(client), now + (args.quote_ttl_ms as number), now);
+    }
+    try {
+      if (idemKey === undefined) return await this.#dispatch(spec, args);
+      return await this.#idempotent(spec, args, idemKey, scope);
+    } catch (e) {
+      release?.();
+      throw e;
+    }
   }
 
-  async #idempotent(spec: CommandSpec, args: Record<string, unknown>, idemKey: string): Promise<Record<string, unknown>> {
+  async #idempotent(
+    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string,
+  ): Promise<Record<string, unknown>> {
     const { idempotency_key: _k, ...body } = args;
-    const k = key(idPart(args.machine_id as string), idPart(idemKey));
+    const k = recordKey(scope, spec.name, idemKey);
     const digest = canonicalDigest({ cmd: spec.name, body });
     // claim the key before the first await: two concurrent requests with one key cannot both run
-    if (this.#inProgress.has(k)) throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
+    if (this.#inProgress.has(k)) {
+      throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
+    }
     this.#inProgress.add(k);
     try {
-      const prior = await this.ctx.store.get('idempotency', k);
-      if (prior && (prior.at_ms as number) + IDEMPOTENCY_TTL_MS > Date.now()) {
-        if (prior.digest !== digest) throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
-        return { ...(prior.result as Record<string, unknown>), idempotent_replayed: true };
+      const nowMs = this.ctx.now().getTime();
+      const prior = await loadRecord(this.ctx.store, k, nowMs);
+      if (prior) {
+        if (prior.digest !== digest) {
+          throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
+        }
+        return { ...(await this.#currentView(spec, prior.result)), idempotent_replayed: true };
       }
       const result = await this.#dispatch(spec, args);
-      // a token is returned once: never store it for replay
-      const { machine_token: _t, ...stored } = result;
-      await this.ctx.store.write([put('idempotency', k, { digest, result: stored, at_ms: Date.now() })]);
+      // a token is stored only sealed under the idempotency key, and only until its first use
+      const { machine_token: token, ...stored } = result;
+      const rec: IdempotencyRecord = {
+        digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: nowMs + this.ctx.config.idempotencyTtlMs,
+      };
+      const ops = [];
+      if (typeof token === 'string') {
+        rec.sealed_token = sealToken(token, idemKey, k);
+        const m = await getMachine(this.ctx.store, args.machine_id as string);
+        if (m) ops.push(put('machines', idPart(args.machine_id as string), { ...m, replay_record: k }));
+      }
+      await this.ctx.store.write([...recordOps(k, rec), ...ops]);
       return result;
     } finally {
       this.#inProgress.delete(k);
     }
+  }
+
+  /**
+   * A claiming FUND_ACCOUNT whose reply was lost: the same key and body, before the token was first
+   * used, get the same reply with the same token. Anything else: null (the caller then needs its token).
+   */
+  async #claimReplay(
+    spec: CommandSpec, args: Record<string, unknown>, idemKey: string,
+  ): Promise<Record<string, unknown> | null> {
+    const { idempotency_key: _k, ...body } = args;
+    const k = recordKey(`m:${args.machine_id as string}`, spec.name, idemKey);
+    const prior = await loadRecord(this.ctx.store, k, this.ctx.now().getTime());
+    if (!prior?.sealed_token || prior.digest !== canonicalDigest({ cmd: spec.name, body })) return null;
+    const token = openToken(prior.sealed_token, idemKey, k);
+    if (!token) return null;
+    // a rotated token is not handed out again
+    try { await authenticate(this.ctx.store, args.machine_id as string, token); } catch { return null; }
+    const view = await this.#currentView(spec, prior.result);
+    return { ...view, machine_token: token, idempotent_replayed: true };
+  }
+
+  /** The first use of a token ends its replay: the sealed copy is erased. */
+  async #tokenFirstUsed(machineId: string): Promise<void> {
+    await this.ctx.ledger.withMachine(machineId, async () => {
+      const cur = await getMachine(this.ctx.store, machineId);
+      if (!cur?.replay_record) return;
+      const { replay_record: k, ...rest } = cur;
+      const ops = [put('machines', idPart(machineId), rest)];
+      const r = (await this.ctx.store.get('idempotency', k)) as unknown as IdempotencyRecord | undefined;
+      if (r?.sealed_token) {
+        const { sealed_token: _s, ...kept } = r;
+        ops.push(put('idempotency', k, kept as unknown as Record<string, unknown>));
+      }
+      await this.ctx.store.write(ops);
+    });
+  }
+
+  /** A replay shows the stored reply with the present state of what it names (issue "Trust" §12). */
+  async #currentView(spec: CommandSpec, stored: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if ((spec.name === 'QUOTE' || spec.name === 'ACCEPT_QUOTE') && typeof stored.quote_id === 'string') {
+      const q = (await this.ctx.store.get('quotes', stored.quote_id)) as unknown as QuoteRecord | undefined;
+      if (q) return { ...stored, ...quoteView(q) };
+    }
+    if (spec.name === 'FUND_ACCOUNT' && typeof stored.invoice_id === 'string') {
+      const inv = (await this.ctx.store.get('invoices', stored.invoice_id)) as unknown as InvoiceRecord | undefined;
+      if (inv) return { ...stored, ...invoiceView(await refreshInvoice(this.ctx, inv)) };
+    }
+    return stored;
   }
 
   async #dispatch(spec: CommandSpec, a: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -14,7 +14,13 @@ export function newToken(): string {
 
 const hashToken = (t: string) => createHash('sha256').update(t, 'utf8').digest();
 
-export interface MachineRecord { token_sha256: string; created_at: string; rotated_at?: string }
+export interface MachineRecord {
+  token_sha256: string;
+  created_at: string;
+  rotated_at?: string;
+  /** the idempotency record holding the claim reply's sealed token, until the token is first used */
+  replay_record?: string;
+}
 
 export async function getMachine(store: Store, machineId: string): Promise<MachineRecord | undefined> {
   return (await store.get('machines', idPart(machineId))) as MachineRecord | undefined;

@@ -80,8 +80,14 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     const parsed = parseRequest(line);
     if (!parsed.ok) { fail(parsed.id, parsed.error); return; }
     const { req } = parsed;
+    if (req.via && opts.listener !== 'backend') {
+      fail(req.id, new ServiceError('bad_frame', 'via is accepted on the backend listener only'));
+      return;
+    }
+    // the gateway (backend) names its HTTP client; everyone else is who the socket says
+    const client = opts.listener === 'backend' ? req.via?.client ?? 'gateway' : socket.remoteAddress ?? 'local';
     inFlight++;
-    core.handle(req.cmd, req.args, req.auth, opts.listener)
+    core.handle(req.cmd, req.args, req.auth, opts.listener, client)
       .then((result) => send({ id: req.id, ok: true, result }), (e) => fail(req.id, e))
       .finally(() => { inFlight--; pump(); });
   }

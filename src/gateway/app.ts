@@ -1,94 +1,95 @@
 // The HTTP/JSON gateway (SPEC "Endpoints", DESIGN.md §9): Koa routes generated from the command
-// registry, each validated with the registry's schemas and forwarded to the core over svc/1 (the
-// client kit, loopback TCP); the sandbox; rate limits; request ids; ApiError for every failure.
-// Holds no money state. Discovery documents and OpenAPI are served from src/discovery.
+// registry, each validated with the registry's schemas and passed to the core through one CoreCaller
+// (in process, or svc/1 when the gateway runs apart); the sandbox; per-address rate limits checked
+// before a body is read; request ids; ApiError for every failure. Holds no money state. Discovery
+// documents and OpenAPI are served from src/discovery.
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Koa from 'koa';
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
-import { ConnectionError, SvcClient, type Endpoint } from '../client/client.ts';
+import { ConnectionError } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
+import { RateLimiter, clientKey, type RateRules } from '../protocol/rate-limit.ts';
 import { COMMANDS, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { validateSandbox } from '../protocol/sandbox.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { readJsonBody } from './body.ts';
-import { CoreError, toHttpError } from './http-errors.ts';
-import { RateLimiter, type RateRules } from './rate-limit.ts';
+import { clientAddressResolver } from './client-address.ts';
+import { toHttpError } from './http-errors.ts';
 import { Sandbox } from './sandbox.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
-import { edgeStatus } from './core-call.ts';
+import { edgeStatus, type CoreCaller } from './core-call.ts';
 import { createMcpEndpoint, mcpMetadata } from './mcp.ts';
 
 export interface GatewayOptions {
-  backend: Endpoint;
+  core: CoreCaller;
   /** public base URL (SVC_BASE_URL); default: the address the gateway is bound to */
   baseUrl?: string;
   /** public svc/1 edge port published in discovery (default 9443) */
   edgePort?: number;
   rates: RateRules;
   log: Logger;
-  /** pipelined svc/1 connections to the core (default 4) */
-  backendConnections?: number;
-  /** trust X-Forwarded-For for the client address (behind a proxy you run) */
-  trustProxy?: boolean;
+  /** proxies of ours in front (SVC_TRUST_PROXY) and which peers they are (SVC_TRUSTED_PROXIES) */
+  trustProxyHops?: number;
+  trustedProxies?: string[];
+  /** live sandbox quotes and receipts per client address */
+  sandboxMaxPerClient?: number;
 }
 
-interface State { requestId: string }
+interface State { requestId: string; client: string }
 type Ctx = RouterContext<State>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const toRouterPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
-export function createGateway(opts: GatewayOptions): { app: Koa<State>; close(): void; sandbox: Sandbox; setBoundUrl(url: string): void } {
+export function createGateway(opts: GatewayOptions): {
+  app: Koa<State>; close(): void; sandbox: Sandbox; setBoundUrl(url: string): void;
+} {
   let boundUrl = 'http://127.0.0.1';
-  const app = new Koa<State>({ proxy: opts.trustProxy === true });
+  const app = new Koa<State>();
   const router = new Router<State>();
   const limiter = new RateLimiter(opts.rates);
-  const sandbox = new Sandbox();
-  // a few pipelined connections to the core: each carries at most SVC_MAX_IN_FLIGHT requests at once
-  const clients: (Promise<SvcClient> | null)[] = Array.from({ length: opts.backendConnections ?? 4 }, () => null);
-  let next = 0;
-  const backend = (): Promise<SvcClient> => {
-    const i = next++ % clients.length;
-    return clients[i] ??= SvcClient.connect(opts.backend).catch((e: unknown) => { clients[i] = null; throw e; });
-  };
+  const sandbox = new Sandbox({ maxPerClient: opts.sandboxMaxPerClient ?? 500 });
+  const resolveClient = clientAddressResolver({ hops: opts.trustProxyHops ?? 0, proxies: opts.trustedProxies ?? [] });
+  const core = opts.core;
+  const free = (cmd: string, args: Record<string, unknown>) => core.call(cmd, args);
 
-  const core = async (cmd: string, args: Record<string, unknown>, auth?: { machine_id?: string; token?: string }) => {
-    const c = await backend();
-    try {
-      return await c.request(cmd, args, auth);
-    } catch (e) {
-      if (e instanceof ServiceError) throw new CoreError(e);
-      throw e;
-    }
-  };
-
-  const limit = (ctx: Ctx, klass: RateClass, key: string) => {
-    const r = limiter.take(klass, key);
-    ctx.set(r.headers);
-    if (!r.allowed) throw new ServiceError('rate_limited', `rate limit for ${klass} reached; retry after ${r.headers['Retry-After']} s`);
+  // Counts one request against the client's address (issue "Trust" §1: unauthenticated traffic is
+  // keyed on where it comes from, never on an identity it merely names).
+  const limit = (ctx: Ctx, klass: RateClass) => {
+    const d = limiter.check(klass, `ip:${clientKey(ctx.state.client)}`, 'per address');
+    ctx.set(d.headers);
   };
 
   const envelope = (ctx: Ctx, source: 'api' | 'svc', body: Record<string, unknown>) => {
     ctx.body = { ok: true, request_id: ctx.state.requestId, source, ...body };
   };
 
-  // request id, errors, 404/405 bodies
+  // request id, client address, errors, 404/405 bodies
   app.use(async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
     ctx.set('x-request-id', ctx.state.requestId);
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new ServiceError('not_found', `no route ${ctx.method} ${ctx.path}`);
-      if (ctx.status === 405) throw new ServiceError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path} (Allow: ${ctx.response.get('Allow')})`);
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ServiceError('not_found', `no route ${ctx.method} ${ctx.path}`);
+      }
+      if (ctx.status === 405) {
+        const allow = ctx.response.get('Allow');
+        throw new ServiceError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path} (Allow: ${allow})`);
+      }
       if (ctx.status === 501) throw new ServiceError('method_not_allowed', `${ctx.method} is not supported`);
     } catch (e) {
       const { status, body } = toHttpError(e, ctx.state.requestId);
-      if (status >= 500 && !(e instanceof ConnectionError)) opts.log.error({ err: e, request_id: ctx.state.requestId }, 'request failed');
+      if (status >= 500 && !(e instanceof ConnectionError)) {
+        opts.log.error({ err: e, request_id: ctx.state.requestId }, 'request failed');
+      }
+      if (body.error.code === 'rate_limited') setRateHeaders(ctx, body.error.details);
       ctx.status = status;
       ctx.type = 'application/json';
       ctx.body = body;
@@ -97,44 +98,64 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
 
   // registry commands with an HTTP form
   const handle = (spec: CommandSpec) => async (ctx: Ctx) => {
-    const input = spec.http!.method === 'GET' ? { ...(ctx.query as Record<string, unknown>) } : await readJsonBody(ctx.req);
-    const args: Record<string, unknown> = { ...input, ...ctx.params };
-    if (spec.name === 'QUOTE' && !SERVICE_NAMES.includes(args.service as never)) throw new ServiceError('not_found', `no quote endpoint for ${String(args.service)}`);
-    const idem = ctx.get('idempotency-key');
-    if (idem && (spec.args.properties as Record<string, unknown>).idempotency_key && args.idempotency_key === undefined) args.idempotency_key = idem;
-    limit(ctx, spec.rateClass, spec.rateClass === 'paid_execution' ? `m:${String(args.machine_id)}` : `ip:${ctx.ip}`);
-    validateArgs(spec, args);
+    const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
     const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
-    const result = await core(spec.name, args, bearer ? { machine_id: args.machine_id as string | undefined, token: bearer } : undefined);
+    const address = `ip:${clientKey(ctx.state.client)}`;
+    // before the body is read: a caller with a token is counted per machine by the core once the token
+    // checks out, and against its address only if it does not; everyone else against the address now
+    if (needsAuth && bearer) limiter.assertOpen(spec.rateClass, address, 'per address');
+    else limit(ctx, spec.rateClass);
+    const args: Record<string, unknown> = spec.http!.method === 'GET'
+      ? knownQuery(spec, ctx.query as Record<string, unknown>)
+      : await readJsonBody(ctx.req);
+    Object.assign(args, ctx.params);
+    if (spec.name === 'QUOTE' && !SERVICE_NAMES.includes(args.service as never)) {
+      throw new ServiceError('not_found', `no quote endpoint for ${String(args.service)}`);
+    }
+    const idem = ctx.get('idempotency-key');
+    const takesKey = (spec.args.properties as Record<string, unknown>).idempotency_key !== undefined;
+    if (idem && takesKey && args.idempotency_key === undefined) args.idempotency_key = idem;
+    validateArgs(spec, args);
+    const auth = bearer ? { machine_id: args.machine_id as string | undefined, token: bearer } : undefined;
+    let result: Record<string, unknown>;
+    try {
+      result = await core.call(spec.name, args, auth, ctx.state.client);
+    } catch (e) {
+      const code = (e as { inner?: ServiceError }).inner?.code;
+      if (needsAuth && bearer && code === 'unauthorized') limit(ctx, spec.rateClass);
+      throw e;
+    }
     if (result.idempotent_replayed) ctx.set('Idempotent-Replayed', 'true');
     envelope(ctx, 'svc', result);
   };
   for (const spec of COMMANDS) {
     if (!spec.http) continue;
     const path = toRouterPath(spec.http.path);
-    if (spec.http.method === 'GET') router.get(path, handle(spec)); else router.post(path, handle(spec));
+    if (spec.http.method === 'GET') router.get(path, handle(spec));
+    else router.post(path, handle(spec));
   }
 
   // gateway-level API routes
   router.get('/api/v1', (ctx) => {
-    limit(ctx, 'public_low', `ip:${ctx.ip}`);
+    limit(ctx, 'public_low');
+    const commands = COMMANDS.filter((c) => c.http).map((c) => ({
+      method: c.http!.method, path: c.http!.path, command: c.name, auth: c.auth, billing: c.billing,
+      rate_class: c.rateClass, execution: c.execution, purpose: c.purpose,
+    }));
     envelope(ctx, 'api', {
       api_version: VERSIONS.api, gateway_version: VERSIONS.gateway, protocol: VERSIONS.coreProtocol,
-      routes: [
-        ...COMMANDS.filter((c) => c.http).map((c) => ({ method: c.http!.method, path: c.http!.path, command: c.name, auth: c.auth, billing: c.billing, rate_class: c.rateClass, execution: c.execution, purpose: c.purpose })),
-        ...AUX_ROUTES, ...SANDBOX_ROUTES,
-      ],
+      routes: [...commands, ...AUX_ROUTES, ...SANDBOX_ROUTES],
     });
   });
   for (const [path, cmd] of [['/api/v1/health', 'HEALTH'], ['/api/v1/payment-info', 'PAYMENT_INFO']] as const) {
     router.get(path, async (ctx) => {
-      limit(ctx, 'public_low', `ip:${ctx.ip}`);
-      envelope(ctx, 'svc', await core(cmd, {}));
+      limit(ctx, 'public_low');
+      envelope(ctx, 'svc', await free(cmd, {}));
     });
   }
   router.get('/api/v1/payment', async (ctx) => {
-    limit(ctx, 'public_low', `ip:${ctx.ip}`);
-    const info = await core('PAYMENT_INFO', {});
+    limit(ctx, 'public_low');
+    const info = await free('PAYMENT_INFO', {});
     const rails = info.rails as { rail: string; address: string; network: string; asset: string; decimals: number }[];
     ctx.body = {
       policy: 'settlement is crypto only; svcC is an internal reference unit (1.00 USD reference), not a token',
@@ -145,35 +166,47 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
     };
   });
   router.get('/api/v1/status', async (ctx) => {
-    limit(ctx, 'public_low', `ip:${ctx.ip}`);
-    envelope(ctx, 'api', { gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api }, edge: await edgeStatus((c, a) => core(c, a)) });
+    limit(ctx, 'public_low');
+    envelope(ctx, 'api', {
+      gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api },
+      edge: await edgeStatus(free),
+    });
   });
 
-  // the sandbox: anonymous, free, limited, GET_PULSE only
-  const sbx = (kind: 'quote' | 'accept' | 'execute' | 'verify', run: (b: Record<string, unknown>, ctx: Ctx) => Record<string, unknown>) => async (ctx: Ctx) => {
-    limit(ctx, 'public_low', `ip:${ctx.ip}`);
+  // the sandbox: anonymous, free, limited, GET_PULSE only; its capacity is shared out per address
+  type SandboxRun = (b: Record<string, unknown>, ctx: Ctx) => Record<string, unknown>;
+  const sbx = (kind: 'quote' | 'accept' | 'execute' | 'verify', run: SandboxRun) => async (ctx: Ctx) => {
+    limit(ctx, 'public_low');
     const body = await readJsonBody(ctx.req);
     validateSandbox(kind, body);
     envelope(ctx, 'api', run(body, ctx));
   };
-  router.post('/api/v1/sandbox/quotes/get-pulse', sbx('quote', (b) => sandbox.quote(b as { machine_id: string; bits: number; max_output: number })));
-  router.post('/api/v1/sandbox/quotes/:quote_id/accept', sbx('accept', (b, ctx) => sandbox.accept(ctx.params.quote_id!, b.machine_id as string)));
-  router.post('/api/v1/sandbox/executions/get-pulse', sbx('execute', (b) => sandbox.execute(b.quote_id as string, b.machine_id as string)));
-  router.post('/api/v1/sandbox/receipts/verify', sbx('verify', (b) => sandbox.verify(b.receipt_id as string, b.machine_id as string)));
+  router.post('/api/v1/sandbox/quotes/get-pulse', sbx('quote', (b, ctx) => sandbox.quote(
+    b as { machine_id: string; bits: number; max_output: number }, clientKey(ctx.state.client))));
+  router.post('/api/v1/sandbox/quotes/:quote_id/accept', sbx('accept', (b, ctx) =>
+    sandbox.accept(ctx.params.quote_id!, b.machine_id as string)));
+  router.post('/api/v1/sandbox/executions/get-pulse', sbx('execute', (b, ctx) =>
+    sandbox.execute(b.quote_id as string, b.machine_id as string, clientKey(ctx.state.client))));
+  router.post('/api/v1/sandbox/receipts/verify', sbx('verify', (b) =>
+    sandbox.verify(b.receipt_id as string, b.machine_id as string)));
 
   // MCP: POST is the stateless JSON-RPC endpoint; GET is 405 (no streams)
-  const mcp = createMcpEndpoint((cmd, args) => core(cmd, args), sandbox, (e) => opts.log.warn({ err: e }, 'mcp request rejected'));
+  const mcp = createMcpEndpoint(free, sandbox, (e) => opts.log.warn({ err: e }, 'mcp request rejected'));
   router.get('/mcp', (ctx) => {
     ctx.set('Allow', 'POST');
-    throw new ServiceError('method_not_allowed', 'GET /mcp: streams are not supported (stateless server); POST JSON-RPC requests');
+    const msg = 'GET /mcp: streams are not supported (stateless server); POST JSON-RPC requests';
+    throw new ServiceError('method_not_allowed', msg);
   });
   router.post('/mcp', async (ctx) => {
-    limit(ctx, 'public_low', `ip:${ctx.ip}`);
+    limit(ctx, 'public_low');
     const body = await readJsonBody(ctx.req);
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
     headers.set('content-type', 'application/json');
-    const res = await mcp.fetch(new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) }), { parsedBody: body });
+    // the tools' per-address quotas (the sandbox) key on this; a client cannot set it (overwritten here)
+    headers.set(MCP_CLIENT_HEADER, clientKey(ctx.state.client));
+    const req = new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const res = await mcp.fetch(req, { parsedBody: body });
     ctx.status = res.status;
     res.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'transfer-encoding') ctx.set(k, v); });
     const out = Buffer.from(await res.arrayBuffer());
@@ -181,18 +214,41 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
   });
   for (const p of ['/.well-known/mcp', '/.well-known/mcp.json', '/.well-known/svc/mcp.json']) {
     router.get(p, (ctx) => {
-      limit(ctx, 'public_low', `ip:${ctx.ip}`);
+      limit(ctx, 'public_low');
       ctx.set('Access-Control-Allow-Origin', '*');
       ctx.set('Cache-Control', 'public, max-age=300');
       ctx.body = mcpMetadata((opts.baseUrl ?? boundUrl).replace(/\/+$/, ''));
     });
   }
 
-  discoveryRoutes(router, (cmd, args) => core(cmd, args), { baseUrl: () => opts.baseUrl ?? boundUrl, edgePort: opts.edgePort ?? 9443 }, (ctx) => limit(ctx, 'public_low', `ip:${ctx.ip}`));
+  const discovery = { baseUrl: () => opts.baseUrl ?? boundUrl, edgePort: opts.edgePort ?? 9443 };
+  discoveryRoutes(router, free, discovery, (ctx) => limit(ctx, 'public_low'));
 
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return { app, sandbox, setBoundUrl: (u) => { boundUrl = u; }, close: () => { void mcp.close(); for (const c of clients) void c?.then((x) => x.close(), () => undefined); } };
+  return {
+    app, sandbox,
+    setBoundUrl: (u) => { boundUrl = u; },
+    close: () => { void mcp.close(); core.close(); },
+  };
+}
+
+/** The header the gateway sets on MCP requests it forwards: the client's rate-limit key. */
+export const MCP_CLIENT_HEADER = 'x-svc-client';
+
+// GET routes take their arguments from the query; parameters the command does not take (utm_source,
+// cache busters that browsers and crawlers add) are ignored rather than refused.
+function knownQuery(spec: CommandSpec, query: Record<string, unknown>): Record<string, unknown> {
+  const props = spec.args.properties as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(query).filter(([k]) => Object.hasOwn(props, k)));
+}
+
+/** A 429's headers, from the details the limiter put in the error (whichever layer raised it). */
+function setRateHeaders(ctx: { set(k: string, v: string): void }, details: Record<string, unknown> | undefined): void {
+  if (!details) return;
+  if (typeof details.retry_after_s === 'number') ctx.set('Retry-After', String(details.retry_after_s));
+  if (typeof details.rate_limit === 'string') ctx.set('RateLimit', details.rate_limit);
+  if (typeof details.rate_limit_policy === 'string') ctx.set('RateLimit-Policy', details.rate_limit_policy);
 }
 
 const AUX_ROUTES = [

@@ -1,7 +1,66 @@
-// How the gateway's parts reach the core: one function over the client kit (app.ts owns the
-// connections), and the edge's health as every status surface reports it.
+// How the gateway reaches the core: one small interface (DESIGN.md §1) with two implementations that
+// main wires — a direct call into the core's handler when both run in one process (no serialisation,
+// no socket), and svc/1 over the loopback backend when the gateway runs apart (`svcd gateway`).
+// Errors the core raised come back as CoreError either way, so the HTTP mapper knows their source.
+import { ConnectionError, SvcClient, type Auth, type Endpoint } from '../client/client.ts';
+import { ServiceError } from '../errors.ts';
+import { CoreError } from './http-errors.ts';
 
+/** A free call with no caller identity (discovery documents, status, MCP's free tools). */
 export type CoreCall = (cmd: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+export interface CoreCaller {
+  /** `client` is the HTTP client's address: the core keys per-address quotas on it. */
+  call(cmd: string, args: Record<string, unknown>, auth?: Auth, client?: string): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+export type CoreHandler = (
+  cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined,
+) => Promise<Record<string, unknown>>;
+
+/** The core in this process. Anything but a ServiceError is logged by `onInternal` and surfaces as internal. */
+export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) => void): CoreCaller {
+  return {
+    async call(cmd, args, auth, client) {
+      try {
+        return await handle(cmd, args, auth, client);
+      } catch (e) {
+        if (e instanceof ServiceError) throw new CoreError(e);
+        onInternal(e);
+        throw new CoreError(new ServiceError('internal', 'internal error'));
+      }
+    },
+    close() { /* the core is closed by its owner */ },
+  };
+}
+
+/** The core over svc/1: a few pipelined backend connections, opened lazily, reopened after a drop. */
+export function svc1Caller(backend: Endpoint, connections = 4): CoreCaller {
+  const clients: (Promise<SvcClient> | null)[] = Array.from({ length: connections }, () => null);
+  let next = 0;
+  const pick = (): Promise<SvcClient> => {
+    const i = next++ % clients.length;
+    return clients[i] ??= SvcClient.connect(backend).catch((e: unknown) => {
+      clients[i] = null;
+      throw e;
+    });
+  };
+  return {
+    async call(cmd, args, auth, client) {
+      const c = await pick();
+      try {
+        return await c.request(cmd, args, auth, client ? { client } : undefined);
+      } catch (e) {
+        if (e instanceof ServiceError) throw new CoreError(e);
+        throw e instanceof ConnectionError ? e : new ConnectionError(String(e));
+      }
+    },
+    close() {
+      for (const c of clients) void c?.then((x) => x.close(), () => undefined);
+    },
+  };
+}
 
 /** HEALTH via the edge, or `unavailable` with the reason: status pages never fail because the core did. */
 export async function edgeStatus(core: CoreCall): Promise<Record<string, unknown>> {

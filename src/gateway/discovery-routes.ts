@@ -15,13 +15,13 @@ import { agentsPage, docsPage, landingPage, pricingPage, protocolPage, statusPag
 import { VERSIONS } from '../protocol/versions.ts';
 import { edgeStatus, type CoreCall } from './core-call.ts';
 
-type Ctx = RouterContext<{ requestId: string }>;
+type Ctx = RouterContext<{ requestId: string; client: string }>;
 
 export interface DiscoverySource { baseUrl: () => string; edgePort: number }
 
 const CACHE_MS = 60_000;
 
-export function discoveryRoutes(router: Router<{ requestId: string }>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void): void {
+export function discoveryRoutes(router: Router<{ requestId: string; client: string }>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void): void {
   let cached: { at: number; node: NodeInfo; wallets: Record<string, string> } | null = null;
   const facts = async (): Promise<{ node: NodeInfo; site: SiteInfo }> => {
     if (!cached || Date.now() - cached.at > CACHE_MS) {

@@ -24,7 +24,7 @@ const failure = (e: unknown) => {
 };
 const guard = async (fn: () => Promise<unknown> | unknown) => { try { return text(await fn()); } catch (e) { return failure(e); } };
 
-export function buildMcpServer(core: CoreCall, sandbox: Sandbox): McpServer {
+export function buildMcpServer(core: CoreCall, sandbox: Sandbox, client = 'unknown'): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, { instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a machine token.' });
   server.registerTool('svc_hello', {
     description: 'Protocol greeting with the node\'s signed edge proof over your nonce.',
@@ -63,15 +63,18 @@ export function buildMcpServer(core: CoreCall, sandbox: Sandbox): McpServer {
     annotations: { readOnlyHint: false, openWorldHint: false },
   }, async ({ bits, machine_id }) => guard(() => {
     const m = machine_id ?? 'sandbox_machine';
-    const q = sandbox.quote({ machine_id: m, bits: bits ?? SANDBOX_LIMITS.maxBits, max_output: SANDBOX_LIMITS.maxOutputBytes });
+    const q = sandbox.quote({ machine_id: m, bits: bits ?? SANDBOX_LIMITS.maxBits, max_output: SANDBOX_LIMITS.maxOutputBytes }, client);
     sandbox.accept(q.quote_id as string, m);
-    return sandbox.execute(q.quote_id as string, m);
+    return sandbox.execute(q.quote_id as string, m, client);
   }));
   return server;
 }
 
 export function createMcpEndpoint(core: CoreCall, sandbox: Sandbox, onerror: (e: Error) => void) {
-  return createMcpHandler(() => buildMcpServer(core, sandbox), { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: 1 << 20, onerror });
+  // the gateway sets x-svc-client (the caller's rate-limit key) on every request it forwards
+  const factory = (c: { requestInfo?: Request }) =>
+    buildMcpServer(core, sandbox, c.requestInfo?.headers.get('x-svc-client') ?? 'unknown');
+  return createMcpHandler(factory, { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: 1 << 20, onerror });
 }
 
 /** /.well-known/mcp (and aliases): where the endpoint is and what it offers. */

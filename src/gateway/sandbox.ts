@@ -1,45 +1,78 @@
 // The anonymous sandbox (SPEC "Sandbox"): GET_PULSE quote → accept → execute → verify, free, with
 // no real settlement. Its state is the gateway's own (SPEC: "sandbox receipt issued by this
-// gateway"): bounded in-memory tables with the 300 s lifetime, an Ed25519 key made at start for
-// sandbox receipts, and a random sandbox seed for the pulse kernel. Nothing here touches money.
+// gateway"): bounded in-memory tables with the 300 s lifetime, shared out per client address, an
+// Ed25519 key made at start for sandbox receipts, and a random sandbox seed for the pulse kernel.
+// Nothing here touches money.
 import { generateKeyPairSync, randomBytes, sign, verify, createPublicKey } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from '../kernels/index.ts';
 import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
+import { LiveQuota } from '../protocol/client-quota.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 
-interface SandboxQuote { quote_id: string; machine_id: string; bits: number; max_output: number; state: 'issued' | 'accepted' | 'executed'; expires_ms: number; result?: Record<string, unknown> }
+interface SandboxQuote {
+  quote_id: string; machine_id: string; bits: number; max_output: number;
+  state: 'issued' | 'accepted' | 'executed'; expires_ms: number; result?: Record<string, unknown>;
+  release: () => void;
+}
 interface SandboxReceipt { receipt: Record<string, unknown>; signature: string }
+type StoredReceipt = SandboxReceipt & { expires_ms: number; release: () => void };
 
+/** Entries held at once (quotes and receipts each); past it the oldest go first. */
 const MAX_ENTRIES = 20_000;
 const id = (p: string) => `${p}_${randomBytes(15).toString('base64url')}`;
 
 export class Sandbox {
+  // insertion order is creation order and every entry lives the same 300 s: the oldest are in front
   readonly #quotes = new Map<string, SandboxQuote>();
-  readonly #receipts = new Map<string, SandboxReceipt & { expires_ms: number }>();
+  readonly #receipts = new Map<string, StoredReceipt>();
+  readonly #perClient: LiveQuota;
   readonly #seed = randomBytes(32);
   readonly #key = generateKeyPairSync('ed25519');
   readonly #k = Kernels.create();
-  readonly publicKey = createPublicKey(this.#key.privateKey).export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64url');
+  readonly publicKey = createPublicKey(this.#key.privateKey).export({ format: 'der', type: 'spki' })
+    .subarray(-32).toString('base64url');
   readonly keyId = sha256Hex(Buffer.from(this.publicKey, 'base64url')).slice(0, 16);
 
-  #sweep(now: number): void {
-    for (const [k, q] of this.#quotes) if (q.expires_ms <= now) this.#quotes.delete(k);
-    for (const [k, r] of this.#receipts) if (r.expires_ms <= now) this.#receipts.delete(k);
-    if (this.#quotes.size >= MAX_ENTRIES || this.#receipts.size >= MAX_ENTRIES) throw new ServiceError('busy', 'the sandbox is full; retry in a few minutes');
+  /** `maxPerClient`: live entries one address may hold, so a few addresses cannot fill it for everyone. */
+  constructor(opts: { maxPerClient?: number } = {}) {
+    this.#perClient = new LiveQuota(opts.maxPerClient ?? 100, 'live sandbox entries');
+  }
+
+  get size(): { quotes: number; receipts: number } {
+    return { quotes: this.#quotes.size, receipts: this.#receipts.size };
+  }
+
+  // Drops what expired, then — if still full — the oldest entries: under a flood the sandbox keeps
+  // serving, and an entry lives for less than its 300 s instead of everybody getting 503.
+  #makeRoom<T extends { expires_ms: number; release: () => void }>(m: Map<string, T>, now: number): void {
+    for (const [k, e] of m) {
+      if (e.expires_ms > now && m.size < MAX_ENTRIES) break;
+      m.delete(k);
+      e.release();
+    }
   }
 
   #quote(quoteId: string, machineId: string, now: number): SandboxQuote {
     const q = this.#quotes.get(quoteId);
-    if (!q || q.expires_ms <= now) throw new ServiceError('not_found', `no sandbox quote ${quoteId} (sandbox quotes live ${SANDBOX_LIMITS.ttlSeconds} s)`);
-    if (q.machine_id !== machineId) throw new ServiceError('quote_wrong_machine', 'the sandbox quote was issued to another machine_id');
+    if (!q || q.expires_ms <= now) {
+      throw new ServiceError('not_found', `no sandbox quote ${quoteId} (sandbox quotes live ${SANDBOX_LIMITS.ttlSeconds} s)`);
+    }
+    if (q.machine_id !== machineId) {
+      throw new ServiceError('quote_wrong_machine', 'the sandbox quote was issued to another machine_id');
+    }
     return q;
   }
 
-  quote(a: { machine_id: string; bits: number; max_output: number }, now = Date.now()): Record<string, unknown> {
-    this.#sweep(now);
-    const q: SandboxQuote = { quote_id: id('sbx_q'), machine_id: a.machine_id, bits: a.bits, max_output: a.max_output, state: 'issued', expires_ms: now + SANDBOX_LIMITS.ttlSeconds * 1000 };
+  quote(a: { machine_id: string; bits: number; max_output: number }, client: string, now = Date.now()): Record<string, unknown> {
+    this.#makeRoom(this.#quotes, now);
+    const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
+    const release = this.#perClient.take(client, expires, now);
+    const q: SandboxQuote = {
+      quote_id: id('sbx_q'), machine_id: a.machine_id, bits: a.bits, max_output: a.max_output, state: 'issued',
+      expires_ms: expires, release,
+    };
     this.#quotes.set(q.quote_id, q);
     return { sandbox: true, quote_id: q.quote_id, service: 'get-pulse', machine_id: q.machine_id, state: q.state, bits: q.bits, max_output: q.max_output, quote_units: 0, settlement: 'none', expires_at: new Date(q.expires_ms).toISOString(), ttl_seconds: SANDBOX_LIMITS.ttlSeconds };
   }
@@ -51,18 +84,20 @@ export class Sandbox {
     return { sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, state: q.state, expires_at: new Date(q.expires_ms).toISOString() };
   }
 
-  execute(quoteId: string, machineId: string, now = Date.now()): Record<string, unknown> {
+  execute(quoteId: string, machineId: string, client: string, now = Date.now()): Record<string, unknown> {
     const q = this.#quote(quoteId, machineId, now);
     if (q.state === 'executed') return { ...q.result!, replayed: true };
     if (q.state !== 'accepted') throw new ServiceError('quote_not_accepted', 'accept the sandbox quote first');
-    this.#sweep(now);
+    this.#makeRoom(this.#receipts, now);
+    const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
+    const release = this.#perClient.take(client, expires, now);
     const out = this.#k.pulseExpand(this.#k.hmacSha256(this.#seed, pulseKeyMessage(q.quote_id, q.machine_id)), new Uint8Array(0), q.bits);
     const receipt = {
       format: 'svc_sandbox_receipt_v1', receipt_id: id('sbx_rcpt'), service: 'get-pulse', quote_id: q.quote_id, machine_id: q.machine_id,
       bits: q.bits, units_charged: '0', settlement: 'none (sandbox)', output_digest: sha256Hex(out), issued_at: new Date(now).toISOString(), key_id: this.keyId,
     };
     const signature = sign(null, Buffer.from(canonicalJson(receipt)), this.#key.privateKey).toString('base64url');
-    this.#receipts.set(receipt.receipt_id, { receipt, signature, expires_ms: now + SANDBOX_LIMITS.ttlSeconds * 1000 });
+    this.#receipts.set(receipt.receipt_id, { receipt, signature, expires_ms: expires, release });
     q.state = 'executed';
     q.result = { sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, bits: q.bits, output_hex: Buffer.from(out).toString('hex'), receipt_id: receipt.receipt_id, units_charged: 0 };
     return q.result;

@@ -16,6 +16,8 @@ export interface RequestFrame {
   cmd: string;
   args: Record<string, unknown>;
   auth?: { machine_id?: string; token?: string };
+  /** the client a trusted front end speaks for (`{"client": address}`); only the backend listener honours it */
+  via?: { client: string };
 }
 
 export type ReplyFrame =
@@ -49,5 +51,15 @@ export function parseRequest(line: string): Parsed {
     }
     auth = { machine_id: a.machine_id as string | undefined, token: a.token as string | undefined };
   }
-  return { ok: true, spec, req: { v: PROTOCOL, id, cmd: f.cmd, args: args as Record<string, unknown>, auth } };
+  let via: RequestFrame['via'];
+  if (f.via !== undefined) {
+    const c = (f.via as { client?: unknown } | null)?.client;
+    if (typeof c !== 'string' || c.length < 1 || c.length > 64) {
+      return { ok: false, id, error: new ServiceError('bad_frame', 'via must be {client: string of 1..64 characters}') };
+    }
+    via = { client: c };
+  }
+  const req: RequestFrame = { v: PROTOCOL, id, cmd: f.cmd, args: args as Record<string, unknown>, auth };
+  if (via) req.via = via;
+  return { ok: true, spec, req };
 }

@@ -8,8 +8,10 @@ import { Level } from 'level';
 export type Json = Record<string, unknown>;
 type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Promise<Json | undefined> };
 
-export const SUBLEVELS = ['meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
-  'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'tlog_nodes', 'tlog_entries'] as const;
+export const SUBLEVELS = [
+  'meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
+  'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'idempotency_expiry', 'tlog_nodes', 'tlog_entries',
+] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 
 export type Op = { type: 'put'; sub: SublevelName; key: string; value: Json } | { type: 'del'; sub: SublevelName; key: string };

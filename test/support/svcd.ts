@@ -46,7 +46,10 @@ export class Svcd {
     const proc = spawn(process.execPath, [BIN.svcd, ...args], {
       env: {
         ...process.env, SVC_DATA_DIR: this.dataDir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_HTTP_PORT: '0',
-        SVC_READY_FILE: this.readyFile, SVC_LOG_LEVEL: 'warn', SVC_KERNEL_THREADS: '1', ...this.env,
+        SVC_READY_FILE: this.readyFile, SVC_LOG_LEVEL: 'warn', SVC_KERNEL_THREADS: '1',
+        // the functional tests are one client at loopback speed; tests of the limits set their own
+        SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60',
+        SVC_MAX_LIVE_QUOTES_PER_CLIENT: '1000000', SVC_SANDBOX_MAX_PER_CLIENT: '100000', ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,65 @@
+// How many live things (issued quotes in the core, sandbox entries in the gateway) one client address
+// holds at once: free state a caller can make the service keep until it expires is bounded per caller,
+// whatever the storage does with it. Counted in memory per process (a restart forgets the counts).
+import { ServiceError } from '../errors.ts';
+
+export class LiveQuota {
+  readonly #max: number;
+  readonly #maxClients: number;
+  // client key → expiry times (ms) of its live quotes
+  readonly #live = new Map<string, number[]>();
+
+  readonly #what: string;
+
+  constructor(max: number, what = 'live quotes', maxClients = 100_000) {
+    this.#max = max;
+    this.#what = what;
+    this.#maxClients = maxClients;
+  }
+
+  get clients(): number { return this.#live.size; }
+
+  /**
+   * Takes a slot for a quote living until `expiresMs`; throws 429 rate_limited (with retry_after_s)
+   * when the client holds `max` live quotes. Returns a function that gives the slot back (the quote
+   * was not made after all).
+   */
+  take(client: string, expiresMs: number, nowMs: number): () => void {
+    let list = this.#live.get(client);
+    if (list && list.length >= this.#max) {
+      list = list.filter((e) => e > nowMs);
+      this.#live.set(client, list);
+    }
+    if (list && list.length >= this.#max) {
+      const retry = Math.max(1, Math.ceil((Math.min(...list) - nowMs) / 1000));
+      const msg = `this address holds ${this.#max} ${this.#what}; retry after ${retry} s`;
+      throw new ServiceError('rate_limited', msg, {
+        rate_class: 'public_low', retry_after_s: retry, quota: `${this.#what} per address`, limit: this.#max,
+      });
+    }
+    if (!list) {
+      if (this.#live.size >= this.#maxClients) this.sweep(nowMs);
+      list = [];
+      this.#live.set(client, list);
+    }
+    list.push(expiresMs);
+    const held = list;
+    return () => {
+      const i = held.lastIndexOf(expiresMs);
+      if (i >= 0) held.splice(i, 1);
+    };
+  }
+
+  /** Forgets expired quotes and clients with none left; if still over the client bound, the oldest go. */
+  sweep(nowMs: number): void {
+    for (const [k, list] of this.#live) {
+      const alive = list.filter((e) => e > nowMs);
+      if (alive.length) this.#live.set(k, alive);
+      else this.#live.delete(k);
+    }
+    for (const k of this.#live.keys()) {
+      if (this.#live.size < this.#maxClients) break;
+      this.#live.delete(k);
+    }
+  }
+}
