@@ -1,0 +1,155 @@
+// Rate limits and per-address quotas, tried as an attacker would (issue "Trust" §1–3, 15, 16): no caller
+// can spend another's budget, rotate a forwarded address past a limit, reset everyone's windows with a
+// flood of keys, or deny the sandbox or quotes to others. Several clients are loopback source addresses
+// (127.0.0.2, .3, ...) against a real svcd.
+import test from 'ava';
+import { SvcClient } from '../../src/client/client.ts';
+import { RateLimiter } from '../../src/protocol/rate-limit.ts';
+import { Sandbox } from '../../src/gateway/sandbox.ts';
+import { fundMachine, Svcd } from '../support/svcd.ts';
+import { httpFrom } from '../support/http-from.ts';
+
+const edgeFrom = (s: Svcd, localAddress: string) => SvcClient.connect({
+  kind: 'tls', host: '127.0.0.1', port: s.edgePort, pin: s.ready.edge_cert_sha256, localAddress,
+});
+
+async function paidFlow(s: Svcd, from: string, machine: string, token: string): Promise<number[]> {
+  const base = s.ready.http!;
+  const auth = { authorization: `Bearer ${token}` };
+  const q = await httpFrom(from, base, 'POST', '/api/v1/quotes/get-pulse', { machine_id: machine, bits: 64 });
+  const a = await httpFrom(from, base, 'POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: machine }, auth);
+  const body = { machine_id: machine, quote_id: q.body.quote_id };
+  const e = await httpFrom(from, base, 'POST', '/api/v1/executions/get-pulse', body, auth);
+  return [q.status, a.status, e.status];
+}
+
+test('paid_execution: requests naming a victim without its token spend the sender\'s address budget, never the victim\'s', async (t) => {
+  const s = await Svcd.start({ SVC_RATE_PAID_EXECUTION: '4/60' }, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const token = await fundMachine(s, 'victim-m', 1);
+  const base = s.ready.http!;
+  const bogus = { machine_id: 'victim-m', quote_id: 'q_none' };
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    const h = i % 2 ? { authorization: 'Bearer svcm_wrong' } : {};
+    statuses.push((await httpFrom('127.0.0.2', base, 'POST', '/api/v1/executions/get-pulse', bogus, h)).status);
+  }
+  t.true(statuses.includes(401));
+  t.is(statuses.at(-1), 429, `the sender's address is limited: ${statuses.join(',')}`);
+  // over the edge too, from a third address
+  const c = await edgeFrom(s, '127.0.0.4');
+  for (let i = 0; i < 8; i++) await c.request('GET_PULSE', bogus, { token: 'svcm_wrong' }).catch(() => undefined);
+  const last = await c.request('GET_PULSE', bogus, { token: 'svcm_wrong' }).catch((e: { code: string }) => e.code);
+  t.is(last, 'rate_limited');
+  c.close();
+  // the victim, with its token, from its own address: its machine budget is untouched
+  t.deepEqual(await paidFlow(s, '127.0.0.3', 'victim-m', token), [200, 200, 200]);
+});
+
+test('paid_execution: unauthenticated requests with ever new machine_ids are limited per address', async (t) => {
+  const s = await Svcd.start({ SVC_RATE_PAID_EXECUTION: '5/60' }, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const statuses: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const body = { machine_id: `rot-${i}`, quote_id: 'q_x' };
+    statuses.push((await httpFrom('127.0.0.2', s.ready.http!, 'POST', '/api/v1/executions/get-pulse', body)).status);
+  }
+  t.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429]);
+  const other = await httpFrom('127.0.0.3', s.ready.http!, 'POST', '/api/v1/executions/get-pulse', { machine_id: 'x', quote_id: 'q' });
+  t.is(other.status, 401, 'another address is not affected');
+});
+
+test('X-Forwarded-For: believed only from a trusted proxy and by hop count; rotating the client-written part bypasses nothing', async (t) => {
+  const s = await Svcd.start({ SVC_TRUST_PROXY: '1', SVC_RATE_PUBLIC_LOW: '3/60' }, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const base = s.ready.http!;
+  const viaProxy = async (forged: string, client: string) =>
+    (await httpFrom('127.0.0.1', base, 'GET', '/api/v1/hello', undefined, { 'x-forwarded-for': `${forged}, ${client}` })).status;
+  const seen = [];
+  for (let i = 0; i < 5; i++) seen.push(await viaProxy(`198.51.100.${i}`, '203.0.113.7'));
+  t.deepEqual(seen, [200, 200, 200, 429, 429], 'the rightmost (proxy-written) entry is the client');
+  t.is(await viaProxy('198.51.100.1', '203.0.113.8'), 200, 'another client behind the proxy has its own window');
+  // a peer that is not a listed proxy: its X-Forwarded-For is ignored and its own address counts
+  const direct = [];
+  for (let i = 0; i < 5; i++) {
+    const h = { 'x-forwarded-for': `203.0.113.${100 + i}` };
+    direct.push((await httpFrom('127.0.0.9', base, 'GET', '/api/v1/hello', undefined, h)).status);
+  }
+  t.deepEqual(direct, [200, 200, 200, 429, 429]);
+});
+
+test('rate limiter: a flood of new keys past the table size never resets the windows of others', (t) => {
+  const l = new RateLimiter({ public_low: { limit: 3, windowSec: 60 }, paid_execution: { limit: 3, windowSec: 60 } }, 1000);
+  const now = 1_000_000;
+  for (let i = 0; i < 3; i++) t.true(l.take('public_low', 'victim-abuser', now).allowed);
+  t.false(l.take('public_low', 'victim-abuser', now).allowed);
+  // the abuser's own window is the newest: fill the table with fresh keys, then check the abuser again
+  for (let i = 0; i < 500; i++) l.take('public_low', `flood-${i}`, now + 1);
+  const late = l.take('public_low', 'victim-abuser', now + 2);
+  t.false(late.allowed, 'the window survived 500 new keys');
+  for (let i = 500; i < 1200; i++) l.take('public_low', `flood-${i}`, now + 3);
+  t.true(l.size <= 1000, `bounded: ${l.size}`);
+  t.true(l.size >= 800, `never cleared: ${l.size}`);
+});
+
+test('edge: free commands are rate limited per address like HTTP; another address is still served', async (t) => {
+  const s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '5/60' });
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const a = await edgeFrom(s, '127.0.0.2');
+  const codes: string[] = [];
+  for (let i = 0; i < 7; i++) codes.push(await a.request('HELLO', {}).then(() => 'ok', (e: { code: string }) => e.code));
+  t.deepEqual(codes, ['ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
+  const err = await a.request('CAPS', {}).catch((e: { details?: Record<string, unknown> }) => e);
+  t.is(typeof (err as { details?: { retry_after_s?: unknown } }).details?.retry_after_s, 'number');
+  const b = await edgeFrom(s, '127.0.0.3');
+  t.is((await b.request('HELLO', {})).protocol, 'svc/1');
+  a.close(); b.close();
+});
+
+test('quotes: live issued quotes are capped per address (HTTP and edge); other addresses keep quoting', async (t) => {
+  const s = await Svcd.start({ SVC_MAX_LIVE_QUOTES_PER_CLIENT: '3' }, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const base = s.ready.http!;
+  const body = { machine_id: 'quoter', bits: 64 };
+  const st = [];
+  for (let i = 0; i < 4; i++) st.push(await httpFrom('127.0.0.2', base, 'POST', '/api/v1/quotes/get-pulse', body));
+  t.deepEqual(st.map((r) => r.status), [200, 200, 200, 429]);
+  t.is(st[3]!.body.error.code, 'rate_limited');
+  t.truthy(st[3]!.headers['retry-after']);
+  // a rejected quote request does not use up a slot
+  const bad = await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/make-bct', { machine_id: 'q2', plain_hex: 'zz' });
+  t.is(bad.status, 400);
+  for (let i = 0; i < 3; i++) t.is((await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/get-pulse', body)).status, 200);
+  const c = await edgeFrom(s, '127.0.0.4');
+  for (let i = 0; i < 3; i++) await c.request('QUOTE', { service: 'get-pulse', ...body });
+  await t.throwsAsync(c.request('QUOTE', { service: 'get-pulse', ...body }), { message: /live quotes/ });
+  c.close();
+});
+
+test('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, never 503', async (t) => {
+  const s = await Svcd.start({ SVC_SANDBOX_MAX_PER_CLIENT: '4' }, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  const base = s.ready.http!;
+  const st = [];
+  for (let i = 0; i < 6; i++) st.push((await httpFrom('127.0.0.2', base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 })).status);
+  t.deepEqual(st, [200, 200, 200, 200, 429, 429]);
+  const other = await httpFrom('127.0.0.3', base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 });
+  t.is(other.status, 200, 'the default sandbox_machine still works for another address');
+
+  const sb = new Sandbox({ maxPerClient: 10 });
+  const first = sb.quote({ machine_id: 'm', bits: 8, max_output: 8192 }, 'c-0');
+  for (let i = 1; i <= 20_000; i++) sb.quote({ machine_id: 'm', bits: 8, max_output: 8192 }, `c-${i % 5000}`);
+  t.true(sb.size.quotes <= 20_000);
+  t.throws(() => sb.accept(first.quote_id as string, 'm'), { message: /no sandbox quote/ }, 'the oldest went first');
+});
+
+test('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
+  const s = await Svcd.start({}, ['start']);
+  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  for (const p of ['/api/v1/hello?utm_source=news', '/api/v1/caps?_=123', '/api/v1/health?x=1', '/openapi.json?utm_medium=x']) {
+    const r = await httpFrom('127.0.0.1', s.ready.http!, 'GET', p);
+    t.is(r.status, 200, p);
+  }
+  const bad = await httpFrom('127.0.0.1', s.ready.http!, 'GET', '/api/v1/hello?nonce=bad!');
+  t.is(bad.status, 400, 'parameters a command takes are still validated');
+});
