@@ -31,7 +31,7 @@ test('paid_execution: requests naming a victim without its token spend the sende
   const bogus = { machine_id: 'victim-m', quote_id: 'q_none' };
   const statuses: number[] = [];
   for (let i = 0; i < 8; i++) {
-    const h = i % 2 ? { authorization: 'Bearer svcm_wrong' } : {};
+    const h: Record<string, string> = i % 2 ? { authorization: 'Bearer svcm_wrong' } : {};
     statuses.push((await httpFrom('127.0.0.2', base, 'POST', '/api/v1/executions/get-pulse', bogus, h)).status);
   }
   t.true(statuses.includes(401));
