@@ -87,8 +87,9 @@ export function createGateway(opts: GatewayOptions): { app: Koa<State>; close():
       if (ctx.status === 405) throw new ServiceError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path} (Allow: ${ctx.response.get('Allow')})`);
       if (ctx.status === 501) throw new ServiceError('method_not_allowed', `${ctx.method} is not supported`);
     } catch (e) {
-      const { status, body } = toHttpError(e, ctx.state.requestId);
+      const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
       if (status >= 500 && !(e instanceof ConnectionError)) opts.log.error({ err: e, request_id: ctx.state.requestId }, 'request failed');
+      ctx.set(headers);
       ctx.status = status;
       ctx.type = 'application/json';
       ctx.body = body;
