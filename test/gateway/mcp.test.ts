@@ -12,7 +12,10 @@ import { commandSpec } from '../../src/protocol/registry.ts';
 
 let s: Svcd;
 let base: string;
-test.before(async () => { s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']); base = s.ready.http!; });
+test.before(async () => {
+  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
+  base = s.ready.http!;
+});
 test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
 const structured = (r: any) => r.structuredContent ?? JSON.parse(r.content[0].text);
@@ -32,7 +35,7 @@ const CLIENTS = [
 ] as const;
 
 for (const [era, make] of CLIENTS) {
-  test.serial(`MCP ${era}: tools from the registry's schemas, structuredContent valid against outputSchema`, async (t) => {
+  test.serial(`MCP ${era}: tools carry the registry's schemas; structuredContent matches outputSchema`, async (t) => {
     const c = await make();
     t.teardown(() => c.close());
     t.not(c.getServerCapabilities()?.tools?.listChanged, true, 'a stateless server never sends list_changed');
@@ -51,7 +54,8 @@ for (const [era, make] of CLIENTS) {
     // the registry's own constraints, not a hand-typed twin: QUOTE args without what MCP does not take
     const quoteIn = byName.get('svc_quote').inputSchema;
     const quoteArgs = propsOf('QUOTE');
-    t.deepEqual(Object.keys(quoteIn.properties).sort(), Object.keys(quoteArgs).filter((k) => k !== 'idempotency_key').sort());
+    const taken = Object.keys(quoteArgs).filter((k) => k !== 'idempotency_key');
+    t.deepEqual(Object.keys(quoteIn.properties).sort(), taken.sort());
     for (const k of Object.keys(quoteIn.properties)) t.deepEqual(quoteIn.properties[k], quoteArgs[k], `svc_quote.${k}`);
     t.deepEqual(byName.get('svc_verify_receipt').inputSchema.properties, propsOf('VERIFY_RECEIPT'));
     t.deepEqual(byName.get('svc_hello').inputSchema.properties, propsOf('HELLO'));
@@ -72,7 +76,8 @@ for (const [era, make] of CLIENTS) {
     t.is(small.output_hex.length, 64, 'the default sandbox pulse is 256 bits: small enough for an agent\'s context');
     t.true(small.sandbox);
     t.is((await call('svc_sandbox_pulse', { bits: 64 })).output_hex.length, 16);
-    const bad = await c.callTool({ name: 'svc_verify_receipt', arguments: { machine_id: 'mcp-agent', receipt_id: 'rcpt_missing' } });
+    const missing = { machine_id: 'mcp-agent', receipt_id: 'rcpt_missing' };
+    const bad = await c.callTool({ name: 'svc_verify_receipt', arguments: missing });
     t.true(bad.isError);
     t.regex(bad.content[0].text, /not_found/);
     const tooBig = await c.callTool({ name: 'svc_sandbox_pulse', arguments: { bits: 65537 } }).catch((e: Error) => e);
@@ -88,7 +93,7 @@ const initialize = (id: number) => ({
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 });
 
-test.serial('2025 era, raw JSON-RPC: plain JSON whenever the client accepts application/json (never an SSE stream)', async (t) => {
+test.serial('2025 era, raw JSON-RPC: plain JSON whenever the client accepts it (never an SSE stream)', async (t) => {
   for (const accept of ['application/json, text/event-stream', 'application/json', '*/*']) {
     const r = await rawPost({ accept }, initialize(1));
     t.is(r.status, 200, accept);
