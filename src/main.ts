@@ -45,7 +45,8 @@ async function startGateway(
     trustedProxies: config.trustedProxies,
     sandboxMaxPerClient: config.sandboxMaxPerClient,
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
-    edgePort: edgePort ?? config.edgePort,
+    // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
+    edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
   });
   const server = await listenGateway(gw.app, config.httpHost, config.httpPort);
   const a = server.address() as { address: string; port: number; family: string };
@@ -117,7 +118,12 @@ async function printManifest(): Promise<number> {
   const identity = NodeIdentity.loadOrCreate(config.dataDir);
   const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
   const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
-  const site = siteFromBaseUrl(baseUrl, config.edgePort, Object.fromEntries(config.rails.map((r) => [r.rail, r.address])));
+  const edgePort = config.publicEdgePort ?? config.edgePort;
+  if (edgePort === 0) {
+    throw new Error('SVC_EDGE_PORT is 0 (picked at start), so the manifest cannot name it: set SVC_PUBLIC_EDGE_PORT');
+  }
+  const wallets = Object.fromEntries(config.rails.map((r) => [r.rail, r.address]));
+  const site = siteFromBaseUrl(baseUrl, edgePort, wallets);
   const node = { ...identity.public, edge_cert_sha256: tls.fingerprint256 };
   const hash = manifestHash(node, site);
   console.log(`manifest: ${baseUrl}${DOCUMENT_PATHS.manifest}`);

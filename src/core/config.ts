@@ -9,6 +9,8 @@ export interface Config {
   dataDir: string;
   edgeHost: string;
   edgePort: number;
+  /** the edge port to publish (SVC_PUBLIC_EDGE_PORT) when clients reach the edge on another port than it binds */
+  publicEdgePort: number | null;
   backendHost: string;
   backendPort: number;
   httpHost: string;
@@ -66,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     edgeHost: env.SVC_EDGE_HOST || '::',
     edgePort: int(env, 'SVC_EDGE_PORT', 9443, 0, 65535),
+    publicEdgePort: env.SVC_PUBLIC_EDGE_PORT ? int(env, 'SVC_PUBLIC_EDGE_PORT', 0, 1, 65535) : null,
     backendHost,
     backendPort: int(env, 'SVC_BACKEND_PORT', 9444, 0, 65535),
     httpHost: env.SVC_HTTP_HOST || '127.0.0.1',

@@ -1,16 +1,17 @@
 // The discovery documents (SPEC "Well-known discovery", "Landing and documentation pages"): pure
 // functions of the registry, the pricing model, the node and the site. Byte-stable, so the
 // manifest hash published in DNS stays valid until something real changes.
-import { COMMANDS, CAPABILITIES } from '../protocol/registry.ts';
+import { COMMANDS, CAPABILITIES, commandSpec } from '../protocol/registry.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY, UNIT_SCALE, price, pricebookText } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
-import { LIMITS as SCHEMA_LIMITS } from '../protocol/schemas.ts';
+import type { Schema } from '../protocol/schemas.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
+import { DOCUMENT_PATHS, PUBLIC_ROUTES, WELL_KNOWN, publicRoute } from './routes.ts';
 
-export const WELL_KNOWN = '/.well-known/svc';
+export { DOCUMENT_PATHS, WELL_KNOWN };
 
 export const POLICY = {
   discovery: 'free', receipt_verification: 'free', quote_generation: 'free, limited', sandbox: 'free, anonymous, limited',
@@ -18,23 +19,35 @@ export const POLICY = {
   commercial_tiers: 'planned', settlement: 'crypto only',
 };
 
-/** The contract's limits as published, read from the schemas that enforce them. */
-export const LIMITS = {
-  machine_id_length: `1..${SCHEMA_LIMITS.machineIdMax}`, idempotency_key_max_length: SCHEMA_LIMITS.idempotencyKeyMax,
-  quote_bits_min: 1, quote_bits_default: SCHEMA_LIMITS.bitsDefault, quote_max_output_min: 0, quote_max_output_default: SCHEMA_LIMITS.maxOutputDefault,
-  quote_bytes_min: 0, quote_ttl_ms_min: SCHEMA_LIMITS.quoteTtlMinMs, quote_ttl_ms_default: SCHEMA_LIMITS.quoteTtlDefaultMs,
-  invoice_units_min: 1, sandbox_max_bits: SANDBOX_LIMITS.maxBits, sandbox_max_output_bytes: SANDBOX_LIMITS.maxOutputBytes,
-  sandbox_max_input_bytes: SANDBOX_LIMITS.maxInputBytes, sandbox_ttl_seconds: SANDBOX_LIMITS.ttlSeconds, core_edge_port: 9443,
-};
+const argOf = (command: string, field: string): Schema =>
+  ((commandSpec(command)!.args.properties ?? {}) as Record<string, Schema>)[field] ?? {};
+const quoteArg = (field: string, rule: string) => argOf('QUOTE', field)[rule] as number;
+
+/**
+ * The contract's limits as published: read from the registry schemas that enforce them, and the
+ * running node's edge port (the one it listens on, or the configured public one), never a constant.
+ */
+export function publishedLimits(site: SiteInfo): Record<string, string | number> {
+  return {
+    machine_id_length: `${quoteArg('machine_id', 'minLength')}..${quoteArg('machine_id', 'maxLength')}`,
+    idempotency_key_max_length: quoteArg('idempotency_key', 'maxLength'),
+    quote_bits_min: quoteArg('bits', 'minimum'),
+    quote_bits_default: quoteArg('bits', 'default'),
+    quote_max_output_min: quoteArg('max_output', 'minimum'),
+    quote_max_output_default: quoteArg('max_output', 'default'),
+    quote_bytes_min: quoteArg('bytes', 'minimum'),
+    quote_ttl_ms_min: quoteArg('quote_ttl_ms', 'minimum'),
+    quote_ttl_ms_default: quoteArg('quote_ttl_ms', 'default'),
+    invoice_units_min: argOf('FUND_ACCOUNT', 'units').minimum as number,
+    sandbox_max_bits: SANDBOX_LIMITS.maxBits,
+    sandbox_max_output_bytes: SANDBOX_LIMITS.maxOutputBytes,
+    sandbox_max_input_bytes: SANDBOX_LIMITS.maxInputBytes,
+    sandbox_ttl_seconds: SANDBOX_LIMITS.ttlSeconds,
+    core_edge_port: site.edge_port,
+  };
+}
 
 const RAIL_KEYS = ['USDT_TRON', 'USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA'] as const;
-
-export const DOCUMENT_PATHS = {
-  openapi: '/openapi.json', llms: '/llms.txt', manifest: `${WELL_KNOWN}/svc_public_manifest.json`, manifest_kv: `${WELL_KNOWN}/svc_public_manifest.kv`,
-  pricebook_pointer: `${WELL_KNOWN}/pricebook.json`, pricebook_text: `${WELL_KNOWN}/svc_pricebook_public.txt`, service_catalog: `${WELL_KNOWN}/svc_service_catalog.json`,
-  status: `${WELL_KNOWN}/status.json`, bootstrap: `${WELL_KNOWN}/bootstrap.json`, nodes: `${WELL_KNOWN}/nodes.json`, node: `${WELL_KNOWN}/node.json`,
-  network: `${WELL_KNOWN}/network.json`, agent_card: '/.well-known/agent-card.json', host_meta: '/.well-known/host-meta', webfinger: '/.well-known/webfinger',
-} as const;
 
 function pricing() {
   return {
@@ -60,7 +73,7 @@ export function buildManifest(node: NodeInfo, site: SiteInfo): Record<string, un
     pricing: pricing(),
     payment: { settlement: 'crypto only', automated_rails: ['USDT/TRON', 'USDC/Base', 'USDC/Solana', 'USDT/Solana'], reserved_rails: [], wallets: Object.fromEntries(RAIL_KEYS.map((k) => [k, site.wallets[k] ?? '<WALLET_ADDRESS>'])) },
     policy: POLICY,
-    limits: LIMITS,
+    limits: publishedLimits(site),
     documents: Object.fromEntries(Object.entries(DOCUMENT_PATHS).map(([k, p]) => [k, site.base_url + p])),
     discovery_hash_note: 'the manifest hash (SHA-256 of these bytes) is an unsigned public liveness value, not authentication, payment or authorization',
   };
@@ -92,7 +105,8 @@ export function pricebookPointer(site: SiteInfo): Record<string, unknown> {
   const text = pricebookText();
   return {
     format: VERSIONS.pricebookPointerFormat, price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
-    url: site.base_url + DOCUMENT_PATHS.pricebook_text, sha256: sha256Hex(text), media_type: 'text/plain; charset=utf-8',
+    url: site.base_url + DOCUMENT_PATHS.pricebook_text, sha256: sha256Hex(text),
+    media_type: publicRoute('pricebookText').type,
   };
 }
 
@@ -138,7 +152,9 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
       { step: 4, what: 'call the execution with the accepted quote_id', http: 'POST /api/v1/executions/{service}', cli: '<service>' },
       { step: 5, what: 'verify the receipt for free', http: 'POST /api/v1/receipts/verify', cli: 'verify-receipt' },
     ],
-    try_first: { sandbox: `${site.base_url}/api/v1/sandbox/quotes/get-pulse`, openapi: site.base_url + DOCUMENT_PATHS.openapi },
+    try_first: {
+      sandbox: site.base_url + publicRoute('sandboxQuote').path, openapi: site.base_url + DOCUMENT_PATHS.openapi,
+    },
     edge: { host: site.edge_host, port: site.edge_port, pin_sha256: node.edge_cert_sha256 },
     node_public_key: node.public_key,
   };
@@ -158,24 +174,30 @@ export function agentCard(node: NodeInfo, site: SiteInfo): Record<string, unknow
   };
 }
 
+/** Every published document by its manifest key, and every other discovery route (aliases included) by route id. */
 export function wellKnownIndex(site: SiteInfo): Record<string, unknown> {
+  const others = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.tag === 'Discovery' && !r.doc);
   return {
     format: 'svc_well_known_index_v1',
-    documents: {
-      ...Object.fromEntries(Object.entries(DOCUMENT_PATHS).map(([k, p]) => [k, site.base_url + p])),
-      agent_json: `${site.base_url}/.well-known/agent.json`, host_meta_json: `${site.base_url}/.well-known/host-meta.json`,
-      openapi_aliases: [`${site.base_url}/.well-known/openapi.json`, `${site.base_url}${WELL_KNOWN}/openapi.json`],
-      html_index: `${site.base_url}${WELL_KNOWN}/`,
-    },
+    documents: Object.fromEntries(Object.entries(DOCUMENT_PATHS).map(([k, p]) => [k, site.base_url + p])),
+    routes: Object.fromEntries(others.map((r) => [
+      r.id, { url: site.base_url + r.path, type: r.type, purpose: r.purpose },
+    ])),
   };
 }
 
 export function hostMetaJson(site: SiteInfo): Record<string, unknown> {
+  // each link's type is the media type its route is really served with
+  const link = (rel: string, routeId: string) => {
+    const r = publicRoute(routeId);
+    return { rel, type: r.type, href: site.base_url + r.path };
+  };
+  const lrdd = publicRoute('webfinger');
   return {
     links: [
-      { rel: 'service-desc', type: 'application/openapi+json', href: site.base_url + DOCUMENT_PATHS.openapi },
-      { rel: 'describedby', type: 'application/json', href: site.base_url + DOCUMENT_PATHS.manifest },
-      { rel: 'lrdd', type: 'application/jrd+json', template: `${site.base_url}/.well-known/webfinger?resource={uri}` },
+      link('service-desc', 'openapi'),
+      link('describedby', 'manifest'),
+      { rel: 'lrdd', type: lrdd.type, template: `${site.base_url}${lrdd.path}?resource={uri}` },
     ],
   };
 }
@@ -203,6 +225,8 @@ export function webfinger(resource: string, node: NodeInfo, site: SiteInfo): Rec
 
 export function llmsTxt(site: SiteInfo): string {
   const b = site.base_url;
+  const mcp = publicRoute('mcp');
+  const sbx = (routeId: string) => publicRoute(routeId).path;
   const lines = [
     '# svc',
     '',
@@ -212,9 +236,14 @@ export function llmsTxt(site: SiteInfo): string {
     '',
     '## Start here',
     `- [OpenAPI description](${b}${DOCUMENT_PATHS.openapi}): every route, schema and error`,
-    `- [Manifest](${b}${DOCUMENT_PATHS.manifest}): capabilities (21), node key, edge certificate, pricing, limits`,
+    `- [Manifest](${b}${DOCUMENT_PATHS.manifest}): capabilities (${VERSIONS.capabilityCount}), node key,`
+      + ' edge certificate, pricing, limits',
     `- [Service catalog](${b}${DOCUMENT_PATHS.service_catalog}) and [pricebook](${b}${DOCUMENT_PATHS.pricebook_text})`,
-    `- [Agent guide](${b}/for-agents) and [bootstrap steps](${b}${DOCUMENT_PATHS.bootstrap})`,
+    `- [Agent guide](${b}${publicRoute('pageForAgents').path}) and [bootstrap steps](${b}${DOCUMENT_PATHS.bootstrap})`,
+    `- MCP: POST ${b}${mcp.path}: ${mcp.purpose}`,
+    '',
+    '## Documents',
+    ...PUBLIC_ROUTES.filter((r) => r.doc).map((r) => `- [${r.purpose}](${b}${r.path}): ${r.type.split(';')[0]}`),
     '',
     '## Paid flow',
     '1. POST /api/v1/invoices {machine_id, units, network, asset}: pay amount_due to pay_to; the first invoice returns machine_token once (send it as Authorization: Bearer).',
@@ -227,7 +256,10 @@ export function llmsTxt(site: SiteInfo): string {
     ...SERVICES.map((s) => `- ${s.service} (${s.command}): ${COMMANDS.find((c) => c.name === s.command)!.purpose}`),
     '',
     '## Free sandbox (no account)',
-    `POST ${b}/api/v1/sandbox/quotes/get-pulse {} → accept → POST ${b}/api/v1/sandbox/executions/get-pulse {machine_id, quote_id} → POST ${b}/api/v1/sandbox/receipts/verify. Limits: bits ≤ ${SANDBOX_LIMITS.maxBits}, max_output ≤ ${SANDBOX_LIMITS.maxOutputBytes}, quotes live ${SANDBOX_LIMITS.ttlSeconds} s.`,
+    `POST ${b}${sbx('sandboxQuote')} {} → POST ${b}${sbx('sandboxAccept')} {machine_id}`
+      + ` → POST ${b}${sbx('sandboxExecute')} {machine_id, quote_id} → POST ${b}${sbx('sandboxVerify')}.`
+      + ` Limits: bits ≤ ${SANDBOX_LIMITS.maxBits}, max_output ≤ ${SANDBOX_LIMITS.maxOutputBytes},`
+      + ` quotes live ${SANDBOX_LIMITS.ttlSeconds} s.`,
     '',
     '## Errors',
     'Every failure is {"ok":false,"request_id","error":{"code","message","source"}}; 400 invalid request, 401 token, 404 not found, 409 invalid state, 422 idempotency key reused, 429 rate limited (Retry-After), 502 core edge unavailable.',
@@ -241,10 +273,9 @@ export function robotsTxt(site: SiteInfo): string {
   return `User-agent: *\nAllow: /\nDisallow: /api/v1/executions/\nDisallow: /api/v1/invoices\nSitemap: ${site.base_url}/sitemap.xml\n`;
 }
 
-export const PAGE_PATHS = ['/', '/docs', '/protocol', '/for-agents', '/pricing', '/status', '/trust'] as const;
-
 export function sitemapXml(site: SiteInfo): string {
-  const urls = [...PAGE_PATHS, DOCUMENT_PATHS.llms, DOCUMENT_PATHS.openapi, `${WELL_KNOWN}/`].map((p) => `  <url><loc>${xmlEscape(site.base_url + p)}</loc></url>`).join('\n');
+  const urls = PUBLIC_ROUTES.filter((r) => r.sitemap)
+    .map((r) => `  <url><loc>${xmlEscape(site.base_url + r.path)}</loc></url>`).join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls}\n</urlset>\n`;
 }
 

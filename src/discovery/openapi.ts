@@ -1,19 +1,29 @@
-// openapi.json (OpenAPI 3.1) derived from the command registry: one operation per HTTP route with
-// its request schema, the response envelope, the ApiError responses and the x-svc-* annotations
-// (billing, auth, rate class, execution flag). Pure: the same inputs give the same bytes.
+// openapi.json (OpenAPI 3.1) derived from the command registry and the public route table
+// (routes.ts): one operation per HTTP route with its request schema, every status it can answer
+// (ApiError bodies), the headers it sends and takes, and the x-svc-* annotations (billing, auth,
+// rate class, execution flag). Pure: the same inputs give the same bytes.
 import { ERRORS } from '../errors.ts';
-import { COMMANDS, type CommandSpec } from '../protocol/registry.ts';
-import { SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
+import { ALL_COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';
+import { SERVICES, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { SiteInfo } from './node-info.ts';
+import { JSON_RPC_REQUEST, PUBLIC_ROUTES, type PublicRoute } from './routes.ts';
+
+type Operation = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const essence = (type: string) => type.split(';')[0]!.trim();
+const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
 
 const ENVELOPE: Schema = {
   type: 'object', required: ['ok', 'request_id', 'source'], additionalProperties: true,
-  properties: { ok: { type: 'boolean', const: true }, request_id: { type: 'string' }, source: { type: 'string', enum: ['api', 'svc'] } },
+  properties: {
+    ok: { type: 'boolean', const: true }, request_id: { type: 'string' },
+    source: { type: 'string', enum: ['api', 'svc'] },
+  },
 };
 const API_ERROR: Schema = {
   type: 'object', required: ['ok', 'request_id', 'error'],
@@ -21,108 +31,274 @@ const API_ERROR: Schema = {
     ok: { type: 'boolean', const: false }, request_id: { type: 'string' },
     error: {
       type: 'object', required: ['code', 'message', 'source'],
-      properties: { code: { type: 'string', enum: Object.keys(ERRORS) }, message: { type: 'string' }, source: { type: 'string', enum: ['api', 'svc'] }, details: { type: 'object' } },
+      properties: {
+        code: { type: 'string', enum: Object.keys(ERRORS) }, message: { type: 'string' },
+        source: { type: 'string', enum: ['api', 'svc'] }, details: { type: 'object' },
+      },
+    },
+  },
+};
+const JSON_RPC_RESPONSE: Schema = {
+  type: 'object', required: ['jsonrpc'],
+  properties: {
+    jsonrpc: { type: 'string', const: '2.0' }, id: { type: ['string', 'integer', 'null'] }, result: { type: 'object' },
+    error: {
+      type: 'object', required: ['code', 'message'],
+      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
     },
   },
 };
 
-function errorResponses(codes: number[]) {
-  const text: Record<number, string> = { 400: 'invalid request', 401: 'missing or wrong machine token', 404: 'not found', 405: 'method not allowed', 409: 'invalid state (for example a quote not in the required state)', 413: 'request body too large', 422: 'idempotency key reused with another body', 429: 'rate limited (see Retry-After, RateLimit)', 502: 'the core edge is unavailable or rejected the call', 503: 'busy; retry later' };
-  return Object.fromEntries(codes.map((c) => [String(c), { description: text[c] ?? 'error', content: json(ref('ApiError')) }]));
+const HEADERS: Record<string, Record<string, unknown>> = {
+  RequestId: {
+    description: 'the request id (a valid incoming x-request-id, or a generated one); also in every body',
+    required: true, schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'remaining quota of the rate class and seconds to the window reset, e.g. "public_low";r=119;t=60'
+      + ' (draft-ietf-httpapi-ratelimit-headers)',
+    schema: { type: 'string' },
+  },
+  RateLimitPolicy: {
+    description: 'quota and window of the rate class, e.g. "public_low";q=120;w=60'
+      + ' (draft-ietf-httpapi-ratelimit-headers)',
+    schema: { type: 'string' },
+  },
+  RetryAfter: { description: 'seconds until the rate window resets', required: true, schema: { type: 'integer' } },
+  IdempotentReplayed: {
+    description: 'true when this is the stored response to an earlier request with the same idempotency key',
+    schema: { type: 'string', const: 'true' },
+  },
+  WWWAuthenticate: {
+    description: 'RFC 6750: Bearer realm="svc", with error="invalid_token" when a token was presented but is wrong',
+    required: true, schema: { type: 'string' },
+  },
+  Allow: { description: 'the methods the path takes', required: true, schema: { type: 'string' } },
+  ETag: { description: 'strong validator of the body; send it back in If-None-Match', schema: { type: 'string' } },
+  CacheControl: { description: 'public, max-age=N', schema: { type: 'string' } },
+};
+
+const PARAMETERS: Record<string, Record<string, unknown>> = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key', in: 'header', required: false,
+    description: 'same as the idempotency_key body field (which wins when both are sent): the same key with the same'
+      + ' body replays the first response; with another body it is 422 idempotency_key_reused',
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  IfNoneMatch: {
+    name: 'If-None-Match', in: 'header', required: false,
+    description: 'an ETag from an earlier response: 304 if unchanged',
+    schema: { type: 'string' },
+  },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'ok', 204: 'a JSON-RPC notification, accepted: no body', 304: 'not modified (If-None-Match matched the ETag)',
+  400: 'invalid request', 401: 'missing or wrong machine token', 404: 'not found', 405: 'method not allowed',
+  406: 'not acceptable', 409: 'invalid state', 413: 'request body too large',
+  422: 'idempotency key reused with another request', 429: 'rate limited', 502: 'the core edge is unavailable or failed the call', 503: 'busy; retry later',
+};
+
+/** The catalogue codes a status can carry (5xx from the core arrive as 502, so 502 lists the gateway's own). */
+function describeStatus(status: number): string {
+  const codes = Object.entries(ERRORS).filter(([, e]) => e.status === status).map(([c]) => c);
+  return codes.length ? `${STATUS_TEXT[status] ?? 'error'}: ${codes.join(', ')}` : STATUS_TEXT[status] ?? 'error';
 }
 
-const nameOf = (c: CommandSpec) => c.name.toLowerCase().replace(/_(\w)/g, (_m, x: string) => x.toUpperCase());
+interface ResponseTraits {
+  statuses: readonly number[];
+  /** the 200, or null when the route has none (GET /mcp) */
+  ok: Record<string, { schema: unknown }> | null;
+  limited: boolean;
+  idempotent: boolean;
+  conditional: boolean;
+  /** POST /mcp: protocol errors are JSON-RPC error responses */
+  jsonRpc: boolean;
+}
 
-function operation(c: CommandSpec): [string, string, Record<string, unknown>] {
-  const path = c.http!.path;
-  const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+function responses(t: ResponseTraits): Record<string, unknown> {
+  const common = (status: number) => ({
+    'x-request-id': header('RequestId'),
+    ...(t.limited ? { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimitPolicy') } : {}),
+    ...(status === 429 ? { 'Retry-After': header('RetryAfter') } : {}),
+    ...(status === 401 ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
+    ...(status === 405 ? { Allow: header('Allow') } : {}),
+  });
+  const out: Record<string, unknown> = {};
+  if (t.ok) {
+    out['200'] = {
+      description: 'ok', content: t.ok,
+      headers: {
+        ...common(200),
+        ...(t.idempotent ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {}),
+        ...(t.conditional ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {}),
+      },
+    };
+  }
+  for (const status of t.statuses) {
+    if (status < 400) {
+      const cache = status === 304 ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {};
+      out[String(status)] = { description: STATUS_TEXT[status], headers: { ...common(status), ...cache } };
+      continue;
+    }
+    const rpc = t.jsonRpc && (status === 404 || status === 406);
+    const either = t.jsonRpc && status === 400;
+    const schema = rpc ? ref('JsonRpcResponse')
+      : either ? { oneOf: [ref('ApiError'), ref('JsonRpcResponse')] } : ref('ApiError');
+    out[String(status)] = {
+      description: rpc ? `JSON-RPC error: ${status === 404 ? 'unknown method' : 'Accept excludes application/json'}`
+        : describeStatus(status),
+      headers: common(status), content: { 'application/json': { schema } },
+    };
+  }
+  return out;
+}
+
+const annotations = (a: { billing: string; auth: string; rateClass: string; execution: boolean }) => ({
+  'x-svc-billing': a.billing, 'x-svc-auth': a.auth, 'x-svc-rate-class': a.rateClass, 'x-svc-execution': a.execution,
+});
+
+const camel = (s: string) => s.toLowerCase().replace(/[_-](\w)/g, (_m, x: string) => x.toUpperCase());
+
+/** Every status a registry command's route can answer, from what its arguments and annotations imply. */
+function commandStatuses(c: CommandSpec): number[] {
+  const has = (k: string) => Object.hasOwn((c.args.properties ?? {}) as object, k);
+  return sorted([
+    400, 429, 502, // validation, rate limit, the core
+    ...(c.auth === 'none' ? [] : [401]),
+    ...(['quote_id', 'invoice_id', 'receipt_id'].some(has) ? [404] : []),
+    ...(has('quote_id') || has('idempotency_key') ? [409] : []), // quote state; an idempotent request still running
+    ...(c.http!.method === 'POST' ? [413] : []),
+    ...(has('idempotency_key') ? [422] : []),
+  ]);
+}
+
+/**
+ * The quote request body of one service, without `service` (its path names it). Local until
+ * protocol/services.ts exports quoteBodySchema(service): then this function becomes that one call.
+ */
+function quoteBody(service: ServiceName): Schema {
+  const q = commandSpec('QUOTE')!.args;
+  const properties = { ...(q.properties as Record<string, Schema>) };
+  delete properties.service;
+  for (const f of ['plain_hex', 'packet_hex']) if (f !== serviceByName(service)!.quoteInput) delete properties[f];
+  return { ...q, properties, required: ((q.required ?? []) as string[]).filter((r) => r !== 'service') };
+}
+
+function commandOperation(c: CommandSpec, operationId: string, path: string, body: Schema | null): Operation {
   const props = (c.args.properties ?? {}) as Record<string, Schema>;
   const required = (c.args.required ?? []) as string[];
-  const parameters: Record<string, unknown>[] = pathParams.map((p) => ({ name: p, in: 'path', required: true, schema: props[p] ?? { type: 'string' } }));
-  const bodyProps = Object.fromEntries(Object.entries(props).filter(([k]) => !pathParams.includes(k)));
-  const bodySchema = { ...c.args, properties: bodyProps, required: required.filter((r) => !pathParams.includes(r)) };
+  const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const idempotent = Object.hasOwn(props, 'idempotency_key');
+  const parameters: unknown[] = pathParams.map((p) => ({
+    name: p, in: 'path', required: true, schema: props[p] ?? { type: 'string' },
+  }));
   if (c.http!.method === 'GET') {
-    for (const [k, v] of Object.entries(bodyProps)) parameters.push({ name: k, in: 'query', required: required.includes(k), schema: v });
+    for (const [k, v] of Object.entries(props)) {
+      if (!pathParams.includes(k)) parameters.push({ name: k, in: 'query', required: required.includes(k), schema: v });
+    }
   }
-  const auth = c.auth === 'none' ? [] : [{ bearerAuth: [] }];
-  if (c.name === 'FUND_ACCOUNT') auth.push({} as never); // the first invoice of an unclaimed machine_id needs no token
-  const op: Record<string, unknown> = {
-    operationId: nameOf(c),
-    summary: c.purpose,
-    tags: [c.group],
+  if (idempotent) parameters.push(param('IdempotencyKey'));
+  // the first invoice of an unclaimed machine_id needs no token (it returns one)
+  const security = c.auth === 'none' ? [] : c.name === 'FUND_ACCOUNT' ? [{ bearerAuth: [] }, {}] : [{ bearerAuth: [] }];
+  return {
+    operationId, summary: c.purpose, tags: [c.group],
     ...(parameters.length ? { parameters } : {}),
-    ...(c.http!.method === 'POST' ? { requestBody: { required: true, content: json(bodySchema) } } : {}),
-    security: auth,
-    responses: {
-      200: { description: 'ok', content: json({ allOf: [ref('Envelope'), ref(`${c.name}_result`)] }) },
-      ...errorResponses(c.execution ? [400, 401, 404, 409, 429, 502] : c.auth === 'none' ? [400, 409, 429, 502] : [400, 401, 404, 409, 422, 429, 502]),
-    },
-    'x-svc-command': c.name, 'x-svc-billing': c.billing, 'x-svc-auth': c.auth, 'x-svc-rate-class': c.rateClass, 'x-svc-execution': c.execution,
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    security,
+    responses: responses({
+      statuses: commandStatuses(c), limited: true, idempotent, conditional: false, jsonRpc: false,
+      ok: { 'application/json': { schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] } } },
+    }),
+    'x-svc-command': c.name, ...annotations(c),
   };
-  return [path, c.http!.method.toLowerCase(), op];
+}
+
+/** The request body of a POST command: its arguments minus the path parameters. */
+function bodyOf(c: CommandSpec): Schema | null {
+  if (c.http!.method !== 'POST') return null;
+  const pathParams = [...c.http!.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const props = Object.entries((c.args.properties ?? {}) as Record<string, Schema>)
+    .filter(([k]) => !pathParams.includes(k));
+  return {
+    ...c.args, properties: Object.fromEntries(props),
+    required: ((c.args.required ?? []) as string[]).filter((r) => !pathParams.includes(r)),
+  };
+}
+
+function routeOperation(r: PublicRoute): Operation {
+  const conditional = r.maxAge !== undefined && r.statuses.includes(304);
+  const parameters = [
+    ...Object.entries(r.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
+    ...Object.entries(r.query ?? {}).map(([name, q]) => ({ name, in: 'query', ...q })),
+    ...(conditional ? [param('IfNoneMatch')] : []),
+  ];
+  const envelope = r.result ? { allOf: [ref('Envelope'), ref(`${r.id}_result`)] } : ref('Envelope');
+  const okSchema = r.body === 'envelope' ? envelope
+    : r.body === 'json' ? { type: 'object' }
+      : r.body === 'jsonrpc' ? ref('JsonRpcResponse')
+        : { type: 'string' };
+  return {
+    operationId: r.id, summary: r.purpose, tags: [r.tag], security: [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(r.request ? { requestBody: { required: true, content: { 'application/json': { schema: r.request } } } } : {}),
+    responses: responses({
+      statuses: r.statuses, limited: r.statuses.includes(429), idempotent: false, conditional,
+      jsonRpc: r.body === 'jsonrpc',
+      ok: r.body === 'none' ? null : { [essence(r.type)]: { schema: okSchema } },
+    }),
+    ...annotations(r),
+    ...(r.aliasOf ? { 'x-svc-alias-of': r.aliasOf } : {}),
+  };
 }
 
 export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const add = (path: string, method: string, op: Record<string, unknown>) => { (paths[path] ??= {})[method] = op; };
-  const schemas: Record<string, unknown> = { Envelope: ENVELOPE, ApiError: API_ERROR };
-  for (const c of COMMANDS) {
+  const paths: Record<string, Record<string, Operation>> = {};
+  const add = (path: string, method: string, op: Operation) => { (paths[path] ??= {})[method.toLowerCase()] = op; };
+  const schemas: Record<string, unknown> = {
+    Envelope: ENVELOPE, ApiError: API_ERROR, JsonRpcRequest: JSON_RPC_REQUEST, JsonRpcResponse: JSON_RPC_RESPONSE,
+  };
+  for (const c of ALL_COMMANDS) {
     if (!c.http) continue;
-    if (c.name === 'QUOTE') {
-      // one operation per service: the contract lists them as separate paths
-      const q = operation(c);
-      for (const svc of ((c.args.properties as Record<string, Schema>).service!.enum as string[])) {
-        const body = structuredClone(((q[2].requestBody as { content: Record<string, { schema: Schema }> }).content['application/json']!.schema));
-        delete (body.properties as Record<string, unknown>).service;
-        body.required = (body.required as string[]).filter((r) => r !== 'service');
-        if (svc !== 'make-bct') delete (body.properties as Record<string, unknown>).plain_hex;
-        if (svc !== 'verify-bct') delete (body.properties as Record<string, unknown>).packet_hex;
-        add(`/api/v1/quotes/${svc}`, 'post', { ...q[2], operationId: `quote${svc.replace(/(^|-)(\w)/g, (_m, _d, x: string) => x.toUpperCase())}`, parameters: undefined, requestBody: { required: true, content: json(body) }, 'x-svc-service': svc });
-      }
-    } else {
-      const [p, m, op] = operation(c);
-      add(p, m, op);
-    }
     schemas[`${c.name}_result`] = c.result;
+    if (c.name !== 'QUOTE') {
+      add(c.http.path, c.http.method, commandOperation(c, camel(c.name), c.http.path, bodyOf(c)));
+      continue;
+    }
+    // one operation per service, as the contract lists them, each with the service's own quote billing
+    for (const s of SERVICES) {
+      const path = c.http.path.replace('{service}', s.service);
+      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBody(s.service));
+      add(path, c.http.method, { ...op, 'x-svc-billing': s.quoteBilling, 'x-svc-service': s.service });
+    }
   }
-  const sandbox = (path: string, kind: keyof typeof SANDBOX_SCHEMAS, summary: string, execution = false) => add(path, 'post', {
-    operationId: `sandbox${kind[0]!.toUpperCase()}${kind.slice(1)}`, summary, tags: ['Sandbox'], security: [],
-    ...(path.includes('{quote_id}') ? { parameters: [{ name: 'quote_id', in: 'path', required: true, schema: { type: 'string' } }] } : {}),
-    requestBody: { required: true, content: json(SANDBOX_SCHEMAS[kind]) },
-    responses: { 200: { description: 'ok', content: json(ref('Envelope')) }, ...errorResponses([400, 404, 409, 429]) },
-    'x-svc-billing': 'sandbox_free_limited', 'x-svc-auth': 'none', 'x-svc-rate-class': 'public_low', 'x-svc-execution': execution,
-  });
-  sandbox('/api/v1/sandbox/quotes/get-pulse', 'quote', 'creates a sandbox GET_PULSE quote');
-  sandbox('/api/v1/sandbox/quotes/{quote_id}/accept', 'accept', 'accepts a sandbox quote');
-  sandbox('/api/v1/sandbox/executions/get-pulse', 'execute', 'small execution without real settlement', true);
-  sandbox('/api/v1/sandbox/receipts/verify', 'verify', 'verifies a sandbox receipt generated by this gateway');
-  const get = (path: string, summary: string, envelope: boolean, command?: string) => add(path, 'get', {
-    operationId: path.replace(/^\/api\/v1\/?/, 'api_').replace(/[^\w]+(\w)?/g, (_m, x?: string) => (x ? x.toUpperCase() : '')) || 'apiIndex',
-    summary, tags: ['Discovery'], security: [],
-    responses: { 200: { description: 'ok', content: json(envelope ? ref('Envelope') : { type: 'object' }) }, ...errorResponses(command ? [429, 502] : [429]) },
-    'x-svc-billing': 'free', 'x-svc-auth': 'none', 'x-svc-rate-class': 'public_low', 'x-svc-execution': false, ...(command ? { 'x-svc-command': command } : {}),
-  });
-  get('/api/v1', 'JSON route index', true);
-  get('/api/v1/status', 'gateway and public edge status', true);
-  get('/api/v1/discovery', 'discovery summary', true);
-  get('/api/v1/manifest', 'published manifest', false);
-  get('/api/v1/pricebook', 'pricebook pointer', false);
-  get('/api/v1/payment', 'payment policy and wallets', false);
-  get('/api/v1/payment-info', 'PAYMENT_INFO via the edge', true, 'PAYMENT_INFO');
-  get('/api/v1/health', 'HEALTH via the edge', true, 'HEALTH');
+  for (const r of PUBLIC_ROUTES) {
+    if (r.result) schemas[`${r.id}_result`] = r.result;
+    add(r.path, r.method, routeOperation(r));
+  }
+  const tags = [...new Set(Object.values(paths).flatMap((p) => Object.values(p).flatMap((o) => o.tags as string[])))];
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'svc public gateway', version: VERSIONS.api,
-      description: 'Metered computation-and-proof service. Discovery, receipt verification and the sandbox are free; quotes are free and limited; executions are paid from an account funded by stablecoin invoices. Core protocol: svc/1 over TLS.',
+      description: 'Metered computation-and-proof service. Discovery, receipt verification and the sandbox are free;'
+        + ' quotes are free and limited; executions are paid from an account funded by stablecoin invoices.'
+        + ' Core protocol: svc/1 over TLS. Every failure is an ApiError; every response carries x-request-id.',
     },
     servers: [{ url: site.base_url }],
-    tags: ['Discovery', 'Finance', 'Execution', 'Proof', 'Identity', 'Receipt', 'Sandbox'].map((name) => ({ name })),
+    tags: tags.map((name) => ({ name })),
     paths,
     components: {
       schemas,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'the machine token returned once by the first funding invoice (prefix svcm_)' } },
+      headers: HEADERS,
+      parameters: PARAMETERS,
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'the machine token returned once by the first funding invoice (prefix svcm_)',
+        },
+      },
     },
   };
 }

@@ -1,17 +1,17 @@
 // The HTML pages (SPEC "Landing and documentation pages"): server-rendered from the registry, the
 // pricing model and the node facts — no client-side script, so they read the same to people,
 // crawlers and agents. One small stylesheet inline; every page links the others.
+import { MAX_LINE } from '../protocol/line-codec.ts';
 import { COMMANDS } from '../protocol/registry.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_POLICY, UNIT_SCALE, price } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
-import { DOCUMENT_PATHS, POLICY, WELL_KNOWN } from './documents.ts';
+import { POLICY } from './documents.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
+import { DOCUMENT_PATHS, NAV, PUBLIC_ROUTES, WELL_KNOWN } from './routes.ts';
 
 export const esc = (s: unknown) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-const NAV: [string, string][] = [['/', 'Home'], ['/docs', 'API'], ['/protocol', 'Protocol'], ['/for-agents', 'For agents'], ['/pricing', 'Pricing'], ['/status', 'Status'], ['/trust', 'Trust']];
 
 function layout(path: string, title: string, body: string): string {
   const nav = NAV.map(([href, label]) => `<a href="${href}"${href === path ? ' aria-current="page"' : ''}>${label}</a>`).join(' ');
@@ -63,7 +63,23 @@ ${table(['Service', 'Command', 'What it does'], SERVICES.map((s) => [code(s.serv
 <p>Node ${code(node.node_id)} · edge ${code(`${site.edge_host}:${site.edge_port}`)} (${VERSIONS.coreProtocol} over TLS).</p>`);
 }
 
+const ERROR_ROWS = [
+  ['400', 'invalid request (the message names the field)'],
+  ['401', 'missing or wrong machine token (WWW-Authenticate: Bearer)'],
+  ['404', 'not found'],
+  ['405', 'method not allowed (see Allow)'],
+  ['409', 'invalid state, for example an expired quote'],
+  ['413', 'request body too large'],
+  ['422', 'idempotency key reused with another body'],
+  ['429', 'rate limited (Retry-After, RateLimit headers)'],
+  ['502', 'the core edge is unavailable or rejected the call'],
+  ['503', 'the sandbox is busy; retry later'],
+];
+
 export function docsPage(site: SiteInfo): string {
+  const otherRoutes = PUBLIC_ROUTES.map((r) => [
+    code(`${r.method} ${r.path}`), code(r.type.split(';')[0]), esc(r.billing), esc(r.purpose),
+  ]);
   const rows = COMMANDS.map((c) => [code(c.name), esc(c.group), c.http ? code(`${c.http.method} ${c.http.path}`) : 'not public over HTTP', c.cli.length ? code(c.cli.length > 1 ? 'quote-<service>' : c.cli[0]) : '—', esc(c.auth), esc(c.billing), esc(c.rateClass), esc(c.purpose)]);
   return layout('/docs', 'API documentation', `
 <h1>API documentation</h1>
@@ -73,8 +89,11 @@ ${table(['Command', 'Group', 'HTTP', 'CLI', 'Auth', 'Billing', 'Rate class', 'Pu
 <h2>Authentication</h2>
 <p>The first funding invoice for a ${code('machine_id')} returns its machine token once; send it as ${code('Authorization: Bearer svcm_…')} on accepts, invoices, balance and executions. Discovery, quotes, receipt verification and the sandbox need no token.</p>
 <h2>Errors</h2>
-${table(['Status', 'Meaning'], [['400', 'invalid request (the message names the field)'], ['401', 'missing or wrong machine token'], ['404', 'not found'], ['405', 'method not allowed (see Allow)'], ['409', 'invalid state, for example an expired quote'], ['413', 'body over 1 MiB'], ['422', 'idempotency key reused with another body'], ['429', 'rate limited (Retry-After, RateLimit headers)'], ['502', 'the core edge is unavailable or rejected the call']])}
-<p>Idempotency: send ${code('Idempotency-Key')} (or ${code('idempotency_key')}) on quotes, accepts and invoices; a repeat with the same body is replayed with ${code('Idempotent-Replayed: true')}.</p>`);
+${table(['Status', 'Meaning'], ERROR_ROWS)}
+<p>Idempotency: send ${code('Idempotency-Key')} (or ${code('idempotency_key')}) on quotes, accepts and invoices;
+a repeat with the same body is replayed with ${code('Idempotent-Replayed: true')}.</p>
+<h2>Pages, documents, sandbox and MCP</h2>
+${table(['Route', 'Returns', 'Billing', 'Purpose'], otherRoutes)}`);
 }
 
 export function protocolPage(node: NodeInfo, site: SiteInfo): string {
@@ -83,7 +102,11 @@ export function protocolPage(node: NodeInfo, site: SiteInfo): string {
 <p>The core speaks ${code(VERSIONS.coreProtocol)}: one UTF-8 JSON object per line over TLS 1.3 (ALPN ${code('svc/1')}) at ${code(`${site.edge_host}:${site.edge_port}`)}, IPv4 and IPv6. The HTTP gateway is a facade over the same commands.</p>
 <pre>{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m1","bits":256}}
 {"id":7,"ok":true,"result":{"quote_id":"q_…","quote_units":23125,…}}</pre>
-<ul><li>Lines are at most 1 MiB; requests may be pipelined and replies come back by ${code('id')}, possibly out of order.</li><li>The machine token goes in ${code('auth.token')}.</li><li>Pin the edge certificate by its SHA-256: ${code(node.edge_cert_sha256)}.</li><li>The public client kit: ${code('svc hello')}, ${code('svc caps')}, ${code('svc quote-get-pulse')}, … (19 command forms).</li></ul>
+<ul><li>Lines are at most ${MAX_LINE / (1 << 20)} MiB; requests may be pipelined and replies come back by ${code('id')},
+possibly out of order.</li><li>The machine token goes in ${code('auth.token')}.</li>
+<li>Pin the edge certificate by its SHA-256: ${code(node.edge_cert_sha256)}.</li>
+<li>The public client kit: ${code('svc hello')}, ${code('svc caps')}, ${code('svc quote-get-pulse')}, …
+(${COMMANDS.filter((c) => c.cli.length).length} command forms).</li></ul>
 <h2>Commands</h2>
 ${table(['Command', 'Access', 'Purpose'], COMMANDS.map((c) => [code(c.name), esc(c.access), esc(c.purpose)]))}`);
 }
@@ -141,6 +164,11 @@ ${table(['What', 'Value'], [
 export function wellKnownHtml(site: SiteInfo): string {
   // WebFinger needs a resource: link the query for this site itself
   const href = (k: string, p: string) => (k === 'webfinger' ? `${p}?resource=${encodeURIComponent(site.base_url)}` : p);
-  const links = Object.entries(DOCUMENT_PATHS).map(([k, p]) => [esc(k.replaceAll('_', ' ')), `<a href="${esc(href(k, p))}">${esc(href(k, p))}</a>`]);
-  return layout(`${WELL_KNOWN}/`, 'Discovery index', `<h1>Discovery index</h1><p>Documents published by ${esc(site.base_url)}.</p>${table(['Document', 'Path'], links)}`);
+  const routes = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.tag === 'Discovery');
+  const links = routes.map((r) => {
+    const url = esc(href(r.doc ?? r.id, r.path));
+    return [esc(r.purpose), `<a href="${url}">${url}</a>`, code(r.type.split(';')[0])];
+  });
+  return layout(`${WELL_KNOWN}/`, 'Discovery index', `<h1>Discovery index</h1>
+<p>Documents published by ${esc(site.base_url)}.</p>${table(['Document', 'Path', 'Type'], links)}`);
 }

@@ -1,6 +1,7 @@
 // The one mapper from errors to HTTP (SPEC "Errors"): the ApiError body {ok:false, request_id,
 // error:{code, message, source}} with the catalogue's status. source is "api" for what the gateway
-// raised and "svc" for what came from the core. Core-side 5xx and an unreachable core are 502.
+// raised and "svc" for what came from the core. Core-side 5xx and an unreachable core are 502. It
+// also returns the headers a status carries (WWW-Authenticate on 401), for the error middleware.
 import { ConnectionError } from '../client/client.ts';
 import { ERRORS, ServiceError, exposeError } from '../errors.ts';
 
@@ -11,15 +12,35 @@ export class CoreError extends Error {
   constructor(readonly inner: ServiceError) { super(inner.message); this.name = 'CoreError'; }
 }
 
-export function toHttpError(e: unknown, requestId: string): { status: number; body: ApiError } {
+export interface HttpError { status: number; body: ApiError; headers: Record<string, string> }
+
+/**
+ * RFC 6750 §3: a 401 names the scheme and realm; once a bearer token was presented and refused,
+ * also error="invalid_token" (without a token, no error code: the request simply lacked one).
+ */
+function challenge(status: number, authorization: string | undefined): Record<string, string> {
+  if (status !== 401) return {};
+  const presented = /^Bearer\s+\S/i.test(authorization ?? '');
+  return { 'WWW-Authenticate': presented ? 'Bearer realm="svc", error="invalid_token"' : 'Bearer realm="svc"' };
+}
+
+/** Maps any error to its status, ApiError body and the headers that status needs; `authorization` is the request's. */
+export function toHttpError(e: unknown, requestId: string, authorization?: string): HttpError {
+  const mapped = mapError(e, requestId);
+  return { ...mapped, headers: challenge(mapped.status, authorization) };
+}
+
+function mapError(e: unknown, requestId: string): { status: number; body: ApiError } {
   if (e instanceof CoreError) {
     const w = exposeError(e.inner);
     const status = ERRORS[w.code].status >= 500 ? 502 : ERRORS[w.code].status;
     return { status, body: { ok: false, request_id: requestId, error: { ...w, source: 'svc' } } };
   }
   if (e instanceof ConnectionError) {
-    return { status: 502, body: { ok: false, request_id: requestId, error: { code: 'edge_unavailable', message: 'the core edge is unavailable; retry later', source: 'svc' } } };
+    const error = { code: 'edge_unavailable', message: 'the core edge is unavailable; retry later', source: 'svc' } as const;
+    return { status: 502, body: { ok: false, request_id: requestId, error } };
   }
   const w = exposeError(e);
-  return { status: ERRORS[w.code].status, body: { ok: false, request_id: requestId, error: { ...w, source: 'api' } } };
+  const body: ApiError = { ok: false, request_id: requestId, error: { ...w, source: 'api' } };
+  return { status: ERRORS[w.code].status, body };
 }

@@ -1,86 +1,266 @@
-// The MCP endpoint (DESIGN.md §9): stateless MCP over Streamable HTTP with JSON responses,
-// exposing a whitelist of free tools — hello, caps, pricebook, quotes, receipt verification and
-// the sandbox pulse. One endpoint serves both protocol eras: 2026-07-28 (no initialize, no session,
-// server/discover) and the 2025 revisions the 1.x SDK speaks, through the v2 server package's
-// createMcpHandler. GET /mcp is 405 (no streams: stateless server).
-import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
-import { z } from 'zod';
-import { ServiceError } from '../errors.ts';
+// The MCP endpoint (DESIGN.md §9): stateless MCP over Streamable HTTP that answers plain JSON in
+// both protocol eras — 2026-07-28 (per-request _meta, no session, server/discover) through the v2
+// server package's createMcpHandler, and the 2025 revisions (the 1.x SDK's initialize) through a
+// per-request stateless transport in JSON mode. A whitelist of free tools whose input and output
+// schemas are the registry's own. GET /mcp (405) and the HTTP limits are app.ts's.
+import {
+  McpServer, WebStandardStreamableHTTPServerTransport, createMcpHandler, fromJsonSchema, isLegacyRequest,
+  type JsonSchemaType, type JsonSchemaValidatorResult, type jsonSchemaValidator,
+} from '@modelcontextprotocol/server';
+import type { ServiceError } from '../errors.ts';
 import { pricebookText } from '../protocol/pricing.ts';
-import { SERVICE_NAMES } from '../protocol/services.ts';
-import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
+import { commandSpec } from '../protocol/registry.ts';
+import { SANDBOX_LIMITS, SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
+import { obj, result, type Schema } from '../protocol/schemas.ts';
+import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { CoreCall } from './core-call.ts';
 import type { Sandbox } from './sandbox.ts';
 
-export const MCP_TOOLS = ['svc_hello', 'svc_caps', 'svc_pricebook', 'svc_quote', 'svc_verify_receipt', 'svc_sandbox_pulse'] as const;
+/** Every revision served: the modern one first, then the 2025 ones an initialize can negotiate. */
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'] as const;
+/** The sandbox pulse an agent gets by default: 32 bytes of output, small enough for its context. */
+export const MCP_PULSE_BITS = 256;
+const MAX_BODY = 1 << 20;
 
-const text = (v: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(v, null, 2) }], structuredContent: v as Record<string, unknown> });
+/** Tool arguments and results are checked by the same compiled Ajv validators as HTTP and svc/1 (defaults applied). */
+const compiled = new WeakMap<object, (v: Record<string, unknown>) => void>();
+const registryValidator: jsonSchemaValidator = {
+  getValidator<T>(schema: JsonSchemaType) {
+    let check = compiled.get(schema);
+    if (!check) {
+      check = compileValidator(schema as Schema);
+      compiled.set(schema, check);
+    }
+    const run = check;
+    return (input: unknown): JsonSchemaValidatorResult<T> => {
+      if (!input || typeof input !== 'object' || Array.isArray(input)) {
+        return { valid: false, data: undefined, errorMessage: 'expected a JSON object' };
+      }
+      const data = structuredClone(input) as Record<string, unknown>;
+      try {
+        run(data);
+        return { valid: true, data: data as T, errorMessage: undefined };
+      } catch (e) {
+        return { valid: false, data: undefined, errorMessage: e instanceof Error ? e.message : String(e) };
+      }
+    };
+  },
+};
+
+const argsOf = (command: string) => commandSpec(command)!.args;
+const resultOf = (command: string) => commandSpec(command)!.result;
+
+/** A registry schema without the fields MCP does not take. */
+function without(schema: Schema, fields: string[]): Schema {
+  const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, Schema>)
+    .filter(([k]) => !fields.includes(k)));
+  return { ...schema, properties, required: ((schema.required ?? []) as string[]).filter((r) => !fields.includes(r)) };
+}
+
+/** The sandbox quote request with an agent-sized default pulse. */
+function pulseInput(): Schema {
+  const q = SANDBOX_SCHEMAS.quote;
+  const props = q.properties as Record<string, Schema>;
+  return { ...q, properties: { ...props, bits: { ...props.bits, default: MCP_PULSE_BITS } } };
+}
+
+/** `client`: the caller's rate-limit key, which the sandbox's per-address share is counted on. */
+interface Deps { core: CoreCall; sandbox: Sandbox; client: string }
+interface ToolDef {
+  name: string;
+  title: string;
+  description: string;
+  input: Schema;
+  output: Schema;
+  readOnly: boolean;
+  run: (args: Record<string, unknown>, deps: Deps) => Promise<Record<string, unknown>> | Record<string, unknown>;
+}
+
+// idempotency keys are for HTTP and svc/1 retries; an MCP tool call is a single exchange
+const TOOL_DEFS: readonly ToolDef[] = [
+  {
+    name: 'svc_hello', title: 'Protocol greeting',
+    description: `${commandSpec('HELLO')!.purpose}: the node's identity and its signed edge proof over your nonce.`,
+    input: argsOf('HELLO'), output: resultOf('HELLO'), readOnly: true,
+    run: (a, d) => d.core('HELLO', a),
+  },
+  {
+    name: 'svc_caps', title: 'Capabilities',
+    description: `${commandSpec('CAPS')!.purpose}: the ${VERSIONS.capabilityCount} commands`
+      + ' with their billing, auth and rate class.',
+    input: argsOf('CAPS'), output: resultOf('CAPS'), readOnly: true,
+    run: (a, d) => d.core('CAPS', a),
+  },
+  {
+    name: 'svc_pricebook', title: 'Pricebook',
+    description: 'The public pricebook (every coefficient and a price example per service) as key=value lines.',
+    input: obj({}), output: result({ pricebook: { type: 'string' } }, ['pricebook']), readOnly: true,
+    run: () => ({ pricebook: pricebookText() }),
+  },
+  {
+    name: 'svc_quote', title: 'Price quote',
+    description: `${commandSpec('QUOTE')!.purpose} for one service: free and limited, no account needed;`
+      + ' accepting and executing it are paid calls on the HTTP API or svc/1.',
+    input: without(argsOf('QUOTE'), ['idempotency_key']), output: resultOf('QUOTE'), readOnly: false,
+    run: (a, d) => d.core('QUOTE', a),
+  },
+  {
+    name: 'svc_verify_receipt', title: 'Verify a receipt',
+    description: `${commandSpec('VERIFY_RECEIPT')!.purpose}: the signed receipt, its signature and the node key.`,
+    input: argsOf('VERIFY_RECEIPT'), output: resultOf('VERIFY_RECEIPT'), readOnly: true,
+    run: (a, d) => d.core('VERIFY_RECEIPT', a),
+  },
+  {
+    name: 'svc_sandbox_pulse', title: 'Sandbox pulse',
+    description: `Anonymous sandbox GET_PULSE: quote, accept and execute in one call, no account, no settlement;`
+      + ` ${MCP_PULSE_BITS} bits unless asked (up to ${SANDBOX_LIMITS.maxBits}).`
+      + ' Returns output_hex and a sandbox receipt_id.',
+    input: pulseInput(), output: SANDBOX_RESULTS.execute, readOnly: false,
+    run: (a, d) => {
+      const m = a.machine_id as string;
+      const req = { machine_id: m, bits: a.bits as number, max_output: a.max_output as number };
+      const q = d.sandbox.quote(req, d.client);
+      d.sandbox.accept(q.quote_id as string, m);
+      return d.sandbox.execute(q.quote_id as string, m, d.client);
+    },
+  },
+];
+
+export const MCP_TOOLS: readonly string[] = TOOL_DEFS.map((t) => t.name);
+
+// converted once: the validators compile once per schema object
+const TOOLS = TOOL_DEFS.map((t) => ({
+  ...t,
+  inputSchema: fromJsonSchema<Record<string, unknown>>(t.input as JsonSchemaType, registryValidator),
+  outputSchema: fromJsonSchema<Record<string, unknown>>(t.output as JsonSchemaType, registryValidator),
+}));
+
 const failure = (e: unknown) => {
   const err = e instanceof Error ? e : new Error(String(e));
-  const code = (e as { inner?: ServiceError; code?: string }).inner?.code ?? (e as { code?: string }).code ?? 'internal';
+  const tagged = e as { inner?: ServiceError; code?: string };
+  const code = tagged.inner?.code ?? tagged.code ?? 'internal';
   return { content: [{ type: 'text' as const, text: `error ${code}: ${err.message}` }], isError: true };
 };
-const guard = async (fn: () => Promise<unknown> | unknown) => { try { return text(await fn()); } catch (e) { return failure(e); } };
 
 export function buildMcpServer(core: CoreCall, sandbox: Sandbox, client = 'unknown'): McpServer {
-  const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, { instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a machine token.' });
-  server.registerTool('svc_hello', {
-    description: 'Protocol greeting with the node\'s signed edge proof over your nonce.',
-    inputSchema: z.object({ nonce: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/).optional() }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  }, async ({ nonce }) => guard(() => core('HELLO', nonce ? { nonce } : {})));
-  server.registerTool('svc_caps', {
-    description: 'The 21 capabilities with their billing, auth and rate-limit annotations.',
-    inputSchema: z.object({}),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  }, async () => guard(() => core('CAPS', {})));
-  server.registerTool('svc_pricebook', {
-    description: 'The public pricebook (competitive_v6) as key=value lines.',
-    inputSchema: z.object({}),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  }, async () => guard(() => ({ pricebook: pricebookText() })));
-  server.registerTool('svc_quote', {
-    description: 'A free, limited price and reservation preview for one service (no account needed).',
-    inputSchema: z.object({
-      service: z.enum(SERVICE_NAMES as [string, ...string[]]),
-      machine_id: z.string().min(1).max(128),
-      bits: z.number().int().min(1).optional(), bytes: z.number().int().min(0).optional(), max_output: z.number().int().min(0).optional(),
-      priority: z.enum(['low', 'normal', 'high']).optional(), quote_ttl_ms: z.number().int().min(1000).optional(),
-      plain_hex: z.string().optional(), packet_hex: z.string().optional(),
-    }),
-    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-  }, async (a) => guard(() => core('QUOTE', Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)))));
-  server.registerTool('svc_verify_receipt', {
-    description: 'Verify a receipt for free: returns the signed receipt, the signature and the node key.',
-    inputSchema: z.object({ machine_id: z.string().min(1).max(128), receipt_id: z.string().min(1).max(128) }),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  }, async (a) => guard(() => core('VERIFY_RECEIPT', a)));
-  server.registerTool('svc_sandbox_pulse', {
-    description: `Anonymous sandbox GET_PULSE: quote, accept and execute in one call, no settlement (bits 1..${SANDBOX_LIMITS.maxBits}).`,
-    inputSchema: z.object({ bits: z.number().int().min(1).max(SANDBOX_LIMITS.maxBits).optional(), machine_id: z.string().min(1).max(128).optional() }),
-    annotations: { readOnlyHint: false, openWorldHint: false },
-  }, async ({ bits, machine_id }) => guard(() => {
-    const m = machine_id ?? 'sandbox_machine';
-    const q = sandbox.quote({ machine_id: m, bits: bits ?? SANDBOX_LIMITS.maxBits, max_output: SANDBOX_LIMITS.maxOutputBytes }, client);
-    sandbox.accept(q.quote_id as string, m);
-    return sandbox.execute(q.quote_id as string, m, client);
-  }));
+  const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
+    instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification'
+      + ' and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a'
+      + ' machine token.',
+    // stateless: every request meets a fresh server, so there is never a list change to announce
+    capabilities: { tools: { listChanged: false } },
+    supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+  });
+  for (const t of TOOLS) {
+    server.registerTool(t.name, {
+      title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema,
+      annotations: { title: t.title, readOnlyHint: t.readOnly, idempotentHint: t.readOnly, openWorldHint: false },
+    }, async (args) => {
+      try {
+        const v = await t.run(args, { core, sandbox, client });
+        return { content: [{ type: 'text' as const, text: JSON.stringify(v, null, 2) }], structuredContent: v };
+      } catch (e) {
+        return failure(e);
+      }
+    });
+  }
   return server;
 }
 
-export function createMcpEndpoint(core: CoreCall, sandbox: Sandbox, onerror: (e: Error) => void) {
-  // the gateway sets x-svc-client (the caller's rate-limit key) on every request it forwards
-  const factory = (c: { requestInfo?: Request }) =>
-    buildMcpServer(core, sandbox, c.requestInfo?.headers.get('x-svc-client') ?? 'unknown');
-  return createMcpHandler(factory, { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: 1 << 20, onerror });
+/** RFC 9110 §12.5.1: does Accept allow application/json? The most specific matching range decides; none means any. */
+export function acceptsJson(accept: string | null): boolean {
+  if (!accept?.trim()) return true;
+  let best: { rank: number; q: number } | null = null;
+  for (const part of accept.split(',')) {
+    const [range = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const rank = range === 'application/json' ? 3 : range === 'application/*' ? 2 : range === '*/*' ? 1 : 0;
+    if (!rank || (best && best.rank >= rank)) continue;
+    const q = params.find((p) => p.startsWith('q='));
+    best = { rank, q: q ? Number(q.slice(2)) : 1 };
+  }
+  return best !== null && best.q > 0;
+}
+
+const jsonRpcError = (status: number, message: string) => Response.json(
+  { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status },
+);
+
+/** The header app.ts sets on the requests it forwards: the client's rate-limit key (never the client's own). */
+export const MCP_CLIENT_HEADER = 'x-svc-client';
+
+/** The endpoint app.ts mounts: fetch(Request, { parsedBody }) → Response, and close(). */
+export interface McpEndpoint {
+  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function createMcpEndpoint(core: CoreCall, sandbox: Sandbox, onerror: (e: Error) => void): McpEndpoint {
+  // the gateway sets this header (the caller's rate-limit key) on every request it forwards
+  const clientOf = (r: Request | undefined) => r?.headers.get(MCP_CLIENT_HEADER) ?? 'unknown';
+  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, sandbox, clientOf(c.requestInfo));
+  // 2026-07-28 with responseMode 'auto' answers one JSON body unless a tool emits a message before
+  // its result, which ours never do; 'json' would say the same and print a warning at every start
+  const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: MAX_BODY, onerror });
+
+  // 2025 revisions: the SDK's stateless fallback always streams (SSE); the same transport in JSON
+  // mode answers one JSON body. Content negotiation happened above, so its Accept check is satisfied.
+  const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
+    const server = buildMcpServer(core, sandbox, clientOf(request));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY,
+    });
+    transport.onerror = onerror;
+    await server.connect(transport);
+    const headers = new Headers(request.headers);
+    headers.set('accept', 'application/json, text/event-stream');
+    const body = parsedBody === undefined ? await request.text() : null;
+    try {
+      const forwarded = new Request(request.url, { method: request.method, headers, body });
+      return await transport.handleRequest(forwarded, parsedBody === undefined ? {} : { parsedBody });
+    } finally {
+      void transport.close();
+      void server.close();
+    }
+  };
+
+  return {
+    async fetch(request, options = {}) {
+      if (!acceptsJson(request.headers.get('accept'))) {
+        return jsonRpcError(406, 'Not Acceptable: this stateless endpoint answers application/json only');
+      }
+      const { parsedBody } = options;
+      const isLegacy = await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY });
+      if (isLegacy) return legacy(request, parsedBody);
+      const res = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+      return isDiscover(parsedBody) ? listEveryVersion(res) : res;
+    },
+    close: () => modern.close(),
+  };
+}
+
+const isDiscover = (body: unknown) =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'server/discover';
+
+/**
+ * server/discover names every revision this endpoint serves. The SDK lists only the modern ones
+ * (2025 revisions are negotiated by initialize), but a client reading discovery should learn that
+ * 2025 clients are served here too.
+ */
+async function listEveryVersion(res: Response): Promise<Response> {
+  if (res.status !== 200 || res.headers.get('content-type')?.split(';')[0] !== 'application/json') return res;
+  const body = await res.json() as { result?: { supportedVersions?: string[] } };
+  if (body.result?.supportedVersions) body.result.supportedVersions = [...MCP_PROTOCOL_VERSIONS];
+  const headers = new Headers(res.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(body), { status: res.status, headers });
 }
 
 /** /.well-known/mcp (and aliases): where the endpoint is and what it offers. */
 export function mcpMetadata(baseUrl: string): Record<string, unknown> {
   return {
-    name: 'svc', version: VERSIONS.mcpServer, endpoint: `${baseUrl}/mcp`, transport: 'streamable-http', stateless: true,
+    name: 'svc', version: VERSIONS.mcpServer, endpoint: `${baseUrl}/mcp`, transport: 'streamable-http',
+    stateless: true,
     response_mode: 'json', get: '405 (streams are not supported)', protocol_versions: MCP_PROTOCOL_VERSIONS,
     tools: MCP_TOOLS, billing: 'free_limited', auth: 'none', rate_class: 'public_low',
   };

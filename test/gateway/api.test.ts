@@ -103,6 +103,19 @@ test.serial('admin commands have no HTTP route; the route index lists every HTTP
   t.is(idx.body.routes.filter((r: any) => r.path.startsWith('/api/v1/executions/')).length, 10);
 });
 
+test.serial('401 carries WWW-Authenticate: Bearer realm, and error="invalid_token" for a wrong token (RFC 6750)', async (t) => {
+  const none = await call('POST', '/api/v1/balance', { machine_id: 'www-auth-m' });
+  t.deepEqual([none.status, none.body.error.code], [401, 'unauthorized']);
+  t.is(none.headers.get('www-authenticate'), 'Bearer realm="svc"');
+  const bearer = { authorization: 'Bearer svcm_nope' };
+  const wrong = await call('POST', '/api/v1/balance', { machine_id: 'www-auth-m' }, bearer);
+  t.deepEqual([wrong.status, wrong.body.error.code], [401, 'unauthorized']);
+  t.is(wrong.headers.get('www-authenticate'), 'Bearer realm="svc", error="invalid_token"');
+  const basic = await call('POST', '/api/v1/balance', { machine_id: 'www-auth-m' }, { authorization: 'Basic dTpw' });
+  t.is(basic.headers.get('www-authenticate'), 'Bearer realm="svc"', 'no bearer token presented: no error attribute');
+  t.is((await call('GET', '/api/v1/caps')).headers.get('www-authenticate'), null, 'only on 401');
+});
+
 test.serial('Idempotency-Key header: same body replays with Idempotent-Replayed, another body is 422', async (t) => {
   const h = { 'idempotency-key': 'hdr-key-1' };
   const a = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'idem-http', bits: 64 }, h);

@@ -36,6 +36,26 @@ test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12), exactly 
   t.is(served.info.version, 'v1.0.5');
 });
 
+test('openapi.json: x-svc-billing on each quote route is the contract\'s (free_limited_quote on seven of ten)', (t) => {
+  const site = { base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {} };
+  const doc = buildOpenApi(site);
+  const paths = doc.paths as Record<string, Record<string, any>>;
+  // SPEC "Public API", typed from the contract's table rather than read from the registry
+  const contract: Record<string, string> = {
+    'get-pulse': 'free_limited', 'make-bct': 'free_limited', 'verify-bct': 'free_limited',
+    'verify-result': 'free_limited_quote', 'attest-event': 'free_limited_quote', 'submit-id': 'free_limited_quote',
+    'bvm-exec': 'free_limited_quote', 'sealed-message': 'free_limited_quote', 'timestamp-proof': 'free_limited_quote',
+    'machine-event-log': 'free_limited_quote',
+  };
+  for (const [svc, billing] of Object.entries(contract)) {
+    t.is(paths[`/api/v1/quotes/${svc}`]?.post?.['x-svc-billing'], billing, svc);
+  }
+  t.is(paths['/mcp']?.post?.['x-svc-billing'], 'free_limited');
+  for (const p of ['/', '/docs', '/llms.txt', '/.well-known/svc/svc_public_manifest.json']) {
+    t.is(paths[p]?.get?.['x-svc-billing'], 'free', p);
+  }
+});
+
 test('well-known documents: status, type, ETag and 304, CORS where conventional', async (t) => {
   const docs: [string, RegExp][] = [
     ['/openapi.json', /json/], ['/.well-known/openapi.json', /json/], ['/.well-known/svc/openapi.json', /json/], ['/llms.txt', /text\/plain/],
@@ -75,14 +95,23 @@ test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery
   t.is(m.capability_count, 21);
   t.is(m.capabilities.length, 21);
   t.is(m.edge.cert_sha256, s.ready.edge_cert_sha256);
+  // published numbers are the running node's: the edge port svcd listens on (the harness picks a free one)
+  t.deepEqual([m.edge.port, m.limits.core_edge_port], [s.edgePort, s.edgePort]);
   t.deepEqual(Object.keys(m.payment.wallets).sort(), ['USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA', 'USDT_TRON']);
   const disc = await (await fetch(`${base}/api/v1/discovery`)).json() as any;
   t.is(disc.manifest_sha256, hash);
   t.true((await (await fetch(`${base}/.well-known/svc/svc_public_manifest.kv`)).text()).includes(`manifest_sha256=${hash}`));
-  const cli = await runBin(BIN.svcd, ['manifest'], { SVC_DATA_DIR: s.dataDir, SVC_BASE_URL: 'https://svc.example.test', SVC_EDGE_PORT: String(s.edgePort) });
+  const env = { SVC_DATA_DIR: s.dataDir, SVC_BASE_URL: 'https://svc.example.test' };
+  const cli = await runBin(BIN.svcd, ['manifest'], { ...env, SVC_EDGE_PORT: String(s.edgePort) });
   t.is(cli.code, 0, cli.stderr);
   t.regex(cli.stdout, new RegExp(`sha256:\\s+${hash}`));
   t.regex(cli.stdout, /TXT "v=svc_public_discovery_v1; sha256=[0-9a-f]{64}"/);
+  const published = { ...env, SVC_EDGE_PORT: '0', SVC_PUBLIC_EDGE_PORT: `${s.edgePort}` };
+  const pub = await runBin(BIN.svcd, ['manifest'], published);
+  t.regex(pub.stdout, new RegExp(`sha256:\\s+${hash}`), 'SVC_PUBLIC_EDGE_PORT is what the manifest publishes');
+  const unknown = await runBin(BIN.svcd, ['manifest'], { ...env, SVC_EDGE_PORT: '0', SVC_PUBLIC_EDGE_PORT: '' });
+  t.is(unknown.code, 1, 'a port picked at start cannot be published ahead of time');
+  t.regex(unknown.stderr, /SVC_PUBLIC_EDGE_PORT/);
   const ptr = await (await fetch(`${base}/api/v1/pricebook`)).json() as any;
   const text = await (await fetch(`${base}/.well-known/svc/svc_pricebook_public.txt`)).text();
   t.is(ptr.format, 'svc_pricebook_pointer_v1');
@@ -91,4 +120,16 @@ test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery
   t.regex(text, /^price_version=svcC_REF_USD_WORK_V6$/m);
   const llms = await (await fetch(`${base}/llms.txt`)).text();
   for (const svc of ['get-pulse', 'make-bct', 'bvm-exec', 'machine-event-log']) t.true(llms.includes(svc), svc);
+});
+
+test('SVC_PUBLIC_EDGE_PORT: every discovery document publishes the configured public edge port', async (t) => {
+  const p = await Svcd.start({ SVC_PUBLIC_EDGE_PORT: '8443', SVC_BASE_URL: 'https://svc.example.test' }, ['start']);
+  t.teardown(async () => { await p.stop(); p.cleanup(); });
+  const get = async (path: string) => (await fetch(p.ready.http + path)).json() as Promise<any>;
+  const m = await get('/.well-known/svc/svc_public_manifest.json');
+  t.deepEqual([m.edge.host, m.edge.port, m.limits.core_edge_port], ['svc.example.test', 8443, 8443]);
+  t.is((await get('/.well-known/svc/network.json')).edge.port, 8443);
+  t.is((await get('/.well-known/svc/node.json')).edge, 'svc.example.test:8443');
+  t.is((await get('/.well-known/svc/bootstrap.json')).edge.port, 8443);
+  t.regex(await (await fetch(`${p.ready.http}/llms.txt`)).text(), /svc\.example\.test:8443/);
 });

@@ -1,46 +1,154 @@
 // The MCP endpoint with real clients of both eras: the 1.x SDK (initialize handshake, 2025
-// revisions) and the v2 client (2026-07-28, stateless), over real HTTP to svcd. Both list the same
-// whitelisted tools and call them; GET /mcp is 405.
+// revisions) and the v2 client (2026-07-28, stateless), over real HTTP to svcd, plus raw JSON-RPC.
+// Tools carry the registry's schemas; answers are plain JSON in both eras; GET /mcp is 405.
 import test from 'ava';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Svcd } from '../support/svcd.ts';
-import { MCP_TOOLS } from '../../src/gateway/mcp.ts';
+import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS } from '../../src/gateway/mcp.ts';
+import { commandSpec } from '../../src/protocol/registry.ts';
 
 let s: Svcd;
 let base: string;
-test.before(async () => { s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']); base = s.ready.http!; });
+test.before(async () => {
+  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
+  base = s.ready.http!;
+});
 test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
 const structured = (r: any) => r.structuredContent ?? JSON.parse(r.content[0].text);
+const propsOf = (name: string) => (commandSpec(name)!.args as { properties: Record<string, any> }).properties;
 
-for (const [era, make] of [
-  ['1.x SDK (2025 revisions, initialize)', async () => { const c = new ClientV1({ name: 'test-v1', version: '1.0.0' }); await c.connect(new TransportV1(new URL(`${base}/mcp`))); return c as any; }],
-  ['v2 client (2026-07-28, stateless)', async () => { const c = new ClientV2({ name: 'test-v2', version: '2.0.0' }); await c.connect(new TransportV2(new URL(`${base}/mcp`))); return c as any; }],
-] as const) {
-  test.serial(`MCP ${era}: lists the whitelisted tools and calls them`, async (t) => {
+const CLIENTS = [
+  ['1.x SDK (2025 revisions, initialize)', async () => {
+    const c = new ClientV1({ name: 'test-v1', version: '1.0.0' });
+    await c.connect(new TransportV1(new URL(`${base}/mcp`)));
+    return c as any;
+  }],
+  ['v2 client (2026-07-28, stateless)', async () => {
+    const c = new ClientV2({ name: 'test-v2', version: '2.0.0' });
+    await c.connect(new TransportV2(new URL(`${base}/mcp`)));
+    return c as any;
+  }],
+] as const;
+
+for (const [era, make] of CLIENTS) {
+  test.serial(`MCP ${era}: tools carry the registry's schemas; structuredContent matches outputSchema`, async (t) => {
     const c = await make();
     t.teardown(() => c.close());
-    const tools = (await c.listTools()).tools.map((x: { name: string }) => x.name).sort();
-    t.deepEqual(tools, [...MCP_TOOLS].sort());
-    const caps = structured(await c.callTool({ name: 'svc_caps', arguments: {} }));
-    t.is(caps.capability_count, 21);
-    const hello = structured(await c.callTool({ name: 'svc_hello', arguments: { nonce: 'mcp-nonce-1' } }));
-    t.is(hello.edge_proof.statement.nonce, 'mcp-nonce-1');
-    const quote = structured(await c.callTool({ name: 'svc_quote', arguments: { service: 'get-pulse', machine_id: 'mcp-agent', bits: 256 } }));
-    t.is(quote.state, 'issued');
-    t.regex(structured(await c.callTool({ name: 'svc_pricebook', arguments: {} })).pricebook, /price_book=competitive_v6/);
-    const pulse = structured(await c.callTool({ name: 'svc_sandbox_pulse', arguments: { bits: 64 } }));
-    t.is(pulse.output_hex.length, 16);
-    t.true(pulse.sandbox);
-    const bad = await c.callTool({ name: 'svc_verify_receipt', arguments: { machine_id: 'mcp-agent', receipt_id: 'rcpt_missing' } });
+    t.not(c.getServerCapabilities()?.tools?.listChanged, true, 'a stateless server never sends list_changed');
+    const tools = (await c.listTools()).tools as any[];
+    t.deepEqual(tools.map((x) => x.name).sort(), [...MCP_TOOLS].sort());
+    const ajv = new Ajv2020({ strict: false });
+    const outputs = new Map<string, (v: unknown) => boolean>();
+    for (const tool of tools) {
+      t.true(typeof tool.title === 'string' && tool.title.length > 3, `${tool.name} title`);
+      t.true(typeof tool.description === 'string' && tool.description.length > 10, `${tool.name} description`);
+      t.is(tool.inputSchema.type, 'object', `${tool.name} inputSchema`);
+      t.is(tool.outputSchema?.type, 'object', `${tool.name} outputSchema`);
+      outputs.set(tool.name, ajv.compile(tool.outputSchema));
+    }
+    const byName = new Map(tools.map((x) => [x.name, x]));
+    // the registry's own constraints, not a hand-typed twin: QUOTE args without what MCP does not take
+    const quoteIn = byName.get('svc_quote').inputSchema;
+    const quoteArgs = propsOf('QUOTE');
+    const taken = Object.keys(quoteArgs).filter((k) => k !== 'idempotency_key');
+    t.deepEqual(Object.keys(quoteIn.properties).sort(), taken.sort());
+    for (const k of Object.keys(quoteIn.properties)) t.deepEqual(quoteIn.properties[k], quoteArgs[k], `svc_quote.${k}`);
+    t.deepEqual(byName.get('svc_verify_receipt').inputSchema.properties, propsOf('VERIFY_RECEIPT'));
+    t.deepEqual(byName.get('svc_hello').inputSchema.properties, propsOf('HELLO'));
+    t.is(byName.get('svc_sandbox_pulse').inputSchema.properties.bits.default, 256);
+
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await c.callTool({ name, arguments: args });
+      t.falsy(r.isError, `${name}: ${JSON.stringify(r.content)}`);
+      const v = structured(r);
+      t.true(outputs.get(name)!(v), `${name} structuredContent matches its outputSchema`);
+      return v;
+    };
+    t.is((await call('svc_caps', {})).capability_count, 21);
+    t.is((await call('svc_hello', { nonce: 'mcp-nonce-1' })).edge_proof.statement.nonce, 'mcp-nonce-1');
+    t.is((await call('svc_quote', { service: 'get-pulse', machine_id: 'mcp-agent', bits: 256 })).state, 'issued');
+    t.regex((await call('svc_pricebook', {})).pricebook, /price_book=competitive_v6/);
+    const small = await call('svc_sandbox_pulse', {});
+    t.is(small.output_hex.length, 64, 'the default sandbox pulse is 256 bits: small enough for an agent\'s context');
+    t.true(small.sandbox);
+    t.is((await call('svc_sandbox_pulse', { bits: 64 })).output_hex.length, 16);
+    const missing = { machine_id: 'mcp-agent', receipt_id: 'rcpt_missing' };
+    const bad = await c.callTool({ name: 'svc_verify_receipt', arguments: missing });
     t.true(bad.isError);
     t.regex(bad.content[0].text, /not_found/);
+    const tooBig = await c.callTool({ name: 'svc_sandbox_pulse', arguments: { bits: 65537 } }).catch((e: Error) => e);
+    t.true(tooBig instanceof Error || tooBig.isError === true, 'the registry\'s bounds are enforced');
   });
 }
 
-test('GET /mcp is 405 with Allow; /.well-known/mcp describes the endpoint', async (t) => {
+const rawPost = (headers: Record<string, string>, body: unknown) => fetch(`${base}/mcp`, {
+  method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+});
+const initialize = (id: number) => ({
+  jsonrpc: '2.0', id, method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+test.serial('2025 era, raw JSON-RPC: plain JSON whenever the client accepts it (never an SSE stream)', async (t) => {
+  for (const accept of ['application/json, text/event-stream', 'application/json', '*/*']) {
+    const r = await rawPost({ accept }, initialize(1));
+    t.is(r.status, 200, accept);
+    t.is(r.headers.get('content-type')?.split(';')[0], 'application/json', accept);
+    const body = await r.json() as any;
+    t.is(body.result.protocolVersion, '2025-11-25');
+    t.not(body.result.capabilities.tools?.listChanged, true);
+  }
+  const sseOnly = await rawPost({ accept: 'text/event-stream' }, initialize(1));
+  t.is(sseOnly.status, 406, 'an Accept without JSON is told the one form this endpoint answers in');
+  t.is(sseOnly.headers.get('content-type')?.split(';')[0], 'application/json');
+  const call = await rawPost({ accept: 'application/json', 'mcp-protocol-version': '2025-06-18' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_caps', arguments: {} } });
+  t.is(call.status, 200);
+  t.is(call.headers.get('content-type')?.split(';')[0], 'application/json');
+  t.is(((await call.json()) as any).result.structuredContent.capability_count, 21);
+});
+
+const modernMeta = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const modernHeaders = (method: string, name?: string) => ({
+  accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method,
+  ...(name ? { 'mcp-name': name } : {}),
+});
+
+test.serial('2026-07-28, raw JSON-RPC: per-request _meta, no session, plain JSON', async (t) => {
+  const r = await rawPost(modernHeaders('tools/call', 'svc_caps'),
+    { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'svc_caps', arguments: {}, _meta: modernMeta } });
+  t.is(r.status, 200);
+  t.is(r.headers.get('mcp-session-id'), null, 'stateless: no session');
+  t.is(r.headers.get('content-type')?.split(';')[0], 'application/json');
+  const body = await r.json() as any;
+  t.is(body.result.structuredContent.capability_count, 21);
+});
+
+test.serial('server/discover lists every protocol version served and announces no listChanged', async (t) => {
+  const r = await rawPost(modernHeaders('server/discover'),
+    { jsonrpc: '2.0', id: 3, method: 'server/discover', params: { _meta: modernMeta } });
+  t.is(r.status, 200);
+  t.is(r.headers.get('content-type')?.split(';')[0], 'application/json');
+  const body = await r.json() as any;
+  t.deepEqual(body.result.supportedVersions, [...MCP_PROTOCOL_VERSIONS]);
+  t.not(body.result.capabilities.tools?.listChanged, true);
+  // each listed 2025 revision is really served: initialize with it is answered with it
+  for (const v of MCP_PROTOCOL_VERSIONS.filter((x) => x < '2026')) {
+    const init = await rawPost({ accept: 'application/json, text/event-stream' },
+      { ...initialize(4), params: { ...initialize(4).params, protocolVersion: v } });
+    t.is(((await init.json()) as any).result.protocolVersion, v);
+  }
+});
+
+test.serial('GET /mcp is 405 with Allow; /.well-known/mcp describes the endpoint', async (t) => {
   const r = await fetch(`${base}/mcp`);
   t.is(r.status, 405);
   t.is(r.headers.get('allow'), 'POST');
@@ -49,18 +157,11 @@ test('GET /mcp is 405 with Allow; /.well-known/mcp describes the endpoint', asyn
     const m = await (await fetch(base + p)).json() as any;
     t.is(m.endpoint, `${base}/mcp`);
     t.deepEqual(m.tools, [...MCP_TOOLS]);
+    t.deepEqual(m.protocol_versions, [...MCP_PROTOCOL_VERSIONS]);
     t.true(m.stateless);
   }
 });
 
-test('a raw 2026-07-28 request (per-request _meta envelope, no initialize, no session) is served', async (t) => {
-  const r = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'svc_caps' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'svc_caps', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
-  });
-  t.is(r.status, 200);
-  t.is(r.headers.get('mcp-session-id'), null, 'stateless: no session');
-  const body = await r.json() as any;
-  t.is(body.result.structuredContent.capability_count, 21);
+test.serial('svcd prints no library warnings on stderr (started, and after MCP calls in both eras)', (t) => {
+  t.is(s.stderr, '');
 });

@@ -1,0 +1,239 @@
+// The one table of every public HTTP route that is not a registry command: pages, site files, the
+// well-known documents, /mcp, the /api/v1 gateway routes and the sandbox, each with method, path,
+// media type, annotations and purpose. Pure data: OpenAPI, the discovery route registration, the
+// sitemap, llms.txt and the pages' route lists derive from it. Commands live in protocol/registry.
+import type { AuthLevel, Billing, RateClass } from '../protocol/registry.ts';
+import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
+import { id as idSchema, type Schema } from '../protocol/schemas.ts';
+
+export type RouteTag = 'Pages' | 'Discovery' | 'MCP' | 'Sandbox';
+/** What a success carries: the envelope, a JSON document, text or markup, a JSON-RPC reply, or nothing. */
+export type RouteBody = 'envelope' | 'json' | 'text' | 'jsonrpc' | 'none';
+
+export interface PublicRoute {
+  /** also the operationId in openapi.json */
+  readonly id: string;
+  readonly method: 'GET' | 'POST';
+  /** OpenAPI path template: `{quote_id}` */
+  readonly path: string;
+  /** media type of the body of a success, exactly as served */
+  readonly type: string;
+  readonly body: RouteBody;
+  readonly tag: RouteTag;
+  readonly billing: Billing;
+  readonly auth: AuthLevel;
+  readonly rateClass: RateClass;
+  readonly execution: boolean;
+  readonly purpose: string;
+  /** every status other than 200 this route answers (errors, 304 for conditional GETs, 202) */
+  readonly statuses: readonly number[];
+  /** the result inside the envelope (body `envelope`) */
+  readonly result?: Schema;
+  /** JSON request body (POST) */
+  readonly request?: Schema;
+  readonly params?: Readonly<Record<string, Schema>>;
+  readonly query?: Readonly<Record<string, { required: boolean; schema: Schema; description: string }>>;
+  /** served with ETag and Cache-Control max-age (seconds), so If-None-Match can answer 304 */
+  readonly maxAge?: number;
+  /** Access-Control-Allow-Origin: * (the JSON documents and the conventions that ask for it) */
+  readonly cors: boolean;
+  /** the route this one is an alias of (same body, same handler) */
+  readonly aliasOf?: string;
+  /** key under which the manifest and the well-known index publish this document */
+  readonly doc?: DocKey;
+  /** label in the pages' navigation */
+  readonly nav?: string;
+  readonly sitemap: boolean;
+}
+
+export const DOC_KEYS = [
+  'openapi', 'llms', 'manifest', 'manifest_kv', 'pricebook_pointer', 'pricebook_text', 'service_catalog', 'status',
+  'bootstrap', 'nodes', 'node', 'network', 'agent_card', 'host_meta', 'webfinger',
+] as const;
+export type DocKey = (typeof DOC_KEYS)[number];
+
+export const WELL_KNOWN = '/.well-known/svc';
+
+const HTML = 'text/html; charset=utf-8';
+const TEXT = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json';
+
+interface Traits {
+  /** needs the core (node facts, a command): 502 when it cannot be reached */
+  core?: boolean;
+  /** statuses beyond the ones the route's kind implies */
+  also?: number[];
+  doc?: DocKey;
+  nav?: string;
+  sitemap?: boolean;
+  maxAge?: number;
+  cors?: boolean;
+  query?: PublicRoute['query'];
+}
+
+const isJson = (type: string) => /^application\/([\w.-]+\+)?json\b/.test(type);
+const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
+
+/** What every route of a kind can answer: 400/413 (JSON body), 304 (ETag), 429 (rate limit), 502 (via the core). */
+function statusesOf(method: 'GET' | 'POST', t: Traits & { limited?: boolean; conditional?: boolean }): number[] {
+  return sorted([
+    ...(method === 'POST' ? [400, 413] : []),
+    ...(t.query && Object.values(t.query).some((q) => q.required) ? [400] : []),
+    ...(t.conditional ? [304] : []),
+    ...(t.limited === false ? [] : [429]),
+    ...(t.core ? [502] : []),
+    ...(t.also ?? []),
+  ]);
+}
+
+const free = { billing: 'free', auth: 'none', rateClass: 'public_low', execution: false } as const;
+
+/** A document served by src/gateway/discovery-routes.ts with ETag and caching. */
+function document(
+  id: string, path: string, type: string, purpose: string, t: Traits = {}, tag: RouteTag = 'Discovery',
+): PublicRoute {
+  return {
+    id, method: 'GET', path, type, body: isJson(type) ? 'json' : 'text', tag, ...free, purpose,
+    statuses: statusesOf('GET', { ...t, conditional: true }), maxAge: t.maxAge ?? 300, cors: t.cors ?? true,
+    sitemap: t.sitemap ?? false,
+    ...(t.query ? { query: t.query } : {}), ...(t.doc ? { doc: t.doc } : {}), ...(t.nav ? { nav: t.nav } : {}),
+  };
+}
+
+const page = (id: string, path: string, nav: string, purpose: string, t: Traits = {}): PublicRoute =>
+  document(id, path, HTML, purpose, { cors: false, sitemap: true, nav, ...t }, 'Pages');
+
+/** Another path for the same body: everything but the id and the path (and the published doc key) is shared. */
+function alias(of: PublicRoute, id: string, path: string): PublicRoute {
+  const { doc: _doc, nav: _nav, ...rest } = of;
+  return { ...rest, id, path, aliasOf: of.id, sitemap: false };
+}
+
+function api(id: string, path: string, purpose: string, body: 'envelope' | 'json', t: Traits = {}): PublicRoute {
+  return {
+    id, method: 'GET', path, type: JSON_TYPE, body, tag: 'Discovery', ...free, purpose,
+    statuses: statusesOf('GET', t), cors: false, sitemap: false,
+  };
+}
+
+function sandbox(
+  id: string, path: string, kind: keyof typeof SANDBOX_SCHEMAS, purpose: string, also: number[], execution = false,
+): PublicRoute {
+  return {
+    id, method: 'POST', path, type: JSON_TYPE, body: 'envelope', tag: 'Sandbox', billing: 'sandbox_free_limited',
+    auth: 'none', rateClass: 'public_low', execution, purpose, statuses: statusesOf('POST', { also }),
+    request: SANDBOX_SCHEMAS[kind], result: SANDBOX_RESULTS[kind], cors: false, sitemap: false,
+    ...(path.includes('{quote_id}') ? { params: { quote_id: idSchema } } : {}),
+  };
+}
+
+/** A JSON-RPC 2.0 request or notification as POST /mcp takes it (one object; batches are not accepted). */
+export const JSON_RPC_REQUEST: Schema = {
+  type: 'object', required: ['jsonrpc', 'method'],
+  properties: {
+    jsonrpc: { type: 'string', const: '2.0' }, id: { type: ['string', 'integer'] }, method: { type: 'string' },
+    params: { type: 'object' },
+  },
+};
+
+const openapi = document('openapi', '/openapi.json', JSON_TYPE,
+  'the machine-readable description of this API (OpenAPI 3.1)', { doc: 'openapi', sitemap: true });
+const agentCard = document('agentCard', '/.well-known/agent-card.json', JSON_TYPE, 'agent card',
+  { core: true, doc: 'agent_card' });
+const mcpMetadata: PublicRoute = {
+  ...api('mcpMetadata', '/.well-known/mcp', 'remote MCP endpoint metadata', 'json'), cors: true, maxAge: 300,
+};
+const manifest = document('manifest', `${WELL_KNOWN}/svc_public_manifest.json`, JSON_TYPE, 'public manifest',
+  { core: true, doc: 'manifest' });
+const pricebookPointer = document('pricebookPointer', `${WELL_KNOWN}/pricebook.json`, JSON_TYPE, 'pricebook pointer',
+  { doc: 'pricebook_pointer' });
+
+export const PUBLIC_ROUTES: readonly PublicRoute[] = [
+  page('pageHome', '/', 'Home', 'HTML landing page', { core: true }),
+  page('pageDocs', '/docs', 'API', 'HTML documentation'),
+  page('pageProtocol', '/protocol', 'Protocol', 'HTML protocol overview', { core: true }),
+  page('pageForAgents', '/for-agents', 'For agents', 'HTML agent integration guide'),
+  page('pagePricing', '/pricing', 'Pricing', 'HTML pricing policy'),
+  page('pageStatus', '/status', 'Status', 'HTML status page', { maxAge: 5 }),
+  page('pageTrust', '/trust', 'Trust', 'HTML trust and verification page', { core: true }),
+  document('wellKnownHtml', `${WELL_KNOWN}/`, HTML, 'HTML discovery index', { sitemap: true }),
+  document('llmsTxt', '/llms.txt', TEXT, 'plain-text agent summary', { doc: 'llms', sitemap: true }),
+  document('robotsTxt', '/robots.txt', TEXT, 'crawler rules'),
+  document('sitemapXml', '/sitemap.xml', 'application/xml', 'site map of the pages and documents'),
+  document('siteWebmanifest', '/site.webmanifest', 'application/manifest+json', 'web app manifest'),
+  openapi,
+  alias(openapi, 'openapiWellKnown', '/.well-known/openapi.json'),
+  alias(openapi, 'openapiSvc', `${WELL_KNOWN}/openapi.json`),
+  document('wellKnownIndex', '/.well-known/', JSON_TYPE, 'discovery index'),
+  document('hostMeta', '/.well-known/host-meta', 'application/xrd+xml; charset=utf-8',
+    'host metadata (XRD, RFC 6415)', { doc: 'host_meta' }),
+  document('hostMetaJson', '/.well-known/host-meta.json', JSON_TYPE, 'host metadata, JSON (RFC 6415)'),
+  document('webfinger', '/.well-known/webfinger', 'application/jrd+json', 'WebFinger (RFC 7033) lookups', {
+    core: true, doc: 'webfinger', also: [404],
+    query: { resource: { required: true, schema: { type: 'string', minLength: 1 }, description: 'the URI looked up' } },
+  }),
+  agentCard,
+  alias(agentCard, 'agentJson', '/.well-known/agent.json'),
+  mcpMetadata,
+  alias(mcpMetadata, 'mcpMetadataJson', '/.well-known/mcp.json'),
+  alias(mcpMetadata, 'mcpMetadataSvc', `${WELL_KNOWN}/mcp.json`),
+  manifest,
+  document('manifestKv', `${WELL_KNOWN}/svc_public_manifest.kv`, TEXT, 'manifest as plain-text key/value',
+    { core: true, doc: 'manifest_kv' }),
+  document('statusJson', `${WELL_KNOWN}/status.json`, JSON_TYPE, 'status snapshot', { doc: 'status', maxAge: 5 }),
+  document('bootstrap', `${WELL_KNOWN}/bootstrap.json`, JSON_TYPE, 'machine bootstrap metadata',
+    { core: true, doc: 'bootstrap' }),
+  pricebookPointer,
+  document('serviceCatalog', `${WELL_KNOWN}/svc_service_catalog.json`, JSON_TYPE, 'service catalog',
+    { doc: 'service_catalog' }),
+  document('pricebookText', `${WELL_KNOWN}/svc_pricebook_public.txt`, TEXT, 'plain-text pricebook',
+    { doc: 'pricebook_text' }),
+  document('nodes', `${WELL_KNOWN}/nodes.json`, JSON_TYPE, 'node registry', { core: true, doc: 'nodes' }),
+  document('node', `${WELL_KNOWN}/node.json`, JSON_TYPE, 'node metadata', { core: true, doc: 'node' }),
+  document('network', `${WELL_KNOWN}/network.json`, JSON_TYPE, 'network metadata', { doc: 'network' }),
+  {
+    id: 'mcpStream', method: 'GET', path: '/mcp', type: JSON_TYPE, body: 'none', tag: 'MCP', billing: 'free_limited',
+    auth: 'none', rateClass: 'public_low', execution: false, cors: false, sitemap: false,
+    purpose: 'always 405: streams are not supported (stateless server)', statuses: [405],
+  },
+  {
+    id: 'mcp', method: 'POST', path: '/mcp', type: JSON_TYPE, body: 'jsonrpc', tag: 'MCP', billing: 'free_limited',
+    auth: 'none', rateClass: 'public_low', execution: false, cors: false, sitemap: false, request: JSON_RPC_REQUEST,
+    purpose: 'stateless MCP (Streamable HTTP, JSON responses) with the whitelisted free tools; both protocol eras',
+    // 204: a notification, accepted (MCP asks for 202, which the SDK sends; the gateway's /mcp route
+    // turns an empty body into 204); 404: an unknown method (2026-07-28 answers it at the HTTP
+    // level); 406: an Accept that excludes application/json, the only form this endpoint answers in
+    statuses: statusesOf('POST', { also: [204, 404, 406] }),
+  },
+  api('apiIndex', '/api/v1', 'JSON route index', 'envelope'),
+  api('apiStatus', '/api/v1/status', 'gateway and public edge status', 'envelope'),
+  api('apiDiscovery', '/api/v1/discovery', 'discovery summary', 'envelope', { core: true }),
+  alias(manifest, 'apiManifest', '/api/v1/manifest'),
+  alias(pricebookPointer, 'apiPricebook', '/api/v1/pricebook'),
+  api('apiPayment', '/api/v1/payment', 'payment policy and wallets', 'json', { core: true }),
+  sandbox('sandboxQuote', '/api/v1/sandbox/quotes/get-pulse', 'quote', 'creates a sandbox GET_PULSE quote', [503]),
+  sandbox('sandboxAccept', '/api/v1/sandbox/quotes/{quote_id}/accept', 'accept', 'accepts a sandbox quote', [404, 409]),
+  sandbox('sandboxExecute', '/api/v1/sandbox/executions/get-pulse', 'execute',
+    'small execution without real settlement', [404, 409, 503], true),
+  sandbox('sandboxVerify', '/api/v1/sandbox/receipts/verify', 'verify',
+    'verifies a sandbox receipt generated by this gateway', [404]),
+];
+
+const BY_ID = new Map(PUBLIC_ROUTES.map((r) => [r.id, r]));
+
+export function publicRoute(routeId: string): PublicRoute {
+  const r = BY_ID.get(routeId);
+  if (!r) throw new Error(`no public route ${routeId}`);
+  return r;
+}
+
+/** Where each published document lives (the manifest's and the well-known index's `documents`). */
+export const DOCUMENT_PATHS = Object.fromEntries(DOC_KEYS.map((k) => {
+  const r = PUBLIC_ROUTES.find((x) => x.doc === k);
+  if (!r) throw new Error(`no route publishes the ${k} document`);
+  return [k, r.path];
+})) as Readonly<Record<DocKey, string>>;
+
+/** The pages' navigation, in table order. */
+export const NAV: readonly (readonly [string, string])[] =
+  PUBLIC_ROUTES.filter((r) => r.nav).map((r) => [r.path, r.nav!]);
