@@ -58,7 +58,6 @@ export function discoveryRoutes(
   };
 
   const send = (ctx: Ctx, r: PublicRoute, body: string | Buffer) => {
-    limit(ctx);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     const etag = `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
     ctx.set('ETag', etag);
@@ -110,6 +109,7 @@ export function discoveryRoutes(
     const body = bodies[r.aliasOf ?? r.id];
     if (!body || r.method !== 'GET') continue; // served by app.ts (api, sandbox, mcp) or below (status)
     router.get(r.path, async (ctx) => {
+      limit(ctx); // first: a limited client costs no core call and no rendering
       if (r.cors) ctx.set('Access-Control-Allow-Origin', '*'); // on errors too: browser clients read them (RFC 7033)
       for (const [name, q] of Object.entries(r.query ?? {})) {
         const v = ctx.query[name];
@@ -124,12 +124,16 @@ export function discoveryRoutes(
   // status documents: fresh each time, never failing because the core did
   const statusJson = publicRoute('statusJson');
   router.get(statusJson.path, async (ctx) => {
+    limit(ctx);
     const gateway = { status: 'ok', version: VERSIONS.gateway };
     const doc = { format: 'svc_status_v1', gateway, edge: await edgeStatus(core), time: new Date().toISOString() };
     send(ctx, statusJson, json(doc));
   });
   const statusHtml = publicRoute('pageStatus');
-  router.get(statusHtml.path, async (ctx) => send(ctx, statusHtml, statusPage(await edgeStatus(core))));
+  router.get(statusHtml.path, async (ctx) => {
+    limit(ctx);
+    send(ctx, statusHtml, statusPage(await edgeStatus(core)));
+  });
 
   router.get(publicRoute('apiDiscovery').path, async (ctx) => {
     limit(ctx);

@@ -201,7 +201,9 @@ test('every documented operation answers a valid request, and a bad one, as docu
       const r = await send(t, o.id, { headers: o.id === 'mcp' ? mcpHeaders : {} }, s, '{"machine_id": ');
       t.is(r.status, 400, `${o.id}: broken JSON`);
     } else if (documented.includes(429)) {
-      const r = await send(t, o.id, o.id === 'webfinger' ? { query: { resource: tight.ready.http! } } : {}, tight);
+      // the limit applies before any work: even an unknown WebFinger resource is 429, not 404
+      const unknown = { query: { resource: 'acct:nobody@elsewhere' } };
+      const r = await send(t, o.id, o.id === 'webfinger' ? unknown : {}, tight);
       t.is(r.status, 429, `${o.id}: rate limited`);
       t.regex(r.headers.get('retry-after') ?? '', /^\d+$/);
     } else {
