@@ -68,6 +68,13 @@ export function discoveryRoutes(
     ctx.body = bytes;
   };
 
+  // openapi.json depends only on the base URL and takes milliseconds to build: keep the last one
+  let openapi: { base: string; text: string } | null = null;
+  const openapiOf = (s: SiteInfo) => {
+    if (openapi?.base !== s.base_url) openapi = { base: s.base_url, text: json(buildOpenApi(s)) };
+    return openapi.text;
+  };
+
   // one body per document; aliases share their original's (routes.ts `aliasOf`)
   const bodies: Record<string, Body> = {
     pageHome: { facts: (f) => landingPage(f.node, f.site) },
@@ -81,7 +88,7 @@ export function discoveryRoutes(
     robotsTxt: { site: robotsTxt },
     sitemapXml: { site: sitemapXml },
     siteWebmanifest: { site: () => json(webManifest()) },
-    openapi: { site: (s) => json(buildOpenApi(s)) },
+    openapi: { site: openapiOf },
     wellKnownIndex: { site: (s) => json(wellKnownIndex(s)) },
     hostMeta: { site: hostMetaXml },
     hostMetaJson: { site: (s) => json(hostMetaJson(s)) },

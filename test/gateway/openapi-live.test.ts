@@ -76,7 +76,7 @@ async function send(t: ExecutionContext, id: string, req: Req = {}, server: Svcd
 async function answeredAsDocumented(t: ExecutionContext, op: Op, res: Response): Promise<Answer> {
   const text = await res.text();
   const where = `${op.method} ${op.path} → ${res.status}`;
-  const spec = op.spec.responses[String(res.status)];
+  const spec = deref(op.spec.responses[String(res.status)]);
   if (!spec) t.fail(`${where} is not documented (${Object.keys(op.spec.responses).join(', ')}): ${text.slice(0, 300)}`);
   (seen.get(op.id) ?? seen.set(op.id, new Set()).get(op.id)!).add(res.status);
   let body: any = null;
