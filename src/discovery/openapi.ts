@@ -1,7 +1,6 @@
-// openapi.json (OpenAPI 3.1) derived from the command registry and the public route table
-// (routes.ts): one operation per HTTP route with its request schema, every status it can answer
-// (ApiError bodies), the headers it sends and takes, and the x-svc-* annotations (billing, auth,
-// rate class, execution flag). Pure: the same inputs give the same bytes.
+// openapi.json (OpenAPI 3.1) from the command registry and the route table (routes.ts): per route its
+// request schema, every status it answers (ApiError bodies), the headers it sends and takes, and
+// the x-svc-* annotations. Pure: the same inputs give the same bytes.
 import { ERRORS } from '../errors.ts';
 import { ALL_COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';

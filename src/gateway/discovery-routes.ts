@@ -1,7 +1,6 @@
-// Serves the discovery documents and pages (src/discovery) registered from the public route table:
-// each route's path, media type, caching and CORS come from the table, only the body is built here.
-// Node facts come from the core's HELLO and PAYMENT_INFO, cached for a minute; everything else is
-// derived from the registry. The sandbox, /mcp and the other /api/v1 routes are app.ts's.
+// Serves the discovery documents and pages, registered from the route table (path, media type,
+// caching, CORS); only bodies are built here, from the registry and the node facts (core HELLO and
+// PAYMENT_INFO, cached a minute). The sandbox, /mcp and the other /api/v1 routes are app.ts's.
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
