@@ -1,7 +1,6 @@
-// openapi.json (OpenAPI 3.1) derived from the command registry and the public route table
-// (routes.ts): one operation per HTTP route with its request schema, every status it can answer
-// (ApiError bodies), the headers it sends and takes, and the x-svc-* annotations (billing, auth,
-// rate class, execution flag). Pure: the same inputs give the same bytes.
+// openapi.json (OpenAPI 3.1) from the command registry and the route table (routes.ts): per route its
+// request schema, every status it answers (ApiError bodies), the headers it sends and takes, and
+// the x-svc-* annotations. Pure: the same inputs give the same bytes.
 import { ERRORS } from '../errors.ts';
 import { ALL_COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';
@@ -96,7 +95,8 @@ const STATUS_TEXT: Record<number, string> = {
   200: 'ok', 204: 'a JSON-RPC notification, accepted: no body', 304: 'not modified (If-None-Match matched the ETag)',
   400: 'invalid request', 401: 'missing or wrong machine token', 404: 'not found', 405: 'method not allowed',
   406: 'not acceptable', 409: 'invalid state', 413: 'request body too large',
-  422: 'idempotency key reused with another request', 429: 'rate limited', 502: 'the core edge is unavailable or failed the call', 503: 'busy; retry later',
+  422: 'idempotency key reused with another request', 429: 'rate limited',
+  502: 'the core edge is unavailable or failed the call', 503: 'busy; retry later',
 };
 
 /** The catalogue codes a status can carry (5xx from the core arrive as 502, so 502 lists the gateway's own). */
@@ -114,6 +114,8 @@ interface ResponseTraits {
   conditional: boolean;
   /** POST /mcp: protocol errors are JSON-RPC error responses */
   jsonRpc: boolean;
+  /** components.responses, filled as operations are built: every other status is shared by reference */
+  shared: Record<string, unknown>;
 }
 
 function responses(t: ResponseTraits): Record<string, unknown> {
@@ -136,20 +138,19 @@ function responses(t: ResponseTraits): Record<string, unknown> {
     };
   }
   for (const status of t.statuses) {
-    if (status < 400) {
-      const cache = status === 304 ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {};
-      out[String(status)] = { description: STATUS_TEXT[status], headers: { ...common(status), ...cache } };
-      continue;
-    }
     const rpc = t.jsonRpc && (status === 404 || status === 406);
     const either = t.jsonRpc && status === 400;
+    const name = `Status${status}${rpc ? 'JsonRpc' : either ? 'ApiOrJsonRpc' : ''}${t.limited ? '' : 'NoRateLimit'}`;
+    const cache = status === 304 ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {};
     const schema = rpc ? ref('JsonRpcResponse')
       : either ? { oneOf: [ref('ApiError'), ref('JsonRpcResponse')] } : ref('ApiError');
-    out[String(status)] = {
+    t.shared[name] ??= status < 400 ? { description: STATUS_TEXT[status], headers: { ...common(status), ...cache } } : {
       description: rpc ? `JSON-RPC error: ${status === 404 ? 'unknown method' : 'Accept excludes application/json'}`
         : describeStatus(status),
-      headers: common(status), content: { 'application/json': { schema } },
+      headers: common(status),
+      content: { 'application/json': { schema } },
     };
+    out[String(status)] = { $ref: `#/components/responses/${name}` };
   }
   return out;
 }
@@ -185,7 +186,9 @@ function quoteBody(service: ServiceName): Schema {
   return { ...q, properties, required: ((q.required ?? []) as string[]).filter((r) => r !== 'service') };
 }
 
-function commandOperation(c: CommandSpec, operationId: string, path: string, body: Schema | null): Operation {
+function commandOperation(
+  c: CommandSpec, operationId: string, path: string, body: Schema | null, shared: Record<string, unknown>,
+): Operation {
   const props = (c.args.properties ?? {}) as Record<string, Schema>;
   const required = (c.args.required ?? []) as string[];
   const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
@@ -207,7 +210,7 @@ function commandOperation(c: CommandSpec, operationId: string, path: string, bod
     ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     security,
     responses: responses({
-      statuses: commandStatuses(c), limited: true, idempotent, conditional: false, jsonRpc: false,
+      statuses: commandStatuses(c), limited: true, idempotent, conditional: false, jsonRpc: false, shared,
       ok: { 'application/json': { schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] } } },
     }),
     'x-svc-command': c.name, ...annotations(c),
@@ -226,7 +229,7 @@ function bodyOf(c: CommandSpec): Schema | null {
   };
 }
 
-function routeOperation(r: PublicRoute): Operation {
+function routeOperation(r: PublicRoute, shared: Record<string, unknown>): Operation {
   const conditional = r.maxAge !== undefined && r.statuses.includes(304);
   const parameters = [
     ...Object.entries(r.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
@@ -244,7 +247,7 @@ function routeOperation(r: PublicRoute): Operation {
     ...(r.request ? { requestBody: { required: true, content: { 'application/json': { schema: r.request } } } } : {}),
     responses: responses({
       statuses: r.statuses, limited: r.statuses.includes(429), idempotent: false, conditional,
-      jsonRpc: r.body === 'jsonrpc',
+      jsonRpc: r.body === 'jsonrpc', shared,
       ok: r.body === 'none' ? null : { [essence(r.type)]: { schema: okSchema } },
     }),
     ...annotations(r),
@@ -255,6 +258,7 @@ function routeOperation(r: PublicRoute): Operation {
 export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
   const paths: Record<string, Record<string, Operation>> = {};
   const add = (path: string, method: string, op: Operation) => { (paths[path] ??= {})[method.toLowerCase()] = op; };
+  const shared: Record<string, unknown> = {};
   const schemas: Record<string, unknown> = {
     Envelope: ENVELOPE, ApiError: API_ERROR, JsonRpcRequest: JSON_RPC_REQUEST, JsonRpcResponse: JSON_RPC_RESPONSE,
   };
@@ -262,19 +266,19 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
     if (!c.http) continue;
     schemas[`${c.name}_result`] = c.result;
     if (c.name !== 'QUOTE') {
-      add(c.http.path, c.http.method, commandOperation(c, camel(c.name), c.http.path, bodyOf(c)));
+      add(c.http.path, c.http.method, commandOperation(c, camel(c.name), c.http.path, bodyOf(c), shared));
       continue;
     }
     // one operation per service, as the contract lists them, each with the service's own quote billing
     for (const s of SERVICES) {
       const path = c.http.path.replace('{service}', s.service);
-      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBody(s.service));
+      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBody(s.service), shared);
       add(path, c.http.method, { ...op, 'x-svc-billing': s.quoteBilling, 'x-svc-service': s.service });
     }
   }
   for (const r of PUBLIC_ROUTES) {
     if (r.result) schemas[`${r.id}_result`] = r.result;
-    add(r.path, r.method, routeOperation(r));
+    add(r.path, r.method, routeOperation(r, shared));
   }
   const tags = [...new Set(Object.values(paths).flatMap((p) => Object.values(p).flatMap((o) => o.tags as string[])))];
   return {
@@ -291,6 +295,7 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
     paths,
     components: {
       schemas,
+      responses: Object.fromEntries(Object.entries(shared).sort(([a], [b]) => a.localeCompare(b))),
       headers: HEADERS,
       parameters: PARAMETERS,
       securitySchemes: {

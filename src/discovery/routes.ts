@@ -1,7 +1,6 @@
-// The one table of every public HTTP route that is not a registry command: pages, site files, the
-// well-known documents, /mcp, the /api/v1 gateway routes and the sandbox, each with method, path,
-// media type, annotations and purpose. Pure data: OpenAPI, the discovery route registration, the
-// sitemap, llms.txt and the pages' route lists derive from it. Commands live in protocol/registry.
+// The one table of every public HTTP route that is not a registry command (pages, documents, /mcp,
+// /api/v1 gateway routes, sandbox): method, path, media type, annotations, statuses, purpose. Pure
+// data that OpenAPI, route registration, sitemap, llms.txt and pages derive from; not the commands.
 import type { AuthLevel, Billing, RateClass } from '../protocol/registry.ts';
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
 import { id as idSchema, type Schema } from '../protocol/schemas.ts';
@@ -25,7 +24,7 @@ export interface PublicRoute {
   readonly rateClass: RateClass;
   readonly execution: boolean;
   readonly purpose: string;
-  /** every status other than 200 this route answers (errors, 304 for conditional GETs, 202) */
+  /** every status other than 200 this route answers (errors, 304 for conditional GETs, 204) */
   readonly statuses: readonly number[];
   /** the result inside the envelope (body `envelope`) */
   readonly result?: Schema;
@@ -75,12 +74,12 @@ const isJson = (type: string) => /^application\/([\w.-]+\+)?json\b/.test(type);
 const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
 
 /** What every route of a kind can answer: 400/413 (JSON body), 304 (ETag), 429 (rate limit), 502 (via the core). */
-function statusesOf(method: 'GET' | 'POST', t: Traits & { limited?: boolean; conditional?: boolean }): number[] {
+function statusesOf(method: 'GET' | 'POST', t: Traits & { conditional?: boolean }): number[] {
   return sorted([
     ...(method === 'POST' ? [400, 413] : []),
     ...(t.query && Object.values(t.query).some((q) => q.required) ? [400] : []),
     ...(t.conditional ? [304] : []),
-    ...(t.limited === false ? [] : [429]),
+    429,
     ...(t.core ? [502] : []),
     ...(t.also ?? []),
   ]);

@@ -1,7 +1,6 @@
-// Serves the discovery documents and pages (src/discovery) registered from the public route table:
-// each route's path, media type, caching and CORS come from the table, only the body is built here.
-// Node facts come from the core's HELLO and PAYMENT_INFO, cached for a minute; everything else is
-// derived from the registry. The sandbox, /mcp and the other /api/v1 routes are app.ts's.
+// Serves the discovery documents and pages, registered from the route table (path, media type,
+// caching, CORS); only bodies are built here, from the registry and the node facts (core HELLO and
+// PAYMENT_INFO, cached a minute). The sandbox, /mcp and the other /api/v1 routes are app.ts's.
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
@@ -58,7 +57,6 @@ export function discoveryRoutes(
   };
 
   const send = (ctx: Ctx, r: PublicRoute, body: string | Buffer) => {
-    limit(ctx);
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     const etag = `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
     ctx.set('ETag', etag);
@@ -67,6 +65,13 @@ export function discoveryRoutes(
     if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
     ctx.type = r.type;
     ctx.body = bytes;
+  };
+
+  // openapi.json depends only on the base URL and takes milliseconds to build: keep the last one
+  let openapi: { base: string; text: string } | null = null;
+  const openapiOf = (s: SiteInfo) => {
+    if (openapi?.base !== s.base_url) openapi = { base: s.base_url, text: json(buildOpenApi(s)) };
+    return openapi.text;
   };
 
   // one body per document; aliases share their original's (routes.ts `aliasOf`)
@@ -82,7 +87,7 @@ export function discoveryRoutes(
     robotsTxt: { site: robotsTxt },
     sitemapXml: { site: sitemapXml },
     siteWebmanifest: { site: () => json(webManifest()) },
-    openapi: { site: (s) => json(buildOpenApi(s)) },
+    openapi: { site: openapiOf },
     wellKnownIndex: { site: (s) => json(wellKnownIndex(s)) },
     hostMeta: { site: hostMetaXml },
     hostMetaJson: { site: (s) => json(hostMetaJson(s)) },
@@ -110,6 +115,7 @@ export function discoveryRoutes(
     const body = bodies[r.aliasOf ?? r.id];
     if (!body || r.method !== 'GET') continue; // served by app.ts (api, sandbox, mcp) or below (status)
     router.get(r.path, async (ctx) => {
+      limit(ctx); // first: a limited client costs no core call and no rendering
       if (r.cors) ctx.set('Access-Control-Allow-Origin', '*'); // on errors too: browser clients read them (RFC 7033)
       for (const [name, q] of Object.entries(r.query ?? {})) {
         const v = ctx.query[name];
@@ -124,12 +130,16 @@ export function discoveryRoutes(
   // status documents: fresh each time, never failing because the core did
   const statusJson = publicRoute('statusJson');
   router.get(statusJson.path, async (ctx) => {
+    limit(ctx);
     const gateway = { status: 'ok', version: VERSIONS.gateway };
     const doc = { format: 'svc_status_v1', gateway, edge: await edgeStatus(core), time: new Date().toISOString() };
     send(ctx, statusJson, json(doc));
   });
   const statusHtml = publicRoute('pageStatus');
-  router.get(statusHtml.path, async (ctx) => send(ctx, statusHtml, statusPage(await edgeStatus(core))));
+  router.get(statusHtml.path, async (ctx) => {
+    limit(ctx);
+    send(ctx, statusHtml, statusPage(await edgeStatus(core)));
+  });
 
   router.get(publicRoute('apiDiscovery').path, async (ctx) => {
     limit(ctx);

@@ -37,7 +37,8 @@ function mapError(e: unknown, requestId: string): { status: number; body: ApiErr
     return { status, body: { ok: false, request_id: requestId, error: { ...w, source: 'svc' } } };
   }
   if (e instanceof ConnectionError) {
-    const error = { code: 'edge_unavailable', message: 'the core edge is unavailable; retry later', source: 'svc' } as const;
+    const message = 'the core edge is unavailable; retry later';
+    const error = { code: 'edge_unavailable', message, source: 'svc' } as const;
     return { status: 502, body: { ok: false, request_id: requestId, error } };
   }
   const w = exposeError(e);

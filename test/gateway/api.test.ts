@@ -103,7 +103,7 @@ test.serial('admin commands have no HTTP route; the route index lists every HTTP
   t.is(idx.body.routes.filter((r: any) => r.path.startsWith('/api/v1/executions/')).length, 10);
 });
 
-test.serial('401 carries WWW-Authenticate: Bearer realm, and error="invalid_token" for a wrong token (RFC 6750)', async (t) => {
+test.serial('401: WWW-Authenticate Bearer realm, error="invalid_token" for a wrong token (RFC 6750)', async (t) => {
   const none = await call('POST', '/api/v1/balance', { machine_id: 'www-auth-m' });
   t.deepEqual([none.status, none.body.error.code], [401, 'unauthorized']);
   t.is(none.headers.get('www-authenticate'), 'Bearer realm="svc"');

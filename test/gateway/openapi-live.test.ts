@@ -77,7 +77,7 @@ async function send(t: ExecutionContext, id: string, req: Req = {}, server: Svcd
 async function answeredAsDocumented(t: ExecutionContext, op: Op, res: Response): Promise<Answer> {
   const text = await res.text();
   const where = `${op.method} ${op.path} → ${res.status}`;
-  const spec = op.spec.responses[String(res.status)];
+  const spec = deref(op.spec.responses[String(res.status)]);
   if (!spec) t.fail(`${where} is not documented (${Object.keys(op.spec.responses).join(', ')}): ${text.slice(0, 300)}`);
   (seen.get(op.id) ?? seen.set(op.id, new Set()).get(op.id)!).add(res.status);
   let body: any = null;
@@ -202,7 +202,9 @@ test('every documented operation answers a valid request, and a bad one, as docu
       const r = await send(t, o.id, { headers: o.id === 'mcp' ? mcpHeaders : {} }, s, '{"machine_id": ');
       t.is(r.status, 400, `${o.id}: broken JSON`);
     } else if (documented.includes(429)) {
-      const r = await send(t, o.id, o.id === 'webfinger' ? { query: { resource: tight.ready.http! } } : {}, tight);
+      // the limit applies before any work: even an unknown WebFinger resource is 429, not 404
+      const unknown = { query: { resource: 'acct:nobody@elsewhere' } };
+      const r = await send(t, o.id, o.id === 'webfinger' ? unknown : {}, tight);
       t.is(r.status, 429, `${o.id}: rate limited`);
       t.regex(r.headers.get('retry-after') ?? '', /^\d+$/);
     } else {
