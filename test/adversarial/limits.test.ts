@@ -23,7 +23,7 @@ async function paidFlow(s: Svcd, from: string, machine: string, token: string): 
   return [q.status, a.status, e.status];
 }
 
-test('paid_execution: requests naming a victim without its token spend the sender\'s address budget, never the victim\'s', async (t) => {
+test.serial('paid_execution: requests naming a victim without its token spend the sender\'s address budget, never the victim\'s', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PAID_EXECUTION: '4/60' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const token = await fundMachine(s, 'victim-m', 1);
@@ -46,7 +46,7 @@ test('paid_execution: requests naming a victim without its token spend the sende
   t.deepEqual(await paidFlow(s, '127.0.0.3', 'victim-m', token), [200, 200, 200]);
 });
 
-test('paid_execution: unauthenticated requests with ever new machine_ids are limited per address', async (t) => {
+test.serial('paid_execution: unauthenticated requests with ever new machine_ids are limited per address', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PAID_EXECUTION: '5/60' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const statuses: number[] = [];
@@ -59,7 +59,7 @@ test('paid_execution: unauthenticated requests with ever new machine_ids are lim
   t.is(other.status, 401, 'another address is not affected');
 });
 
-test('X-Forwarded-For: believed only from a trusted proxy and by hop count; rotating the client-written part bypasses nothing', async (t) => {
+test.serial('X-Forwarded-For: believed only from a trusted proxy and by hop count; rotating the client-written part bypasses nothing', async (t) => {
   const s = await Svcd.start({ SVC_TRUST_PROXY: '1', SVC_RATE_PUBLIC_LOW: '3/60' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
@@ -78,7 +78,7 @@ test('X-Forwarded-For: believed only from a trusted proxy and by hop count; rota
   t.deepEqual(direct, [200, 200, 200, 429, 429]);
 });
 
-test('rate limiter: a flood of new keys past the table size never resets the windows of others', (t) => {
+test.serial('rate limiter: a flood of new keys past the table size never resets the windows of others', (t) => {
   const l = new RateLimiter({ public_low: { limit: 3, windowSec: 60 }, paid_execution: { limit: 3, windowSec: 60 } }, 1000);
   const now = 1_000_000;
   for (let i = 0; i < 3; i++) t.true(l.take('public_low', 'victim-abuser', now).allowed);
@@ -92,7 +92,7 @@ test('rate limiter: a flood of new keys past the table size never resets the win
   t.true(l.size >= 800, `never cleared: ${l.size}`);
 });
 
-test('edge: free commands are rate limited per address like HTTP; another address is still served', async (t) => {
+test.serial('edge: free commands are rate limited per address like HTTP; another address is still served', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '5/60' });
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const a = await edgeFrom(s, '127.0.0.2');
@@ -106,7 +106,7 @@ test('edge: free commands are rate limited per address like HTTP; another addres
   a.close(); b.close();
 });
 
-test('quotes: live issued quotes are capped per address (HTTP and edge); other addresses keep quoting', async (t) => {
+test.serial('quotes: live issued quotes are capped per address (HTTP and edge); other addresses keep quoting', async (t) => {
   const s = await Svcd.start({ SVC_MAX_LIVE_QUOTES_PER_CLIENT: '3' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
@@ -126,7 +126,7 @@ test('quotes: live issued quotes are capped per address (HTTP and edge); other a
   c.close();
 });
 
-test('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, never 503', async (t) => {
+test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, never 503', async (t) => {
   const s = await Svcd.start({ SVC_SANDBOX_MAX_PER_CLIENT: '4' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
@@ -143,7 +143,7 @@ test('sandbox: one address cannot fill it for others; a full sandbox evicts its 
   t.throws(() => sb.accept(first.quote_id as string, 'm'), { message: /no sandbox quote/ }, 'the oldest went first');
 });
 
-test('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
+test.serial('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
   const s = await Svcd.start({}, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   for (const p of ['/api/v1/hello?utm_source=news', '/api/v1/caps?_=123', '/api/v1/health?x=1', '/openapi.json?utm_medium=x']) {

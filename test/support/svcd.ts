@@ -56,10 +56,14 @@ export class Svcd {
     this.proc = proc;
     proc.stdout!.on('data', (d) => { this.stdout += d; });
     proc.stderr!.on('data', (d) => { this.stderr += d; });
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     while (!existsSync(this.readyFile)) {
       if (proc.exitCode !== null) throw new Error(`svcd exited ${proc.exitCode}: ${this.stderr}${this.stdout}`);
-      if (Date.now() > deadline) throw new Error(`svcd not ready after 30 s: ${this.stderr}`);
+      if (Date.now() > deadline) {
+        // never leave a half-started svcd behind: it would keep the test process from exiting
+        proc.kill('SIGKILL');
+        throw new Error(`svcd not ready after 60 s: ${this.stderr}`);
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     this.ready = JSON.parse(readFileSync(this.readyFile, 'utf8')) as Ready;
