@@ -19,7 +19,7 @@ import {
   createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
 } from './invoices.ts';
 import { Ledger } from './ledger.ts';
-import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
+import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
   type IdempotencyRecord } from './idempotency.ts';
 import { LiveQuota } from '../protocol/client-quota.ts';
@@ -143,7 +143,7 @@ export class Core {
           if (replay) return replay;
         }
         try {
-          const rec = await authenticate(this.ctx.store, machineId, auth?.token);
+          const rec = checkToken(claimed, auth?.token);
           if (rec.replay_record) await this.#tokenFirstUsed(machineId);
         } catch (e) {
           if (address) this.#limits.check(spec.rateClass, address, 'per address');
@@ -154,7 +154,9 @@ export class Core {
         this.#limits.check(spec.rateClass, address, 'per address');
       }
     }
-    const scope = needsAuth ? `m:${args.machine_id as string}` : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
+    const scope = needsAuth
+      ? `m:${args.machine_id as string}`
+      : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
     let release: (() => void) | null = null;
     if (spec.name === 'QUOTE' && listener !== 'admin') {
       const now = this.ctx.now().getTime();
@@ -192,9 +194,8 @@ export class Core {
       const result = await this.#dispatch(spec, args);
       // a token is stored only sealed under the idempotency key, and only until its first use
       const { machine_token: token, ...stored } = result;
-      const rec: IdempotencyRecord = {
-        digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: nowMs + this.ctx.config.idempotencyTtlMs,
-      };
+      const expires = nowMs + this.ctx.config.idempotencyTtlMs;
+      const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
       const ops = [];
       if (typeof token === 'string') {
         rec.sealed_token = sealToken(token, idemKey, k);
@@ -250,7 +251,8 @@ export class Core {
       if (q) return { ...stored, ...quoteView(q) };
     }
     if (spec.name === 'FUND_ACCOUNT' && typeof stored.invoice_id === 'string') {
-      const inv = (await this.ctx.store.get('invoices', stored.invoice_id)) as unknown as InvoiceRecord | undefined;
+      const inv = (await this.ctx.store.get('invoices', stored.invoice_id)) as unknown as
+        InvoiceRecord | undefined;
       if (inv) return { ...stored, ...invoiceView(await refreshInvoice(this.ctx, inv)) };
     }
     return stored;

@@ -36,7 +36,11 @@ export function rotateOps(machineId: string, rec: MachineRecord, token: string, 
 
 /** Throws 401 unless `token` is the machine's current token. */
 export async function authenticate(store: Store, machineId: string, token: string | undefined): Promise<MachineRecord> {
-  const rec = await getMachine(store, machineId);
+  return checkToken(await getMachine(store, machineId), token);
+}
+
+/** authenticate() on a machine record the caller has already read (one read per request, not two). */
+export function checkToken(rec: MachineRecord | undefined, token: string | undefined): MachineRecord {
   if (!rec) throw new ServiceError('unauthorized', 'machine_id is not claimed: create a funding invoice first (FUND_ACCOUNT returns the machine token)');
   if (!token) throw new ServiceError('unauthorized', 'machine token required (Authorization: Bearer over HTTP, auth.token over svc/1)');
   const want = Buffer.from(rec.token_sha256, 'hex');

@@ -54,7 +54,10 @@ export function createGateway(opts: GatewayOptions): {
   const router = new Router<State>();
   const limiter = new RateLimiter(opts.rates);
   const sandbox = new Sandbox({ maxPerClient: opts.sandboxMaxPerClient ?? 500 });
-  const resolveClient = clientAddressResolver({ hops: opts.trustProxyHops ?? 0, proxies: opts.trustedProxies ?? [] });
+  const resolveClient = clientAddressResolver({
+    hops: opts.trustProxyHops ?? 0,
+    proxies: opts.trustedProxies ?? [],
+  });
   const core = opts.core;
   const free = (cmd: string, args: Record<string, unknown>) => core.call(cmd, args);
 
@@ -91,7 +94,6 @@ export function createGateway(opts: GatewayOptions): {
         opts.log.error({ err: e, request_id: ctx.state.requestId }, 'request failed');
       }
       ctx.set(headers);
-      if (body.error.code === 'rate_limited') setRateHeaders(ctx, body.error.details);
       ctx.status = status;
       ctx.type = 'application/json';
       ctx.body = body;
@@ -246,14 +248,6 @@ const API_ROUTES = PUBLIC_ROUTES.filter((r) => r.path.startsWith('/api/v1') && !
 function knownQuery(spec: CommandSpec, query: Record<string, unknown>): Record<string, unknown> {
   const props = spec.args.properties as Record<string, unknown>;
   return Object.fromEntries(Object.entries(query).filter(([k]) => Object.hasOwn(props, k)));
-}
-
-/** A 429's headers, from the details the limiter put in the error (whichever layer raised it). */
-function setRateHeaders(ctx: { set(k: string, v: string): void }, details: Record<string, unknown> | undefined): void {
-  if (!details) return;
-  if (typeof details.retry_after_s === 'number') ctx.set('Retry-After', String(details.retry_after_s));
-  if (typeof details.rate_limit === 'string') ctx.set('RateLimit', details.rate_limit);
-  if (typeof details.rate_limit_policy === 'string') ctx.set('RateLimit-Policy', details.rate_limit_policy);
 }
 
 export async function listenGateway(app: Koa<State>, host: string, port: number): Promise<Server> {

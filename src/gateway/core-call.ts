@@ -2,7 +2,7 @@
 // main wires — a direct call into the core's handler when both run in one process (no serialisation,
 // no socket), and svc/1 over the loopback backend when the gateway runs apart (`svcd gateway`).
 // Errors the core raised come back as CoreError either way, so the HTTP mapper knows their source.
-import { ConnectionError, SvcClient, type Auth, type Endpoint } from '../client/client.ts';
+import { SvcClient, type Auth, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
 import { CoreError } from './http-errors.ts';
 
@@ -52,8 +52,9 @@ export function svc1Caller(backend: Endpoint, connections = 4): CoreCaller {
       try {
         return await c.request(cmd, args, auth, client ? { client } : undefined);
       } catch (e) {
+        // anything else is the client kit's ConnectionError: the mapper answers 502 edge_unavailable
         if (e instanceof ServiceError) throw new CoreError(e);
-        throw e instanceof ConnectionError ? e : new ConnectionError(String(e));
+        throw e;
       }
     },
     close() {

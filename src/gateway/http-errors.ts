@@ -1,11 +1,15 @@
 // The one mapper from errors to HTTP (SPEC "Errors"): the ApiError body {ok:false, request_id,
 // error:{code, message, source}} with the catalogue's status. source is "api" for what the gateway
 // raised and "svc" for what came from the core. Core-side 5xx and an unreachable core are 502. It
-// also returns the headers a status carries (WWW-Authenticate on 401), for the error middleware.
+// also returns the headers a status carries (WWW-Authenticate on 401, Retry-After and RateLimit on 429).
 import { ConnectionError } from '../client/client.ts';
 import { ERRORS, ServiceError, exposeError } from '../errors.ts';
 
-export interface ApiError { ok: false; request_id: string; error: { code: string; message: string; source: 'api' | 'svc'; details?: Record<string, unknown> } }
+export interface ApiError {
+  ok: false;
+  request_id: string;
+  error: { code: string; message: string; source: 'api' | 'svc'; details?: Record<string, unknown> };
+}
 
 /** Errors that came back from the core over svc/1 are tagged so the mapper knows their source. */
 export class CoreError extends Error {
@@ -24,10 +28,24 @@ function challenge(status: number, authorization: string | undefined): Record<st
   return { 'WWW-Authenticate': presented ? 'Bearer realm="svc", error="invalid_token"' : 'Bearer realm="svc"' };
 }
 
-/** Maps any error to its status, ApiError body and the headers that status needs; `authorization` is the request's. */
+/** A 429's Retry-After and RateLimit headers, from the details the limiter (gateway or core) put in the error. */
+function rateHeaders(body: ApiError): Record<string, string> {
+  const d = body.error.details;
+  if (body.error.code !== 'rate_limited' || !d) return {};
+  const h: Record<string, string> = {};
+  if (typeof d.retry_after_s === 'number') h['Retry-After'] = String(d.retry_after_s);
+  if (typeof d.rate_limit === 'string') h.RateLimit = d.rate_limit;
+  if (typeof d.rate_limit_policy === 'string') h['RateLimit-Policy'] = d.rate_limit_policy;
+  return h;
+}
+
+/**
+ * Maps any error to its status, ApiError body and the headers that status needs; `authorization` is
+ * the request's.
+ */
 export function toHttpError(e: unknown, requestId: string, authorization?: string): HttpError {
   const mapped = mapError(e, requestId);
-  return { ...mapped, headers: challenge(mapped.status, authorization) };
+  return { ...mapped, headers: { ...challenge(mapped.status, authorization), ...rateHeaders(mapped.body) } };
 }
 
 function mapError(e: unknown, requestId: string): { status: number; body: ApiError } {

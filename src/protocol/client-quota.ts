@@ -26,10 +26,7 @@ export class LiveQuota {
    */
   take(client: string, expiresMs: number, nowMs: number): () => void {
     let list = this.#live.get(client);
-    if (list && list.length >= this.#max) {
-      list = list.filter((e) => e > nowMs);
-      this.#live.set(client, list);
-    }
+    if (list && list.length >= this.#max) dropExpired(list, nowMs);
     if (list && list.length >= this.#max) {
       const retry = Math.max(1, Math.ceil((Math.min(...list) - nowMs) / 1000));
       const msg = `this address holds ${this.#max} ${this.#what}; retry after ${retry} s`;
@@ -53,13 +50,20 @@ export class LiveQuota {
   /** Forgets expired quotes and clients with none left; if still over the client bound, the oldest go. */
   sweep(nowMs: number): void {
     for (const [k, list] of this.#live) {
-      const alive = list.filter((e) => e > nowMs);
-      if (alive.length) this.#live.set(k, alive);
-      else this.#live.delete(k);
+      dropExpired(list, nowMs);
+      if (!list.length) this.#live.delete(k);
     }
     for (const k of this.#live.keys()) {
       if (this.#live.size < this.#maxClients) break;
       this.#live.delete(k);
     }
   }
+}
+
+// In place: the release functions handed out hold the array itself, so it must stay the same array
+// (a copy would turn a later release, e.g. a sandbox eviction, into a no-op that keeps the slot taken).
+function dropExpired(list: number[], nowMs: number): void {
+  let n = 0;
+  for (const e of list) if (e > nowMs) list[n++] = e;
+  list.length = n;
 }

@@ -143,6 +143,16 @@ test.serial('sandbox: one address cannot fill it for others; a full sandbox evic
   t.throws(() => sb.accept(first.quote_id as string, 'm'), { message: /no sandbox quote/ }, 'the oldest went first');
 });
 
+test.serial('sandbox: entries evicted by a flood give their address its slots back', (t) => {
+  const sb = new Sandbox({ maxPerClient: 10 });
+  const req = { machine_id: 'm', bits: 8, max_output: 8192 };
+  for (let i = 0; i < 10; i++) sb.quote(req, 'a');
+  t.throws(() => sb.quote(req, 'a'), { message: /10 live sandbox entries/ }, 'a is at its share');
+  // a flood from many other addresses pushes all of a's entries out of the full sandbox
+  for (let i = 0; i < 20_000; i++) sb.quote(req, `flood-${i % 4000}`);
+  t.notThrows(() => sb.quote(req, 'a'), 'the evicted entries no longer count against a');
+});
+
 test.serial('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
   const s = await Svcd.start({}, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
