@@ -19,7 +19,8 @@ import { PUBLIC_ROUTES, publicRoute, type PublicRoute } from '../discovery/route
 import { VERSIONS } from '../protocol/versions.ts';
 import { edgeStatus, type CoreCall } from './core-call.ts';
 
-type Ctx = RouterContext<{ requestId: string; client: string }>;
+type GatewayState = { requestId: string; client: string };
+type Ctx = RouterContext<GatewayState>;
 
 export interface DiscoverySource { baseUrl: () => string; edgePort: number }
 
@@ -32,7 +33,7 @@ type Body = { site: (site: SiteInfo) => string | Buffer } | { facts: (f: Facts, 
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
 
 export function discoveryRoutes(
-  router: Router<{ requestId: string; client: string }>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void,
+  router: Router<GatewayState>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void,
 ): void {
   let cached: { at: number; node: NodeInfo; wallets: Record<string, string> } | null = null;
   const site = (wallets: Record<string, string> = {}): SiteInfo => {

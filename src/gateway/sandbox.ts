@@ -57,7 +57,8 @@ export class Sandbox {
   #quote(quoteId: string, machineId: string, now: number): SandboxQuote {
     const q = this.#quotes.get(quoteId);
     if (!q || q.expires_ms <= now) {
-      throw new ServiceError('not_found', `no sandbox quote ${quoteId} (sandbox quotes live ${SANDBOX_LIMITS.ttlSeconds} s)`);
+      const ttl = SANDBOX_LIMITS.ttlSeconds;
+      throw new ServiceError('not_found', `no sandbox quote ${quoteId} (sandbox quotes live ${ttl} s)`);
     }
     if (q.machine_id !== machineId) {
       throw new ServiceError('quote_wrong_machine', 'the sandbox quote was issued to another machine_id');
@@ -65,7 +66,9 @@ export class Sandbox {
     return q;
   }
 
-  quote(a: { machine_id: string; bits: number; max_output: number }, client: string, now = Date.now()): Record<string, unknown> {
+  quote(
+    a: { machine_id: string; bits: number; max_output: number }, client: string, now = Date.now(),
+  ): Record<string, unknown> {
     this.#makeRoom(this.#quotes, now);
     const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
     const release = this.#perClient.take(client, expires, now);
@@ -74,14 +77,19 @@ export class Sandbox {
       expires_ms: expires, release,
     };
     this.#quotes.set(q.quote_id, q);
-    return { sandbox: true, quote_id: q.quote_id, service: 'get-pulse', machine_id: q.machine_id, state: q.state, bits: q.bits, max_output: q.max_output, quote_units: 0, settlement: 'none', expires_at: new Date(q.expires_ms).toISOString(), ttl_seconds: SANDBOX_LIMITS.ttlSeconds };
+    return {
+      sandbox: true, quote_id: q.quote_id, service: 'get-pulse', machine_id: q.machine_id, state: q.state,
+      bits: q.bits, max_output: q.max_output, quote_units: 0, settlement: 'none',
+      expires_at: new Date(q.expires_ms).toISOString(), ttl_seconds: SANDBOX_LIMITS.ttlSeconds,
+    };
   }
 
   accept(quoteId: string, machineId: string, now = Date.now()): Record<string, unknown> {
     const q = this.#quote(quoteId, machineId, now);
     if (q.state === 'executed') throw new ServiceError('quote_not_issued', 'the sandbox quote was already executed');
     q.state = 'accepted';
-    return { sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, state: q.state, expires_at: new Date(q.expires_ms).toISOString() };
+    const expires_at = new Date(q.expires_ms).toISOString();
+    return { sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, state: q.state, expires_at };
   }
 
   execute(quoteId: string, machineId: string, client: string, now = Date.now()): Record<string, unknown> {
@@ -91,22 +99,33 @@ export class Sandbox {
     this.#makeRoom(this.#receipts, now);
     const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
     const release = this.#perClient.take(client, expires, now);
-    const out = this.#k.pulseExpand(this.#k.hmacSha256(this.#seed, pulseKeyMessage(q.quote_id, q.machine_id)), new Uint8Array(0), q.bits);
+    const key = this.#k.hmacSha256(this.#seed, pulseKeyMessage(q.quote_id, q.machine_id));
+    const out = this.#k.pulseExpand(key, new Uint8Array(0), q.bits);
     const receipt = {
-      format: 'svc_sandbox_receipt_v1', receipt_id: id('sbx_rcpt'), service: 'get-pulse', quote_id: q.quote_id, machine_id: q.machine_id,
-      bits: q.bits, units_charged: '0', settlement: 'none (sandbox)', output_digest: sha256Hex(out), issued_at: new Date(now).toISOString(), key_id: this.keyId,
+      format: 'svc_sandbox_receipt_v1', receipt_id: id('sbx_rcpt'), service: 'get-pulse', quote_id: q.quote_id,
+      machine_id: q.machine_id, bits: q.bits, units_charged: '0', settlement: 'none (sandbox)',
+      output_digest: sha256Hex(out), issued_at: new Date(now).toISOString(), key_id: this.keyId,
     };
     const signature = sign(null, Buffer.from(canonicalJson(receipt)), this.#key.privateKey).toString('base64url');
     this.#receipts.set(receipt.receipt_id, { receipt, signature, expires_ms: expires, release });
     q.state = 'executed';
-    q.result = { sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, bits: q.bits, output_hex: Buffer.from(out).toString('hex'), receipt_id: receipt.receipt_id, units_charged: 0 };
+    q.result = {
+      sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, bits: q.bits,
+      output_hex: Buffer.from(out).toString('hex'), receipt_id: receipt.receipt_id, units_charged: 0,
+    };
     return q.result;
   }
 
   verify(receiptId: string, machineId: string, now = Date.now()): Record<string, unknown> {
     const r = this.#receipts.get(receiptId);
-    if (!r || r.expires_ms <= now || r.receipt.machine_id !== machineId) throw new ServiceError('not_found', `no sandbox receipt ${receiptId} for this machine`);
-    const valid = verify(null, Buffer.from(canonicalJson(r.receipt)), createPublicKey(this.#key.privateKey), Buffer.from(r.signature, 'base64url'));
-    return { sandbox: true, receipt_id: receiptId, valid, receipt: r.receipt, signature: r.signature, alg: 'Ed25519', public_key: this.publicKey, key_id: this.keyId, issuer: 'this gateway (sandbox key, made at gateway start)' };
+    if (!r || r.expires_ms <= now || r.receipt.machine_id !== machineId) {
+      throw new ServiceError('not_found', `no sandbox receipt ${receiptId} for this machine`);
+    }
+    const signed = Buffer.from(canonicalJson(r.receipt));
+    const valid = verify(null, signed, createPublicKey(this.#key.privateKey), Buffer.from(r.signature, 'base64url'));
+    return {
+      sandbox: true, receipt_id: receiptId, valid, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
+      public_key: this.publicKey, key_id: this.keyId, issuer: 'this gateway (sandbox key, made at gateway start)',
+    };
   }
 }

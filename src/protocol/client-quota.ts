@@ -17,8 +17,6 @@ export class LiveQuota {
     this.#maxClients = maxClients;
   }
 
-  get clients(): number { return this.#live.size; }
-
   /**
    * Takes a slot for a quote living until `expiresMs`; throws 429 rate_limited (with retry_after_s)
    * when the client holds `max` live quotes. Returns a function that gives the slot back (the quote

@@ -13,7 +13,7 @@ export const DEFAULT_RATES: RateRules = {
 };
 
 /** Keys held at once; past it the oldest windows are dropped (never the whole table). */
-export const MAX_KEYS = 100_000;
+const MAX_KEYS = 100_000;
 
 export interface RateDecision {
   allowed: boolean;
@@ -99,8 +99,9 @@ export class RateLimiter {
   }
 }
 
-export function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceError {
-  return new ServiceError('rate_limited', `rate limit for ${klass} reached (${what}); retry after ${d.retryAfterSec} s`, {
+function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceError {
+  const message = `rate limit for ${klass} reached (${what}); retry after ${d.retryAfterSec} s`;
+  return new ServiceError('rate_limited', message, {
     rate_class: klass,
     retry_after_s: d.retryAfterSec,
     rate_limit: d.headers.RateLimit,

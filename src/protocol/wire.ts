@@ -55,7 +55,8 @@ export function parseRequest(line: string): Parsed {
   if (f.via !== undefined) {
     const c = (f.via as { client?: unknown } | null)?.client;
     if (typeof c !== 'string' || c.length < 1 || c.length > 64) {
-      return { ok: false, id, error: new ServiceError('bad_frame', 'via must be {client: string of 1..64 characters}') };
+      const error = new ServiceError('bad_frame', 'via must be {client: string of 1..64 characters}');
+      return { ok: false, id, error };
     }
     via = { client: c };
   }

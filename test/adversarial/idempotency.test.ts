@@ -24,8 +24,12 @@ test.after.always(async () => {
 
 const post = (from: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   httpFrom(from, base, 'POST', path, body, headers);
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const accept = (from: string, quoteId: string, machine: string, headers: Record<string, string>) =>
+  post(from, `/api/v1/quotes/${quoteId}/accept`, { machine_id: machine }, headers);
 
-test.serial('lost claim reply: the same key and body get the same invoice and token back, until the token is used', async (t) => {
+test.serial('lost claim reply: the same key and body get the same invoice and token back, '
+  + 'until the token is used', async (t) => {
   const body = { machine_id: 'lost-reply', units: 1, network: 'TRON', asset: 'USDT' };
   const key = { 'idempotency-key': 'c1a1m-2f6e5b8a-first-invoice' };
   const first = await post('127.0.0.2', '/api/v1/invoices', body, key);
@@ -44,18 +48,18 @@ test.serial('lost claim reply: the same key and body get the same invoice and to
   t.is(guess.status, 401);
   t.is(JSON.stringify(guess.body).includes('svcm_'), false);
   // first use of the token ends the replay
-  const bal = await post('127.0.0.2', '/api/v1/balance', { machine_id: 'lost-reply' }, { authorization: `Bearer ${token}` });
+  const bal = await post('127.0.0.2', '/api/v1/balance', { machine_id: 'lost-reply' }, bearer(token));
   t.is(bal.status, 200);
   const late = await post('127.0.0.3', '/api/v1/invoices', body, key);
   t.deepEqual([late.status, late.body.error?.code], [401, 'unauthorized']);
   // the owner, with its token, still gets its original reply (without the token) for that key
-  const owner = await post('127.0.0.2', '/api/v1/invoices', body, { ...key, authorization: `Bearer ${token}` });
+  const owner = await post('127.0.0.2', '/api/v1/invoices', body, { ...key, ...bearer(token) });
   t.deepEqual([owner.status, owner.body.invoice_id, owner.body.machine_token], [200, first.body.invoice_id, undefined]);
 });
 
-test.serial('poisoning: a key used by an attacker on QUOTE (naming the victim) does not touch the victim\'s QUOTE or ACCEPT', async (t) => {
+test.serial('poisoning: a key used by an attacker on QUOTE (naming the victim) does not touch '
+  + 'the victim\'s QUOTE or ACCEPT', async (t) => {
   const token = await fundMachine(s, 'idem-victim', 1);
-  const auth = { authorization: `Bearer ${token}` };
   const k = { 'idempotency-key': 'victim-key-7' };
   // the attacker uses the victim's key first, from its own address, with another body
   const evil = await post('127.0.0.9', '/api/v1/quotes/get-pulse', { machine_id: 'idem-victim', bits: 8 }, k);
@@ -63,7 +67,7 @@ test.serial('poisoning: a key used by an attacker on QUOTE (naming the victim) d
   const mine = await post('127.0.0.2', '/api/v1/quotes/get-pulse', { machine_id: 'idem-victim', bits: 64 }, k);
   t.is(mine.status, 200, 'not 422: the attacker\'s key use is in another scope');
   t.not(mine.body.quote_id, evil.body.quote_id);
-  const acc = await post('127.0.0.2', `/api/v1/quotes/${mine.body.quote_id}/accept`, { machine_id: 'idem-victim' }, { ...auth, ...k });
+  const acc = await accept('127.0.0.2', mine.body.quote_id, 'idem-victim', { ...bearer(token), ...k });
   t.is(acc.status, 200, 'ACCEPT with the same key is its own scope (command)');
   t.is(acc.body.state, 'accepted');
 });
@@ -74,12 +78,13 @@ test.serial('scoping: two machines using one key each get their own replies, nev
   const k = { 'idempotency-key': 'shared-key' };
   const qa = await post('127.0.0.2', '/api/v1/quotes/get-pulse', { machine_id: 'idem-a', bits: 64 });
   const qb = await post('127.0.0.2', '/api/v1/quotes/get-pulse', { machine_id: 'idem-b', bits: 64 });
-  const aa = await post('127.0.0.2', `/api/v1/quotes/${qa.body.quote_id}/accept`, { machine_id: 'idem-a' }, { ...k, authorization: `Bearer ${ta}` });
-  const ab = await post('127.0.0.2', `/api/v1/quotes/${qb.body.quote_id}/accept`, { machine_id: 'idem-b' }, { ...k, authorization: `Bearer ${tb}` });
+  const aa = await accept('127.0.0.2', qa.body.quote_id, 'idem-a', { ...k, ...bearer(ta) });
+  const ab = await accept('127.0.0.2', qb.body.quote_id, 'idem-b', { ...k, ...bearer(tb) });
   t.deepEqual([aa.status, ab.status], [200, 200]);
   t.deepEqual([aa.body.quote_id, ab.body.quote_id], [qa.body.quote_id, qb.body.quote_id]);
-  const ia = await post('127.0.0.2', '/api/v1/invoices', { machine_id: 'idem-a', units: 1, network: 'Base', asset: 'USDC' }, { ...k, authorization: `Bearer ${ta}` });
-  const ib = await post('127.0.0.2', '/api/v1/invoices', { machine_id: 'idem-b', units: 1, network: 'Base', asset: 'USDC' }, { ...k, authorization: `Bearer ${tb}` });
+  const invoice = (machine_id: string) => ({ machine_id, units: 1, network: 'Base', asset: 'USDC' });
+  const ia = await post('127.0.0.2', '/api/v1/invoices', invoice('idem-a'), { ...k, ...bearer(ta) });
+  const ib = await post('127.0.0.2', '/api/v1/invoices', invoice('idem-b'), { ...k, ...bearer(tb) });
   t.deepEqual([ia.status, ib.status, ia.body.machine_id, ib.body.machine_id], [200, 200, 'idem-a', 'idem-b']);
   t.not(ia.body.invoice_id, ib.body.invoice_id);
 });
@@ -89,12 +94,14 @@ test.serial('replays show the present state of what they name (quote issued → 
   const k = { 'idempotency-key': 'state-key' };
   const q = await post('127.0.0.2', '/api/v1/quotes/get-pulse', { machine_id: 'idem-state', bits: 64 }, k);
   t.is(q.body.state, 'issued');
-  await post('127.0.0.2', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'idem-state' }, { authorization: `Bearer ${token}` });
+  await accept('127.0.0.2', q.body.quote_id, 'idem-state', bearer(token));
   const replay = await post('127.0.0.2', '/api/v1/quotes/get-pulse', { machine_id: 'idem-state', bits: 64 }, k);
-  t.deepEqual([replay.headers['idempotent-replayed'], replay.body.quote_id, replay.body.state], ['true', q.body.quote_id, 'accepted']);
+  const seen = [replay.headers['idempotent-replayed'], replay.body.quote_id, replay.body.state];
+  t.deepEqual(seen, ['true', q.body.quote_id, 'accepted']);
 });
 
-test('expiry: records past their window are deleted by the sweep, a newer record under the same key is kept', async (t) => {
+test('expiry: records past their window are deleted by the sweep, a newer record under the same key '
+  + 'is kept', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-idem-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = await Store.open(dir);
@@ -118,18 +125,21 @@ test('expiry: records past their window are deleted by the sweep, a newer record
   }
 });
 
-test('expiry end to end: after SVC_IDEMPOTENCY_TTL_MS the key is free again (another body is accepted, not 422)', async (t) => {
+test('expiry end to end: after SVC_IDEMPOTENCY_TTL_MS the key is free again (another body is '
+  + 'accepted, not 422)', async (t) => {
   const d = await Svcd.start({ SVC_IDEMPOTENCY_TTL_MS: '1000', SVC_SWEEP_INTERVAL_MS: '50' }, ['start']);
   t.teardown(() => { void d.stop().then(() => d.cleanup()); });
   const k = { 'idempotency-key': 'short' };
-  const first = await httpFrom('127.0.0.2', d.ready.http!, 'POST', '/api/v1/quotes/get-pulse', { machine_id: 'ttl', bits: 8 }, k);
-  const clash = await httpFrom('127.0.0.2', d.ready.http!, 'POST', '/api/v1/quotes/get-pulse', { machine_id: 'ttl', bits: 16 }, k);
+  const quote = (bits: number) =>
+    httpFrom('127.0.0.2', d.ready.http!, 'POST', '/api/v1/quotes/get-pulse', { machine_id: 'ttl', bits }, k);
+  const first = await quote(8);
+  const clash = await quote(16);
   t.deepEqual([first.status, clash.status], [200, 422]);
   const deadline = Date.now() + 15_000;
   let status = 422;
   while (status === 422 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
-    status = (await httpFrom('127.0.0.2', d.ready.http!, 'POST', '/api/v1/quotes/get-pulse', { machine_id: 'ttl', bits: 16 }, k)).status;
+    status = (await quote(16)).status;
   }
   t.is(status, 200);
 });

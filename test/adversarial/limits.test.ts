@@ -17,13 +17,15 @@ async function paidFlow(s: Svcd, from: string, machine: string, token: string): 
   const base = s.ready.http!;
   const auth = { authorization: `Bearer ${token}` };
   const q = await httpFrom(from, base, 'POST', '/api/v1/quotes/get-pulse', { machine_id: machine, bits: 64 });
-  const a = await httpFrom(from, base, 'POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: machine }, auth);
+  const acceptPath = `/api/v1/quotes/${q.body.quote_id}/accept`;
+  const a = await httpFrom(from, base, 'POST', acceptPath, { machine_id: machine }, auth);
   const body = { machine_id: machine, quote_id: q.body.quote_id };
   const e = await httpFrom(from, base, 'POST', '/api/v1/executions/get-pulse', body, auth);
   return [q.status, a.status, e.status];
 }
 
-test.serial('paid_execution: requests naming a victim without its token spend the sender\'s address budget, never the victim\'s', async (t) => {
+test.serial('paid_execution: requests naming a victim without its token spend the sender\'s address '
+  + 'budget, never the victim\'s', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PAID_EXECUTION: '4/60' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const token = await fundMachine(s, 'victim-m', 1);
@@ -55,16 +57,20 @@ test.serial('paid_execution: unauthenticated requests with ever new machine_ids 
     statuses.push((await httpFrom('127.0.0.2', s.ready.http!, 'POST', '/api/v1/executions/get-pulse', body)).status);
   }
   t.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429]);
-  const other = await httpFrom('127.0.0.3', s.ready.http!, 'POST', '/api/v1/executions/get-pulse', { machine_id: 'x', quote_id: 'q' });
+  const stranger = { machine_id: 'x', quote_id: 'q' };
+  const other = await httpFrom('127.0.0.3', s.ready.http!, 'POST', '/api/v1/executions/get-pulse', stranger);
   t.is(other.status, 401, 'another address is not affected');
 });
 
-test.serial('X-Forwarded-For: believed only from a trusted proxy and by hop count; rotating the client-written part bypasses nothing', async (t) => {
+test.serial('X-Forwarded-For: believed only from a trusted proxy and by hop count; rotating the '
+  + 'client-written part bypasses nothing', async (t) => {
   const s = await Svcd.start({ SVC_TRUST_PROXY: '1', SVC_RATE_PUBLIC_LOW: '3/60' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
-  const viaProxy = async (forged: string, client: string) =>
-    (await httpFrom('127.0.0.1', base, 'GET', '/api/v1/hello', undefined, { 'x-forwarded-for': `${forged}, ${client}` })).status;
+  const viaProxy = async (forged: string, client: string) => {
+    const h = { 'x-forwarded-for': `${forged}, ${client}` };
+    return (await httpFrom('127.0.0.1', base, 'GET', '/api/v1/hello', undefined, h)).status;
+  };
   const seen = [];
   for (let i = 0; i < 5; i++) seen.push(await viaProxy(`198.51.100.${i}`, '203.0.113.7'));
   t.deepEqual(seen, [200, 200, 200, 429, 429], 'the rightmost (proxy-written) entry is the client');
@@ -79,7 +85,8 @@ test.serial('X-Forwarded-For: believed only from a trusted proxy and by hop coun
 });
 
 test.serial('rate limiter: a flood of new keys past the table size never resets the windows of others', (t) => {
-  const l = new RateLimiter({ public_low: { limit: 3, windowSec: 60 }, paid_execution: { limit: 3, windowSec: 60 } }, 1000);
+  const rule = { limit: 3, windowSec: 60 };
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 1000);
   const now = 1_000_000;
   for (let i = 0; i < 3; i++) t.true(l.take('public_low', 'victim-abuser', now).allowed);
   t.false(l.take('public_low', 'victim-abuser', now).allowed);
@@ -92,12 +99,14 @@ test.serial('rate limiter: a flood of new keys past the table size never resets 
   t.true(l.size >= 800, `never cleared: ${l.size}`);
 });
 
-test.serial('edge: free commands are rate limited per address like HTTP; another address is still served', async (t) => {
+test.serial('edge: free commands are rate limited per address like HTTP; another address is still '
+  + 'served', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '5/60' });
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const a = await edgeFrom(s, '127.0.0.2');
   const codes: string[] = [];
-  for (let i = 0; i < 7; i++) codes.push(await a.request('HELLO', {}).then(() => 'ok', (e: { code: string }) => e.code));
+  const hello = () => a.request('HELLO', {}).then(() => 'ok', (e: { code: string }) => e.code);
+  for (let i = 0; i < 7; i++) codes.push(await hello());
   t.deepEqual(codes, ['ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
   const err = await a.request('CAPS', {}).catch((e: { details?: Record<string, unknown> }) => e);
   t.is(typeof (err as { details?: { retry_after_s?: unknown } }).details?.retry_after_s, 'number');
@@ -106,7 +115,8 @@ test.serial('edge: free commands are rate limited per address like HTTP; another
   a.close(); b.close();
 });
 
-test.serial('quotes: live issued quotes are capped per address (HTTP and edge); other addresses keep quoting', async (t) => {
+test.serial('quotes: live issued quotes are capped per address (HTTP and edge); other addresses keep '
+  + 'quoting', async (t) => {
   const s = await Svcd.start({ SVC_MAX_LIVE_QUOTES_PER_CLIENT: '3' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
@@ -117,23 +127,28 @@ test.serial('quotes: live issued quotes are capped per address (HTTP and edge); 
   t.is(st[3]!.body.error.code, 'rate_limited');
   t.truthy(st[3]!.headers['retry-after']);
   // a rejected quote request does not use up a slot
-  const bad = await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/make-bct', { machine_id: 'q2', plain_hex: 'zz' });
+  const badBody = { machine_id: 'q2', plain_hex: 'zz' };
+  const bad = await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/make-bct', badBody);
   t.is(bad.status, 400);
-  for (let i = 0; i < 3; i++) t.is((await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/get-pulse', body)).status, 200);
+  for (let i = 0; i < 3; i++) {
+    t.is((await httpFrom('127.0.0.3', base, 'POST', '/api/v1/quotes/get-pulse', body)).status, 200);
+  }
   const c = await edgeFrom(s, '127.0.0.4');
   for (let i = 0; i < 3; i++) await c.request('QUOTE', { service: 'get-pulse', ...body });
   await t.throwsAsync(c.request('QUOTE', { service: 'get-pulse', ...body }), { message: /live quotes/ });
   c.close();
 });
 
-test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, never 503', async (t) => {
+test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, '
+  + 'never 503', async (t) => {
   const s = await Svcd.start({ SVC_SANDBOX_MAX_PER_CLIENT: '4' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
   const st = [];
-  for (let i = 0; i < 6; i++) st.push((await httpFrom('127.0.0.2', base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 })).status);
+  const sandboxQuote = (from: string) => httpFrom(from, base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 });
+  for (let i = 0; i < 6; i++) st.push((await sandboxQuote('127.0.0.2')).status);
   t.deepEqual(st, [200, 200, 200, 200, 429, 429]);
-  const other = await httpFrom('127.0.0.3', base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 });
+  const other = await sandboxQuote('127.0.0.3');
   t.is(other.status, 200, 'the default sandbox_machine still works for another address');
 
   const sb = new Sandbox({ maxPerClient: 10 });
@@ -156,7 +171,10 @@ test.serial('sandbox: entries evicted by a flood give their address its slots ba
 test.serial('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
   const s = await Svcd.start({}, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
-  for (const p of ['/api/v1/hello?utm_source=news', '/api/v1/caps?_=123', '/api/v1/health?x=1', '/openapi.json?utm_medium=x']) {
+  const paths = [
+    '/api/v1/hello?utm_source=news', '/api/v1/caps?_=123', '/api/v1/health?x=1', '/openapi.json?utm_medium=x',
+  ];
+  for (const p of paths) {
     const r = await httpFrom('127.0.0.1', s.ready.http!, 'GET', p);
     t.is(r.status, 200, p);
   }
