@@ -1,7 +1,7 @@
 // The core: opens the data dir (node keys, LevelDB, kernels, pulse chain), refuses to serve a
 // broken ledger, and answers every svc/1 command through handle(). Authentication, argument
 // validation and idempotency keys are applied here, once, for every listener.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { ServiceError } from '../errors.ts';
 import { Kernels, KernelPool } from '../kernels/index.ts';
 import { selfCheck } from '../kernels/self-check.ts';
@@ -15,7 +15,7 @@ import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
-import { createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice } from './invoices.ts';
+import { fundAccount, invoiceView, loadInvoice, refreshInvoice, settleInvoice } from './invoices.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, getMachine, newToken, rotateOps } from './machines.ts';
 import { NodeIdentity } from './node-identity.ts';
@@ -31,6 +31,22 @@ export type Listener = 'edge' | 'backend' | 'admin';
 export interface Auth { machine_id?: string; token?: string }
 
 const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The data dir holds the ledger, the node keys and the admin socket: only the service's user may
+ * enter it. A pre-existing dir with group/other access is tightened to 0700 when it is ours; one
+ * that is not ours (or a shared sticky dir such as /tmp) is refused rather than changed.
+ */
+function secureDataDir(dir: string): void {
+  const st = statSync(dir);
+  if ((st.mode & 0o7077) === 0) return;
+  const uid = process.getuid?.();
+  if ((st.mode & 0o1000) !== 0 || (uid !== undefined && st.uid !== uid)) {
+    const mode = (st.mode & 0o7777).toString(8);
+    throw new Error(`data dir ${dir} (mode ${mode}) is shared or not owned by this user; use a private dir (0700)`);
+  }
+  chmodSync(dir, 0o700);
+}
 
 export class Core {
   readonly ctx: CoreContext;
@@ -50,6 +66,7 @@ export class Core {
   /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
   static async open(config: Config): Promise<Core> {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    secureDataDir(config.dataDir);
     const identity = NodeIdentity.loadOrCreate(config.dataDir);
     const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
     const kernels = Kernels.create();
@@ -106,11 +123,13 @@ export class Core {
       if (!(spec.name === 'FUND_ACCOUNT' && !(await getMachine(this.ctx.store, machineId)))) await authenticate(this.ctx.store, machineId, auth?.token);
     }
     const idemKey = args.idempotency_key as string | undefined;
-    if (idemKey === undefined) return this.#dispatch(spec, args);
-    return this.#idempotent(spec, args, idemKey);
+    if (idemKey === undefined) return this.#dispatch(spec, args, auth);
+    return this.#idempotent(spec, args, idemKey, auth);
   }
 
-  async #idempotent(spec: CommandSpec, args: Record<string, unknown>, idemKey: string): Promise<Record<string, unknown>> {
+  async #idempotent(
+    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, auth: Auth | undefined,
+  ): Promise<Record<string, unknown>> {
     const { idempotency_key: _k, ...body } = args;
     const k = key(idPart(args.machine_id as string), idPart(idemKey));
     const digest = canonicalDigest({ cmd: spec.name, body });
@@ -123,7 +142,7 @@ export class Core {
         if (prior.digest !== digest) throw new ServiceError('idempotency_key_reused', 'idempotency_key was used with a different request');
         return { ...(prior.result as Record<string, unknown>), idempotent_replayed: true };
       }
-      const result = await this.#dispatch(spec, args);
+      const result = await this.#dispatch(spec, args, auth);
       // a token is returned once: never store it for replay
       const { machine_token: _t, ...stored } = result;
       await this.ctx.store.write([put('idempotency', k, { digest, result: stored, at_ms: Date.now() })]);
@@ -133,7 +152,9 @@ export class Core {
     }
   }
 
-  async #dispatch(spec: CommandSpec, a: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async #dispatch(
+    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined,
+  ): Promise<Record<string, unknown>> {
     const ctx = this.ctx;
     switch (spec.name) {
       case 'HELLO': return this.#hello(a.nonce as string | undefined);
@@ -155,12 +176,10 @@ export class Core {
       case 'QUOTE': return quoteView(await createQuote(ctx, a));
       case 'ACCEPT_QUOTE': return quoteView(await acceptQuote(ctx, a.quote_id as string, a.machine_id as string));
       case 'FUND_ACCOUNT': {
-        const m = a.machine_id as string;
-        return ctx.ledger.withMachine(m, async () => {
-          const claim = !(await getMachine(ctx.store, m));
-          const { invoice, machine_token } = await createInvoice(ctx, a as { machine_id: string; units: number; network: string; asset: string }, claim);
-          return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
-        });
+        // the claim-or-authenticate decision is fundAccount's, under the machine lock
+        const args = a as { machine_id: string; units: number; network: string; asset: string };
+        const { invoice, machine_token } = await fundAccount(ctx, args, auth?.token);
+        return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
       }
       case 'INVOICE_STATUS': {
         const inv = await loadInvoice(ctx, a.invoice_id as string);
@@ -168,6 +187,8 @@ export class Core {
         return invoiceView(await refreshInvoice(ctx, inv));
       }
       case 'SETTLE_INVOICE': return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
+      case 'CREDIT_LATE_PAYMENT':
+        return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, true));
       case 'GET_RECEIPT':
       case 'VERIFY_RECEIPT': {
         const r = (await ctx.store.get('receipts', a.receipt_id as string)) as unknown as SignedReceipt | undefined;

@@ -4,7 +4,8 @@
 import { ERRORS } from '../errors.ts';
 import { COMMANDS, type CommandSpec } from '../protocol/registry.ts';
 import { SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
-import type { Schema } from '../protocol/schemas.ts';
+import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
+import type { ServiceName } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { SiteInfo } from './node-info.ts';
 
@@ -72,11 +73,7 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
       // one operation per service: the contract lists them as separate paths
       const q = operation(c);
       for (const svc of ((c.args.properties as Record<string, Schema>).service!.enum as string[])) {
-        const body = structuredClone(((q[2].requestBody as { content: Record<string, { schema: Schema }> }).content['application/json']!.schema));
-        delete (body.properties as Record<string, unknown>).service;
-        body.required = (body.required as string[]).filter((r) => r !== 'service');
-        if (svc !== 'make-bct') delete (body.properties as Record<string, unknown>).plain_hex;
-        if (svc !== 'verify-bct') delete (body.properties as Record<string, unknown>).packet_hex;
+        const body = quoteBodySchema(svc as ServiceName);
         add(`/api/v1/quotes/${svc}`, 'post', { ...q[2], operationId: `quote${svc.replace(/(^|-)(\w)/g, (_m, _d, x: string) => x.toUpperCase())}`, parameters: undefined, requestBody: { required: true, content: json(body) }, 'x-svc-service': svc });
       }
     } else {

@@ -8,6 +8,7 @@ import { Kernels } from '../kernels/index.ts';
 import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
+import { pulseOutputBytes } from '../protocol/services.ts';
 
 interface SandboxQuote { quote_id: string; machine_id: string; bits: number; max_output: number; state: 'issued' | 'accepted' | 'executed'; expires_ms: number; result?: Record<string, unknown> }
 interface SandboxReceipt { receipt: Record<string, unknown>; signature: string }
@@ -38,6 +39,12 @@ export class Sandbox {
   }
 
   quote(a: { machine_id: string; bits: number; max_output: number }, now = Date.now()): Record<string, unknown> {
+    // the same rule as a paid GET_PULSE quote: the output is exactly ceil(bits/8) bytes, never cut
+    if (pulseOutputBytes(a.bits) > a.max_output) {
+      const bytes = pulseOutputBytes(a.bits);
+      const msg = `bits ${a.bits} produce ${bytes} bytes of output, above max_output ${a.max_output}`;
+      throw new ServiceError('invalid_request', msg, { field: 'max_output' });
+    }
     this.#sweep(now);
     const q: SandboxQuote = { quote_id: id('sbx_q'), machine_id: a.machine_id, bits: a.bits, max_output: a.max_output, state: 'issued', expires_ms: now + SANDBOX_LIMITS.ttlSeconds * 1000 };
     this.#quotes.set(q.quote_id, q);
