@@ -16,22 +16,25 @@ import { key } from '../../src/store/key-codec.ts';
 
 const json = (r: { stdout: string }) => JSON.parse(r.stdout);
 
-test('an expired invoice is credited once by svc-admin credit-late-payment; settle-invoice refuses it; the invoice says settled_late', async (t) => {
+test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });
   t.teardown(() => s.cleanup());
   const c = await s.edge();
   const a = await s.admin();
-  const inv = await c.request('FUND_ACCOUNT', { machine_id: 'late-m', units: 1, network: 'TRON', asset: 'USDT' }) as { invoice_id: string; amount_due: string; machine_token: string };
+  type Invoice = { invoice_id: string; amount_due: string; machine_token: string };
+  const fund = async (args: Record<string, unknown>) => (await c.request('FUND_ACCOUNT', args)) as Invoice;
+  const inv = await fund({ machine_id: 'late-m', units: 1, network: 'TRON', asset: 'USDT' });
   const token = inv.machine_token as string;
-  const unpolled = await c.request('FUND_ACCOUNT', { machine_id: 'late-n', units: 2, network: 'Base', asset: 'USDC' }) as { invoice_id: string; amount_due: string; machine_token: string };
+  const unpolled = await fund({ machine_id: 'late-n', units: 2, network: 'Base', asset: 'USDC' });
   // while it is pending, the late path is refused: SETTLE_INVOICE is the way
-  const early = await t.throwsAsync(a.request('CREDIT_LATE_PAYMENT', { invoice_id: inv.invoice_id, reference: 'too-early' }));
+  const lateArgs = (reference: string) => ({ invoice_id: inv.invoice_id, reference });
+  const early = await t.throwsAsync(a.request('CREDIT_LATE_PAYMENT', lateArgs('too-early')));
   t.is((early as any).code, 'invoice_not_expired');
   // admin only: neither the public edge nor the backend takes it
-  const viaEdge = await t.throwsAsync(c.request('CREDIT_LATE_PAYMENT', { invoice_id: inv.invoice_id, reference: 'x' }));
+  const viaEdge = await t.throwsAsync(c.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
   t.is((viaEdge as any).code, 'forbidden');
   const backend = await s.backend();
-  const viaBackend = await t.throwsAsync(backend.request('CREDIT_LATE_PAYMENT', { invoice_id: inv.invoice_id, reference: 'x' }));
+  const viaBackend = await t.throwsAsync(backend.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
   t.is((viaBackend as any).code, 'forbidden');
   backend.close();
 
@@ -91,16 +94,18 @@ test('an invoice that expires or is credited late leaves alone the amount a newe
   const store = await Store.open(dir);
   t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
   let now = Date.now();
-  const config = { rails: RAILS.map((r) => ({ ...r, address: 'addr' })), invoiceTtlMs: 1000, maxOpenInvoices: 20 } as unknown as Config;
+  const rails = RAILS.map((r) => ({ ...r, address: 'addr' }));
+  const config = { rails, invoiceTtlMs: 1000, maxOpenInvoices: 20 } as unknown as Config;
   const ctx = { store, ledger: new Ledger(store), config, now: () => new Date(now) } as unknown as CoreContext;
-  const { invoice } = await fundAccount(ctx, { machine_id: 'm-old', units: 1, network: 'TRON', asset: 'USDT' }, undefined);
+  const args = { machine_id: 'm-old', units: 1, network: 'TRON', asset: 'USDT' };
+  const { invoice } = await fundAccount(ctx, args, undefined);
   const k = key(invoice.rail, invoice.amount_due);
   t.is((await store.get('invoice_amounts', k))?.invoice_id, invoice.invoice_id);
   // it expires, and its amount is handed to a newer invoice before anyone looks at the old one
   now += 1500;
   await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: now + 1000 })]);
   t.is((await refreshInvoice(ctx, invoice)).state, 'expired');
-  t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry did not free the newer invoice\'s amount');
+  t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry left the newer invoice its amount');
   t.true((await settleInvoice(ctx, invoice.invoice_id, 'late-tx', true)).settled_late);
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'nor did the late credit');
   t.true((await ctx.ledger.verify()).ok);
