@@ -27,6 +27,13 @@ export const ERRORS = {
   execution_mismatch: { status: 409, expose: true, doc: 'the quote was already executed with a different request' },
   insufficient_balance: { status: 409, expose: true, doc: 'available units do not cover the quote' },
   invoice_expired: { status: 409, expose: true, doc: 'the invoice expired before settlement' },
+  invoice_not_expired: { status: 409, expose: true, doc: 'a late payment is credited only to an expired invoice' },
+  invoice_already_settled: {
+    status: 409, expose: true, doc: 'the invoice was settled with another payment reference (the message names it)',
+  },
+  too_many_open_invoices: {
+    status: 409, expose: true, doc: 'the machine_id has the most pending invoices allowed (SVC_MAX_OPEN_INVOICES)',
+  },
   idempotency_in_progress: { status: 409, expose: true, doc: 'a request with this idempotency key is still running' },
   idempotency_key_reused: { status: 422, expose: true, doc: 'the idempotency key was used with a different request' },
   // 429/503: try later

@@ -1,6 +1,6 @@
-// svc-admin — the operator tool: the two admin commands (SETTLE_INVOICE, RECOVER_RUNTIME) and
-// token rotation, over the admin unix socket in the data dir (mode 0600: only the service's user
-// reaches it). Not part of the public client kit.
+// svc-admin — the operator tool: the two admin commands (SETTLE_INVOICE, RECOVER_RUNTIME), token
+// rotation and crediting a late payment, over the admin unix socket in the data dir (mode 0600:
+// only the service's user reaches it). Not part of the public client kit.
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { SvcClient } from '../client/client.ts';
@@ -25,14 +25,25 @@ export async function main(argv: string[]): Promise<number> {
       code = reportError(e, g().json === true);
     }
   };
-  program.command('settle-invoice').description('administrative settlement: credit a paid invoice exactly once (SETTLE_INVOICE)')
+  program.command('settle-invoice')
+    .description('administrative settlement: credit a paid, unexpired invoice exactly once (SETTLE_INVOICE); '
+      + 'the same reference again is a no-op, another reference is refused')
     .argument('<invoice_id>').requiredOption('--reference <ref>', 'payment reference (transaction id)')
     .action((id: string, o: { reference: string }) => run('SETTLE_INVOICE', { invoice_id: id, reference: o.reference }));
+  program.command('credit-late-payment')
+    .description('credit a payment that arrived after its invoice expired, once (CREDIT_LATE_PAYMENT); '
+      + 'check first that the payment was meant for this invoice: its amount may since belong to a newer one')
+    .argument('<invoice_id>').requiredOption('--reference <ref>', 'payment reference (transaction id)')
+    .action((id: string, o: { reference: string }) => run('CREDIT_LATE_PAYMENT', {
+      invoice_id: id, reference: o.reference,
+    }));
   program.command('recover-runtime').description('restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)')
     .action(() => run('RECOVER_RUNTIME', {}));
   program.command('rotate-token').description('issue a new machine token; the old one stops working').argument('<machine_id>')
     .action((id: string) => run('ROTATE_TOKEN', { machine_id: id }));
-  program.exitOverride();
+  // subcommands copy settings when created, so each needs its own override: a usage error in a
+  // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
+  for (const c of [program, ...program.commands]) c.exitOverride();
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
 import { COMMANDS } from '../protocol/registry.ts';
-import { SERVICES } from '../protocol/services.ts';
+import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
+import { SERVICES, executionInputs, type InputField, type Service } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
@@ -58,6 +59,29 @@ function inputHex(o: { plainHex?: string; plainFile?: string; packetHex?: string
 
 const clean = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
+const flagOf = (field: InputField) => (field === 'plain_hex' ? '--plain-hex' : '--packet-hex');
+
+/** --plain-hex/--plain-file or --packet-hex/--packet-file for one input field. */
+function inputFlags(c: Command, field: InputField, about: string): void {
+  const [hexFlag, fileFlag] = field === 'plain_hex'
+    ? ['--plain-hex', '--plain-file']
+    : ['--packet-hex', '--packet-file'];
+  c.option(`${hexFlag} <hex>`, `${about}, as hex`).option(`${fileFlag} <file>`, `${about}, read from a file`);
+}
+
+/** What a quote binds, in the words of its schema (quoteBodySchema). */
+function quoteHelp(s: Service): string {
+  if (s.bytes === null) {
+    return `${s.command} reads no input: the quote prices bits only (max_output must cover bits/8 bytes).`;
+  }
+  if (s.bytes.min === s.bytes.max) return `Input: exactly ${s.bytes.min} bytes (--bytes defaults to it).`;
+  if (s.quoteInput) {
+    return `Input: give ${flagOf(s.quoteInput)} (or its file), and the execution must send that exact input;\n`
+      + `or --bytes alone, and the execution must send exactly that many bytes (at most ${s.bytes.max}).`;
+  }
+  return `Input: --bytes is required: the most input bytes the execution may send (${s.bytes.min}..${s.bytes.max}).`;
+}
+
 export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>): Command {
   const program = new Command('svc')
     .description(`svc public client kit ${VERSIONS.clientKit}: speaks ${VERSIONS.coreProtocol} to the core edge over TLS`)
@@ -81,20 +105,34 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
   program.command('balance').description(purpose('BALANCE'))
     .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }), g));
 
+  // quote and execution flags come from the request schemas (quoteBodySchema, executionArgsSchema):
+  // a flag exists exactly when the field does, and what the schema requires the CLI requires
   for (const s of SERVICES) {
+    const body = quoteBodySchema(s.service);
+    const props = body.properties as Record<string, Schema>;
     const c = program.command(`quote-${s.service}`).description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
-      .option('--bits <n>', 'bits (min 1, default 65536)', int('--bits'))
-      .option('--bytes <n>', 'input size in bytes (min 0)', int('--bytes'))
-      .option('--max-output <n>', 'maximum output bytes (default 8192)', int('--max-output'))
+      .option('--bits <n>', `bits (min 1, default 65536${'maxBits' in s ? `, max ${s.maxBits}` : ''})`, int('--bits'));
+    if (s.bytes !== null) {
+      const bytes = new Option('--bytes <n>', String(props.bytes!.description)).argParser(int('--bytes'));
+      c.addOption((body.required as string[]).includes('bytes') ? bytes.makeOptionMandatory() : bytes);
+    }
+    c.option('--max-output <n>', 'maximum output bytes (default 8192)', int('--max-output'))
       .addOption(new Option('--priority <p>', 'priority').choices(['low', 'normal', 'high']))
       .option('--ttl-ms <n>', 'quote lifetime in ms (min 1000, default 60000)', int('--ttl-ms'))
       .option('--idempotency-key <key>', 'replay-safe key (max 128)');
-    if (s.quoteInput === 'plain_hex') c.option('--plain-hex <hex>', 'plaintext as hex').option('--plain-file <file>', 'plaintext from a file');
-    if (s.quoteInput === 'packet_hex') c.option('--packet-hex <hex>', 'packet as hex').option('--packet-file <file>', 'packet from a file');
-    c.action((o: Record<string, string | number | undefined>) => run(() => call(g(), 'QUOTE', clean({
-      service: s.service, machine_id: needMachine(g()), bits: o.bits, bytes: o.bytes, max_output: o.maxOutput, priority: o.priority,
-      quote_ttl_ms: o.ttlMs, idempotency_key: o.idempotencyKey, ...inputHex(o as never),
-    })), g));
+    const quoted = s.quoteInput;
+    if (quoted) inputFlags(c, quoted, String(props[quoted]!.description));
+    c.addHelpText('after', `\n${quoteHelp(s)}`);
+    c.action((o: Record<string, string | number | undefined>) => run(async () => {
+      const input = inputHex(o as never);
+      if (quoted && o.bytes === undefined && input[quoted] === undefined) {
+        throw new UsageError(`quote-${s.service} needs ${flagOf(quoted)} (or its file) or --bytes`);
+      }
+      return call(g(), 'QUOTE', clean({
+        service: s.service, machine_id: needMachine(g()), bits: o.bits, bytes: o.bytes, max_output: o.maxOutput,
+        priority: o.priority, quote_ttl_ms: o.ttlMs, idempotency_key: o.idempotencyKey, ...input,
+      }));
+    }, g));
   }
 
   program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>').option('--idempotency-key <key>', 'replay-safe key')
@@ -103,11 +141,15 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
   for (const s of SERVICES) {
     const c = program.command(s.service).description(`${purpose(s.command)} (${s.command}; paid: needs an accepted quote)`).argument('<quote_id>')
       .option('--bits <n>', 'bits (at most the quoted bits)', int('--bits'));
-    if (s.execInput === 'plain_hex') c.option('--plain-hex <hex>', 'input as hex').option('--plain-file <file>', 'input from a file');
-    if (s.execInput === 'packet_hex') c.option('--packet-hex <hex>', 'packet as hex').option('--packet-file <file>', 'packet from a file');
-    c.action((quoteId: string, o: Record<string, string | number | undefined>) => run(() => call(g(), s.command, clean({
-      machine_id: needMachine(g()), quote_id: quoteId, bits: o.bits, ...inputHex(o as never),
-    }), { auth: true }), g));
+    const inputs = executionInputs(s);
+    for (const i of inputs) inputFlags(c, i.field, `${i.about}${i.required ? '' : ' (optional)'}`);
+    c.action((quoteId: string, o: Record<string, string | number | undefined>) => run(() => {
+      const input = inputHex(o as never);
+      const missing = inputs.find((i) => i.required && input[i.field] === undefined);
+      if (missing) throw new UsageError(`${s.service} needs ${flagOf(missing.field)} or its file (${missing.about})`);
+      const args = clean({ machine_id: needMachine(g()), quote_id: quoteId, bits: o.bits, ...input });
+      return call(g(), s.command, args, { auth: true });
+    }, g));
   }
 
   program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
@@ -177,7 +219,9 @@ export async function main(argv: string[]): Promise<number> {
       code = reportError(e, g().json === true);
     }
   });
-  program.exitOverride();
+  // subcommands copy settings when created, so each needs its own override: a usage error in a
+  // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
+  for (const c of [program, ...program.commands]) c.exitOverride();
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -1,7 +1,7 @@
 // The core: opens the data dir (node keys, LevelDB, kernels, pulse chain), refuses to serve a
 // broken ledger, and answers every svc/1 command through handle(). Authentication, argument
 // validation and idempotency keys are applied here, once, for every listener.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { ServiceError } from '../errors.ts';
 import { Kernels, KernelPool } from '../kernels/index.ts';
 import { selfCheck } from '../kernels/self-check.ts';
@@ -16,7 +16,7 @@ import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
-  createInvoice, invoiceView, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
+  fundAccount, invoiceView, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
 } from './invoices.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
@@ -35,6 +35,22 @@ import { validateArgs } from '../protocol/validate.ts';
 
 export type Listener = 'edge' | 'backend' | 'admin';
 export interface Auth { machine_id?: string; token?: string }
+
+/**
+ * The data dir holds the ledger, the node keys and the admin socket: only the service's user may
+ * enter it. A pre-existing dir with group/other access is tightened to 0700 when it is ours; one
+ * that is not ours (or a shared sticky dir such as /tmp) is refused rather than changed.
+ */
+function secureDataDir(dir: string): void {
+  const st = statSync(dir);
+  if ((st.mode & 0o7077) === 0) return;
+  const uid = process.getuid?.();
+  if ((st.mode & 0o1000) !== 0 || (uid !== undefined && st.uid !== uid)) {
+    const mode = (st.mode & 0o7777).toString(8);
+    throw new Error(`data dir ${dir} (mode ${mode}) is shared or not owned by this user; use a private dir (0700)`);
+  }
+  chmodSync(dir, 0o700);
+}
 
 export class Core {
   readonly ctx: CoreContext;
@@ -58,6 +74,7 @@ export class Core {
   /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
   static async open(config: Config): Promise<Core> {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+    secureDataDir(config.dataDir);
     const identity = NodeIdentity.loadOrCreate(config.dataDir);
     const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
     const kernels = Kernels.create();
@@ -163,8 +180,8 @@ export class Core {
       release = this.#liveQuotes.take(clientKey(client), now + (args.quote_ttl_ms as number), now);
     }
     try {
-      if (idemKey === undefined) return await this.#dispatch(spec, args);
-      return await this.#idempotent(spec, args, idemKey, scope);
+      if (idemKey === undefined) return await this.#dispatch(spec, args, auth);
+      return await this.#idempotent(spec, args, idemKey, scope, auth);
     } catch (e) {
       release?.();
       throw e;
@@ -172,7 +189,7 @@ export class Core {
   }
 
   async #idempotent(
-    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string,
+    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string, auth: Auth | undefined,
   ): Promise<Record<string, unknown>> {
     const { idempotency_key: _k, ...body } = args;
     const k = recordKey(scope, spec.name, idemKey);
@@ -191,18 +208,14 @@ export class Core {
         }
         return { ...(await this.#currentView(spec, prior.result)), idempotent_replayed: true };
       }
-      const result = await this.#dispatch(spec, args);
+      // a claim names this record in the machine record it writes (its token is sealed here)
+      const result = await this.#dispatch(spec, args, auth, k);
       // a token is stored only sealed under the idempotency key, and only until its first use
       const { machine_token: token, ...stored } = result;
       const expires = nowMs + this.ctx.config.idempotencyTtlMs;
       const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
-      const ops = [];
-      if (typeof token === 'string') {
-        rec.sealed_token = sealToken(token, idemKey, k);
-        const m = await getMachine(this.ctx.store, args.machine_id as string);
-        if (m) ops.push(put('machines', idPart(args.machine_id as string), { ...m, replay_record: k }));
-      }
-      await this.ctx.store.write([...recordOps(k, rec), ...ops]);
+      if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
+      await this.ctx.store.write(recordOps(k, rec));
       return result;
     } finally {
       this.#inProgress.delete(k);
@@ -258,7 +271,10 @@ export class Core {
     return stored;
   }
 
-  async #dispatch(spec: CommandSpec, a: Record<string, unknown>): Promise<Record<string, unknown>> {
+  /** `replayRecord`: the idempotency record that will hold a claim's sealed token, if any. */
+  async #dispatch(
+    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined, replayRecord?: string,
+  ): Promise<Record<string, unknown>> {
     const ctx = this.ctx;
     switch (spec.name) {
       case 'HELLO': return this.#hello(a.nonce as string | undefined);
@@ -280,12 +296,10 @@ export class Core {
       case 'QUOTE': return quoteView(await createQuote(ctx, a));
       case 'ACCEPT_QUOTE': return quoteView(await acceptQuote(ctx, a.quote_id as string, a.machine_id as string));
       case 'FUND_ACCOUNT': {
-        const m = a.machine_id as string;
-        return ctx.ledger.withMachine(m, async () => {
-          const claim = !(await getMachine(ctx.store, m));
-          const { invoice, machine_token } = await createInvoice(ctx, a as { machine_id: string; units: number; network: string; asset: string }, claim);
-          return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
-        });
+        // the claim-or-authenticate decision is fundAccount's, under the machine lock
+        const args = a as { machine_id: string; units: number; network: string; asset: string };
+        const { invoice, machine_token } = await fundAccount(ctx, args, auth?.token, replayRecord);
+        return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
       }
       case 'INVOICE_STATUS': {
         const inv = await loadInvoice(ctx, a.invoice_id as string);
@@ -293,6 +307,8 @@ export class Core {
         return invoiceView(await refreshInvoice(ctx, inv));
       }
       case 'SETTLE_INVOICE': return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
+      case 'CREDIT_LATE_PAYMENT':
+        return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, true));
       case 'GET_RECEIPT':
       case 'VERIFY_RECEIPT': {
         const r = (await ctx.store.get('receipts', a.receipt_id as string)) as unknown as SignedReceipt | undefined;

@@ -4,7 +4,7 @@
 // nothing and leaves the quote accepted for a retry; repeating a finished execution with the same
 // request returns the stored result, with a different request it is 409.
 import { ServiceError } from '../errors.ts';
-import { serviceByName, type ExecutionCommand } from '../protocol/services.ts';
+import { executionInputs, serviceByName, type ExecutionCommand } from '../protocol/services.ts';
 import { del, put } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
@@ -19,21 +19,28 @@ export function isOffered(command: string): boolean {
   return Object.hasOwn(EXECUTORS, command);
 }
 
+/**
+ * The request's input against what the quote bound (the schema already refused fields this
+ * command does not take): the quoted digest (MAKE_BCT/VERIFY_BCT quoted with their input), the
+ * exact size (the same two quoted by `bytes`), or at most the quoted size (every other service).
+ */
 function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
   if (a.bits !== undefined && a.bits > q.bits) throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
   const svc = serviceByName(q.service)!;
-  const allowed = [svc.execInput, 'auxInput' in svc ? svc.auxInput : null].filter((f) => f !== null) as ('plain_hex' | 'packet_hex')[];
-  for (const f of ['plain_hex', 'packet_hex'] as const) {
-    if (a[f] !== undefined && !allowed.includes(f)) throw new ServiceError('invalid_request', `${f} is not an input of ${q.service}`, { field: f });
-  }
-  if (svc.execInput && a[svc.execInput] === undefined) throw new ServiceError('invalid_request', `${svc.execInput} is required for ${q.service}`, { field: svc.execInput });
+  const fields = executionInputs(svc).map((i) => i.field);
+  const size = fields.reduce((n, f) => n + ((a[f] ?? '').length >> 1), 0);
   if (q.input_field) {
-    // digest-bound input (MAKE_BCT, VERIFY_BCT): exactly the quoted bytes
-    if (sha256Hex(Buffer.from(a[q.input_field]!, 'hex')) !== q.input_digest) throw new ServiceError('input_mismatch', `${q.input_field} is not the quoted input`, { field: q.input_field });
-  } else {
-    // size-bound input: at most the quoted `bytes`
-    const size = allowed.reduce((n, f) => n + ((a[f] ?? '').length >> 1), 0);
-    if (size > q.bytes) throw new ServiceError('input_mismatch', `input is ${size} bytes, the quote covers ${q.bytes} (quote with bytes >= ${size})`, { field: 'bytes' });
+    if (sha256Hex(Buffer.from(a[q.input_field]!, 'hex')) !== q.input_digest) {
+      throw new ServiceError('input_mismatch', `${q.input_field} is not the quoted input`, { field: q.input_field });
+    }
+  } else if (svc.quoteInput) {
+    if (size !== q.bytes) {
+      const msg = `${svc.quoteInput} is ${size} bytes, the quote is for exactly ${q.bytes}`;
+      throw new ServiceError('input_mismatch', msg, { field: svc.quoteInput });
+    }
+  } else if (size > q.bytes) {
+    const msg = `input is ${size} bytes, the quote covers ${q.bytes} (quote with bytes >= ${size})`;
+    throw new ServiceError('input_mismatch', msg, { field: 'bytes' });
   }
 }
 

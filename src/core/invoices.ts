@@ -1,17 +1,20 @@
 // Funding invoices (DESIGN.md §4): `units` whole svcC on one of the four rails, paid to the rail's
 // configured address. The amount due (token base units, 6 decimals, 1 svcC = 1.00 USD reference)
-// carries a unique sub-cent suffix among the rail's open invoices so one address can match
-// payments to invoices. States: pending → settled (credited exactly once) or expired.
-// Settlement comes only from SETTLE_INVOICE (admin) today; chain watchers will feed the same path.
+// carries a suffix of 1..99,999 base units that is unique among the rail's open invoices, so one
+// address can match payments to invoices; the payer is credited exactly the amount due. A machine
+// has at most SVC_MAX_OPEN_INVOICES pending invoices. States: pending → settled (credited exactly
+// once, by one payment reference) or expired; an expired invoice is credited only by the operator
+// (CREDIT_LATE_PAYMENT) and then shows `settled_late`. Chain watchers will feed the same path.
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
+import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { key } from '../store/key-codec.ts';
-import { del, put, type Op } from '../store/store.ts';
+import { del, put, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
-import { UNIT_SCALE } from '../protocol/pricing.ts';
-import { claimOps, getMachine, newToken } from './machines.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 
 export type InvoiceState = 'pending' | 'settled' | 'expired';
 
@@ -33,12 +36,25 @@ export interface InvoiceRecord {
   expires_ms: number;
   settled_at?: string;
   settlement_reference?: string;
+  /** true when the operator credited a payment that arrived after expiry (CREDIT_LATE_PAYMENT) */
+  settled_late?: boolean;
   expired_at?: string;
 }
 
-/** Base units per whole token (6 decimals) and the suffix range: 1..9999 base units (< 1 cent). */
+/** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */
 const BASE = 1_000_000n;
-const SUFFIX_MAX = 9999;
+const SUFFIX_MAX = 99_999;
+/** Internal units per token base unit: 1 svcC = 1.00 USD = 10^6 base units = 10^8 internal units. */
+const UNITS_PER_BASE_UNIT = UNIT_SCALE / BASE;
+const ALLOCATION_TRIES = 64;
+
+/** Amount allocation is check-then-write on an index shared by every machine: one rail at a time. */
+const railLocks = new WeakMap<Store, KeyedMutex>();
+function withRail<T>(ctx: CoreContext, rail: Rail['rail'], fn: () => Promise<T>): Promise<T> {
+  let locks = railLocks.get(ctx.store);
+  if (!locks) railLocks.set(ctx.store, (locks = new KeyedMutex()));
+  return locks.run(rail, fn);
+}
 
 export function invoiceView(inv: InvoiceRecord): Record<string, unknown> {
   const { expires_ms: _e, ...rest } = inv;
@@ -51,7 +67,10 @@ function decimal(baseUnits: bigint): string {
 
 export function railFor(ctx: CoreContext, network: string, asset: string): Rail {
   const r = ctx.config.rails.find((x) => x.network === network && x.asset === asset);
-  if (!r) throw new ServiceError('unsupported_rail', `${asset} on ${network} is not a payment rail (rails: ${ctx.config.rails.map((x) => `${x.asset}/${x.network}`).join(', ')})`);
+  if (!r) {
+    const rails = ctx.config.rails.map((x) => `${x.asset}/${x.network}`).join(', ');
+    throw new ServiceError('unsupported_rail', `${asset} on ${network} is not a payment rail (rails: ${rails})`);
+  }
   return r;
 }
 
@@ -61,41 +80,72 @@ export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<
   return inv;
 }
 
+/** The machine's invoices that are still open at `nowMs` (expired ones drop out by time). */
+function openInvoices(rec: MachineRecord | undefined, nowMs: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(rec?.open_invoices ?? {}).filter(([, exp]) => exp > nowMs));
+}
+
+/** Deletes the rail's amount index entry only while it still points to this invoice (it may be reused). */
+async function releaseAmountOps(ctx: CoreContext, inv: InvoiceRecord): Promise<Op[]> {
+  const k = key(inv.rail, inv.amount_due);
+  const held = await ctx.store.get('invoice_amounts', k);
+  return held?.invoice_id === inv.invoice_id ? [del('invoice_amounts', k)] : [];
+}
+
 /**
- * Creates an invoice. The caller has already authenticated a claimed machine, or `claim` is true
- * and the machine is claimed in the same batch (the token is returned once, here).
+ * FUND_ACCOUNT: creates an invoice. Who may do so is decided here, under the machine lock: an
+ * unclaimed machine_id is claimed in the same batch (its token returned once, here); a claimed one
+ * needs its token — decided outside the lock, two first calls could both see "unclaimed".
  */
-export async function createInvoice(ctx: CoreContext, a: { machine_id: string; units: number; network: string; asset: string }, claim: boolean): Promise<{ invoice: InvoiceRecord; machine_token?: string }> {
-  const rail = railFor(ctx, a.network, a.asset);
-  const now = ctx.now();
-  const base = BigInt(a.units) * BASE;
-  let amount = 0n;
-  for (let tries = 0; ; tries++) {
-    if (tries > 50) throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
-    amount = base + BigInt(randomInt(1, SUFFIX_MAX + 1));
+export async function fundAccount(
+  ctx: CoreContext,
+  a: { machine_id: string; units: number; network: string; asset: string },
+  token: string | undefined,
+  replayRecord?: string,
+): Promise<{ invoice: InvoiceRecord; machine_token?: string }> {
+  return ctx.ledger.withMachine(a.machine_id, async () => {
+    const rec = await getMachine(ctx.store, a.machine_id);
+    if (rec) checkToken(rec, token);
+    const rail = railFor(ctx, a.network, a.asset);
+    const now = ctx.now();
+    const open = openInvoices(rec, now.getTime());
+    const cap = ctx.config.maxOpenInvoices;
+    if (Object.keys(open).length >= cap) {
+      const msg = `machine_id has ${cap} open invoices (the most allowed): pay one or let one expire first`;
+      throw new ServiceError('too_many_open_invoices', msg, { open_invoices: cap });
+    }
+    const claimToken = rec ? undefined : newToken();
+    return withRail(ctx, rail.rail, async () => {
+      const amount = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
+      const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
+      const inv: InvoiceRecord = {
+        invoice_id: newId('inv'), machine_id: a.machine_id, state: 'pending', units: a.units,
+        credit_units: (amount * UNITS_PER_BASE_UNIT).toString(),
+        rail: rail.rail, network: rail.network, asset: rail.asset, decimals: 6, pay_to: rail.address,
+        amount_due: amount.toString(), amount_due_decimal: decimal(amount),
+        created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
+      };
+      // a claim names the idempotency record that will keep its sealed token (core.ts), if any
+      const base = rec ?? { ...claimedRecord(claimToken!, now), ...(replayRecord ? { replay_record: replayRecord } : {}) };
+      const next: MachineRecord = { ...base, open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
+      await ctx.store.write([
+        put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
+        put('invoice_amounts', key(rail.rail, inv.amount_due), { invoice_id: inv.invoice_id, expires_ms: expiresMs }),
+        ...machineOps(a.machine_id, next),
+      ]);
+      return claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };
+    });
+  });
+}
+
+/** A unique amount on the rail: `base` plus a random suffix no open invoice holds. Caller holds the rail lock. */
+async function allocateAmount(ctx: CoreContext, rail: Rail, base: bigint, nowMs: number): Promise<bigint> {
+  for (let tries = 0; tries < ALLOCATION_TRIES; tries++) {
+    const amount = base + BigInt(randomInt(1, SUFFIX_MAX + 1));
     const taken = await ctx.store.get('invoice_amounts', key(rail.rail, amount.toString()));
-    if (!taken || (taken.expires_ms as number) <= now.getTime()) break;
+    if (!taken || (taken.expires_ms as number) <= nowMs) return amount;
   }
-  const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
-  const inv: InvoiceRecord = {
-    invoice_id: newId('inv'), machine_id: a.machine_id, state: 'pending', units: a.units,
-    credit_units: (BigInt(a.units) * UNIT_SCALE).toString(),
-    rail: rail.rail, network: rail.network, asset: rail.asset, decimals: 6, pay_to: rail.address,
-    amount_due: amount.toString(), amount_due_decimal: decimal(amount),
-    created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
-  };
-  const ops: Op[] = [
-    put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
-    put('invoice_amounts', key(rail.rail, inv.amount_due), { invoice_id: inv.invoice_id, expires_ms: expiresMs }),
-  ];
-  let token: string | undefined;
-  if (claim) {
-    if (await getMachine(ctx.store, a.machine_id)) throw new ServiceError('unauthorized', 'machine_id was claimed concurrently; present its token');
-    token = newToken();
-    ops.push(...claimOps(a.machine_id, token, now));
-  }
-  await ctx.store.write(ops);
-  return token ? { invoice: inv, machine_token: token } : { invoice: inv };
+  throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
 }
 
 /** Marks a pending invoice past its expiry as expired (lazily, on read). */
@@ -105,32 +155,62 @@ export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Prom
     const cur = await loadInvoice(ctx, inv.invoice_id);
     if (cur.state !== 'pending' || ctx.now().getTime() < cur.expires_ms) return cur;
     const next: InvoiceRecord = { ...cur, state: 'expired', expired_at: ctx.now().toISOString() };
-    await ctx.store.write([put('invoices', cur.invoice_id, next as unknown as Record<string, unknown>), del('invoice_amounts', key(cur.rail, cur.amount_due))]);
+    await withRail(ctx, cur.rail, async () => {
+      await ctx.store.write([
+        put('invoices', cur.invoice_id, next as unknown as Record<string, unknown>),
+        ...(await releaseAmountOps(ctx, cur)),
+      ]);
+    });
     return next;
   });
 }
 
 /**
- * SETTLE_INVOICE: credits the invoice's units exactly once, in the same batch as the state
- * change. Settling a settled invoice again returns it unchanged (no second credit).
+ * Credits an invoice's amount exactly once, in the same synced batch as its new state. SETTLE_INVOICE
+ * (`late` false) takes only an unexpired invoice: after expiry the amount suffix may belong to a
+ * newer invoice, so matching a payment to this one is an operator's decision, made explicitly with
+ * CREDIT_LATE_PAYMENT (`late` true), which takes only an expired one. Either way a settled invoice
+ * is final: the same reference again returns it unchanged, another reference is 409.
  */
-export async function settleInvoice(ctx: CoreContext, invoiceId: string, reference: string): Promise<InvoiceRecord> {
+export async function settleInvoice(
+  ctx: CoreContext, invoiceId: string, reference: string, late = false,
+): Promise<InvoiceRecord> {
   const first = await loadInvoice(ctx, invoiceId);
   return ctx.ledger.withMachine(first.machine_id, async () => {
     const inv = await loadInvoice(ctx, invoiceId);
-    if (inv.state === 'settled') return inv;
-    if (inv.state === 'expired' || ctx.now().getTime() >= inv.expires_ms) {
-      throw new ServiceError('invoice_expired', `invoice expired at ${inv.expires_at}; it cannot be settled (issue a new invoice)`);
+    if (inv.state === 'settled') {
+      if (inv.settlement_reference === reference) return inv;
+      const recorded = inv.settlement_reference ?? null;
+      const msg = `invoice ${inv.invoice_id} was already settled with reference ${JSON.stringify(recorded)}`;
+      throw new ServiceError('invoice_already_settled', msg, { settlement_reference: recorded });
     }
     const now = ctx.now();
+    const expired = inv.state === 'expired' || now.getTime() >= inv.expires_ms;
+    if (expired && !late) {
+      const msg = `invoice expired at ${inv.expires_at}; a late payment is credited with CREDIT_LATE_PAYMENT`;
+      throw new ServiceError('invoice_expired', msg);
+    }
+    if (!expired && late) {
+      const msg = `invoice is pending until ${inv.expires_at}: settle it with SETTLE_INVOICE`;
+      throw new ServiceError('invoice_not_expired', msg);
+    }
     const acct = await ctx.ledger.account(inv.machine_id);
-    const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', BigInt(inv.credit_units), 0n, { invoice_id: inv.invoice_id, reference }, now);
-    const next: InvoiceRecord = { ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference };
-    await ctx.store.write([
-      put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
-      del('invoice_amounts', key(inv.rail, inv.amount_due)),
-      ...ops,
-    ]);
-    return next;
+    const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}) };
+    const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', BigInt(inv.credit_units), 0n, ref, now);
+    const next: InvoiceRecord = {
+      ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference,
+      ...(late ? { settled_late: true } : {}),
+    };
+    const machine = await getMachine(ctx.store, inv.machine_id);
+    const { [inv.invoice_id]: _settled, ...open } = machine?.open_invoices ?? {};
+    return withRail(ctx, inv.rail, async () => {
+      await ctx.store.write([
+        put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
+        ...(await releaseAmountOps(ctx, inv)),
+        ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }) : []),
+        ...ops,
+      ]);
+      return next;
+    });
   });
 }

@@ -1,8 +1,9 @@
-// Quotes (DESIGN.md §5): issued → accepted → executed, or expired. QUOTE prices and stores;
-// ACCEPT_QUOTE moves quote_units from available to reserved in the same batch as the state change;
-// expiry of an accepted quote releases the reservation (sweeper, and lazily on access).
+// Quotes (DESIGN.md §5): issued → accepted → executed, or expired. QUOTE prices and stores (the
+// request shape per service is the schema's; here only what a schema cannot say); ACCEPT_QUOTE
+// moves quote_units from available to reserved in the same batch as the state change, and any
+// other state is 409; expiry of an accepted quote releases the reservation (sweeper, and lazily).
 import { ServiceError } from '../errors.ts';
-import { MAX_QUOTED_INPUT, serviceByName, type ServiceName } from '../protocol/services.ts';
+import { pulseOutputBytes, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
@@ -53,34 +54,42 @@ export async function loadQuote(ctx: CoreContext, quoteId: string): Promise<Quot
 export async function createQuote(ctx: CoreContext, a: Record<string, unknown>): Promise<QuoteRecord> {
   const svc = serviceByName(a.service as string)!;
   const now = ctx.now();
+  // the schema guarantees: bytes given, or defaulted, or (MAKE_BCT/VERIFY_BCT) the input itself
   const field = svc.quoteInput;
+  const h = field ? (a[field] as string | undefined) : undefined;
   let bytes = (a.bytes as number | undefined) ?? 0;
   let digest: string | null = null;
-  if (field) {
-    const h = a[field] as string | undefined;
-    if (h === undefined) throw new ServiceError('invalid_request', `${field} is required to quote ${svc.service}`, { field });
+  if (field && h !== undefined) {
     const buf = Buffer.from(h, 'hex');
-    digest = sha256Hex(buf);
-    if (a.bytes !== undefined && a.bytes !== buf.length) throw new ServiceError('invalid_request', `bytes (${a.bytes as number}) does not match ${field} (${buf.length} bytes)`, { field: 'bytes' });
-    bytes = buf.length;
-  } else {
-    for (const f of ['plain_hex', 'packet_hex'] as const) {
-      if (a[f] !== undefined) throw new ServiceError('invalid_request', `${f} is not part of a ${svc.service} quote (quote the input size with bytes)`, { field: f });
+    if (a.bytes !== undefined && a.bytes !== buf.length) {
+      const msg = `bytes (${a.bytes as number}) does not match ${field} (${buf.length} bytes)`;
+      throw new ServiceError('invalid_request', msg, { field: 'bytes' });
     }
+    const max = svc.bytes?.max ?? 0;
+    if (buf.length > max) {
+      const msg = `${field} is ${buf.length} bytes; ${svc.service} takes at most ${max}`;
+      throw new ServiceError('invalid_request', msg, { field });
+    }
+    digest = sha256Hex(buf);
+    bytes = buf.length;
   }
-  const max = MAX_QUOTED_INPUT[svc.service];
-  if (max !== undefined && bytes > max) throw new ServiceError('invalid_request', `${field ?? 'input'} is ${bytes} bytes; ${svc.service} takes at most ${max}`, { field: field ?? 'bytes' });
   const bits = a.bits as number;
-  if (svc.service === 'get-pulse' && bits > 65536) throw new ServiceError('invalid_request', 'bits must be <= 65536 for get-pulse', { field: 'bits' });
+  const maxOutput = a.max_output as number;
+  // GET_PULSE returns exactly ceil(bits/8) bytes: a smaller max_output cannot be honoured, and a
+  // cut output would no longer recompute from the pulse seed, so the quote is refused instead
+  if (svc.command === 'GET_PULSE' && pulseOutputBytes(bits) > maxOutput) {
+    const msg = `bits ${bits} produce ${pulseOutputBytes(bits)} bytes of output, above max_output ${maxOutput}`;
+    throw new ServiceError('invalid_request', msg, { field: 'max_output' });
+  }
   const priority = (a.priority as QuoteRecord['priority'] | undefined) ?? 'normal';
   const p = price(svc.service, bits, bytes, priorityClass(priority));
   const ttl = a.quote_ttl_ms as number;
   const expiresMs = now.getTime() + ttl;
   const q: QuoteRecord = {
     quote_id: newId('q'), service: svc.service, command: svc.command, machine_id: a.machine_id as string, state: 'issued',
-    bits, bytes, max_output: a.max_output as number, priority, price: p, quote_units: p.quote_units,
+    bits, bytes, max_output: maxOutput, priority, price: p, quote_units: p.quote_units,
     price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
-    input_field: field, input_digest: digest,
+    input_field: digest ? field : null, input_digest: digest,
     created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
   };
   await ctx.store.write([put('quotes', q.quote_id, q as unknown as Record<string, unknown>)]);
@@ -109,12 +118,15 @@ export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: 
   return ctx.ledger.withMachine(machineId, async () => {
     const q = await loadQuote(ctx, quoteId);
     if (q.machine_id !== machineId) throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
-    if (q.state === 'accepted' && !isExpired(ctx, q)) return q; // accepting twice is idempotent
     if (isExpired(ctx, q)) {
       if (q.state !== 'expired') await ctx.store.write(await expireOps(ctx, q));
-      throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}`);
+      throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}`, { state: 'expired' });
     }
-    if (q.state !== 'issued') throw new ServiceError('quote_not_issued', `quote is ${q.state}, not issued`);
+    // accepting again is a state conflict (SPEC "States", rule 2); a retry that must be safe
+    // carries an idempotency_key, whose replay returns the first reply
+    if (q.state !== 'issued') {
+      throw new ServiceError('quote_not_issued', `quote is ${q.state}, not issued`, { state: q.state });
+    }
     const acct = await ctx.ledger.account(machineId);
     const units = BigInt(q.quote_units);
     if (acct.available < units) {

@@ -2,9 +2,9 @@
 // request schema, every status it answers (ApiError bodies), the headers it sends and takes, and
 // the x-svc-* annotations. Pure: the same inputs give the same bytes.
 import { ERRORS } from '../errors.ts';
-import { ALL_COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
-import type { Schema } from '../protocol/schemas.ts';
-import { SERVICES, serviceByName, type ServiceName } from '../protocol/services.ts';
+import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
+import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
+import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { SiteInfo } from './node-info.ts';
 import { JSON_RPC_REQUEST, PUBLIC_ROUTES, type PublicRoute } from './routes.ts';
@@ -174,18 +174,6 @@ function commandStatuses(c: CommandSpec): number[] {
   ]);
 }
 
-/**
- * The quote request body of one service, without `service` (its path names it). Local until
- * protocol/services.ts exports quoteBodySchema(service): then this function becomes that one call.
- */
-function quoteBody(service: ServiceName): Schema {
-  const q = commandSpec('QUOTE')!.args;
-  const properties = { ...(q.properties as Record<string, Schema>) };
-  delete properties.service;
-  for (const f of ['plain_hex', 'packet_hex']) if (f !== serviceByName(service)!.quoteInput) delete properties[f];
-  return { ...q, properties, required: ((q.required ?? []) as string[]).filter((r) => r !== 'service') };
-}
-
 function commandOperation(
   c: CommandSpec, operationId: string, path: string, body: Schema | null, shared: Record<string, unknown>,
 ): Operation {
@@ -272,7 +260,7 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
     // one operation per service, as the contract lists them, each with the service's own quote billing
     for (const s of SERVICES) {
       const path = c.http.path.replace('{service}', s.service);
-      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBody(s.service), shared);
+      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBodySchema(s.service), shared);
       add(path, c.http.method, { ...op, 'x-svc-billing': s.quoteBilling, 'x-svc-service': s.service });
     }
   }

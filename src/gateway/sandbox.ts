@@ -10,6 +10,7 @@ import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
 import { LiveQuota } from '../protocol/client-quota.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
+import { pulseOutputBytes } from '../protocol/services.ts';
 
 interface SandboxQuote {
   quote_id: string; machine_id: string; bits: number; max_output: number;
@@ -69,6 +70,12 @@ export class Sandbox {
   quote(
     a: { machine_id: string; bits: number; max_output: number }, client: string, now = Date.now(),
   ): Record<string, unknown> {
+    // the same rule as a paid GET_PULSE quote: the output is exactly ceil(bits/8) bytes, never cut
+    const bytes = pulseOutputBytes(a.bits);
+    if (bytes > a.max_output) {
+      const msg = `bits ${a.bits} produce ${bytes} bytes of output, above max_output ${a.max_output}`;
+      throw new ServiceError('invalid_request', msg, { field: 'max_output' });
+    }
     this.#makeRoom(this.#quotes, now);
     const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
     const release = this.#perClient.take(client, expires, now);

@@ -3,12 +3,12 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline) and ROTATE_TOKEN (operator, admin socket only).
+// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only).
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
-  LIMITS, balanceResult, executionResult, hex, id, idempotencyKey, invoiceResult, machineId, obj, quoteFields, quoteResult, receiptResult, result,
-  type Schema,
+  LIMITS, balanceResult, executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult, machineId, obj,
+  quoteBodySchema, quoteResult, receiptResult, reference, result, type Schema,
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
@@ -39,14 +39,29 @@ export interface CommandSpec {
 const none = obj({});
 const receiptArgs = obj({ receipt_id: id, machine_id: machineId }, ['receipt_id', 'machine_id']);
 
-const executionArgs = obj({
-  machine_id: machineId, quote_id: id, bits: { type: 'integer', minimum: 1, maximum: 0xffff_ffff },
-  plain_hex: hex, packet_hex: hex, idempotency_key: idempotencyKey,
-}, ['machine_id', 'quote_id']);
+/**
+ * QUOTE's args: `service` picks the body schema of that service (quoteBodySchema), so each
+ * service's rules (which input fields, whether bytes is required) hold over svc/1 and HTTP alike.
+ * idempotency_key (every body has it) is also named at the top, where surfaces look for it.
+ */
+const quoteArgs: Schema = {
+  type: 'object',
+  properties: { service: { type: 'string', enum: [...SERVICE_NAMES] }, idempotency_key: idempotencyKey },
+  required: ['service'],
+  allOf: SERVICES.map((s) => {
+    const body = quoteBodySchema(s.service);
+    const service = { type: 'string', const: s.service };
+    return {
+      if: { type: 'object', properties: { service: { const: s.service } }, required: ['service'] },
+      then: { ...body, properties: { service, ...(body.properties as Record<string, Schema>) } },
+    };
+  }),
+};
 
 const execution = (name: string, group: Group, path: string, billing: Billing, purpose: string): CommandSpec => ({
   name, group, access: 'paid', http: { method: 'POST', path: `/api/v1/executions/${path}` }, cli: [path], billing,
-  auth: 'required', rateClass: 'paid_execution', execution: true, capability: true, purpose, args: executionArgs, result: executionResult,
+  auth: 'required', rateClass: 'paid_execution', execution: true, capability: true, purpose,
+  args: executionArgsSchema(name), result: executionResult,
 });
 
 export const COMMANDS: readonly CommandSpec[] = [
@@ -75,7 +90,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'QUOTE', group: 'Finance', access: 'public', http: { method: 'POST', path: '/api/v1/quotes/{service}' }, cli: SERVICE_NAMES.map((s) => `quote-${s}`),
     billing: 'free_limited', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'price and reservation preview',
-    args: obj({ service: { type: 'string', enum: [...SERVICE_NAMES] }, ...quoteFields }, ['service', 'machine_id']),
+    args: quoteArgs,
     result: quoteResult,
   },
   {
@@ -130,7 +145,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'SETTLE_INVOICE', group: 'Admin', access: 'admin', http: null, cli: [],
     billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'administrative settlement',
-    args: obj({ invoice_id: id, reference: { type: 'string', minLength: 1, maxLength: 256 } }, ['invoice_id', 'reference']),
+    args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
     result: invoiceResult,
   },
   {
@@ -167,6 +182,13 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'operator: issue a new machine token (the old one stops working)',
     args: obj({ machine_id: machineId }, ['machine_id']),
     result: result({ machine_id: machineId, machine_token: { type: 'string' } }, ['machine_id', 'machine_token']),
+  },
+  {
+    name: 'CREDIT_LATE_PAYMENT', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
+    args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
+    result: invoiceResult,
   },
 ];
 

@@ -1,6 +1,8 @@
 // JSON Schemas (2020-12) shared by the command registry: field rules straight from the contract
 // (SPEC "Resources and their fields", "Limits"). The gateway and svc/1 compile the same objects,
-// so a request is valid over HTTP exactly when it is valid over svc/1.
+// so a request is valid over HTTP exactly when it is valid over svc/1. The per-service quote
+// bodies and execution args are derived here from the service data in services.ts.
+import { executionInputs, serviceByName, serviceOf, type ServiceName } from './services.ts';
 
 export type Schema = Record<string, unknown>;
 
@@ -17,10 +19,21 @@ export const LIMITS = {
   invoiceUnitsMax: 1_000_000,
 } as const;
 
-export const machineId: Schema = { type: 'string', minLength: 1, maxLength: LIMITS.machineIdMax, description: 'caller machine identifier' };
-export const idempotencyKey: Schema = { type: 'string', minLength: 1, maxLength: LIMITS.idempotencyKeyMax };
+/**
+ * Well-formed UTF-16 only. Ajv compiles patterns with the `u` flag, where a surrogate pair is one
+ * code point outside this class and an unpaired surrogate is its own code point inside it. An
+ * ill-formed identifier would reach UTF-8 as U+FFFD and alias another ("x\uD800" = "x\uFFFD").
+ */
+export const WELL_FORMED = '^[^\\uD800-\\uDFFF]*$';
+const text = (minLength: number, maxLength: number, description?: string): Schema =>
+  ({ type: 'string', minLength, maxLength, pattern: WELL_FORMED, ...(description ? { description } : {}) });
+
+export const machineId: Schema = text(1, LIMITS.machineIdMax, 'caller machine identifier');
+export const idempotencyKey: Schema = text(1, LIMITS.idempotencyKeyMax);
 export const hex: Schema = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', maxLength: LIMITS.hexMaxChars };
-export const id: Schema = { type: 'string', minLength: 1, maxLength: 128 };
+export const id: Schema = text(1, 128);
+/** A payment reference (transaction id) recorded on a settled invoice. */
+export const reference: Schema = text(1, 256, 'payment reference (transaction id)');
 export const units: Schema = { type: 'string', pattern: '^[0-9]{1,30}$', description: 'integer internal units as a decimal string (1 svcC = 100000000)' };
 export const priority: Schema = { type: 'string', enum: ['low', 'normal', 'high'], default: 'normal' };
 
@@ -30,17 +43,76 @@ export const obj = (properties: Record<string, Schema>, required: string[] = [],
 export const result = (properties: Record<string, Schema>, required: string[] = []): Schema =>
   ({ type: 'object', properties, required, additionalProperties: true });
 
-export const quoteFields: Record<string, Schema> = {
-  machine_id: machineId,
-  idempotency_key: idempotencyKey,
-  bits: { type: 'integer', minimum: 1, maximum: 0xffff_ffff, default: LIMITS.bitsDefault },
-  bytes: { type: 'integer', minimum: 0, maximum: 1 << 30 },
-  max_output: { type: 'integer', minimum: 0, maximum: 1 << 24, default: LIMITS.maxOutputDefault },
-  priority,
-  quote_ttl_ms: { type: 'integer', minimum: LIMITS.quoteTtlMinMs, maximum: LIMITS.quoteTtlMaxMs, default: LIMITS.quoteTtlDefaultMs },
-  plain_hex: hex,
-  packet_hex: hex,
+const bits: Schema = { type: 'integer', minimum: 1, maximum: 0xffff_ffff };
+
+/** The fields every quote body has (SPEC "Quote request"); bytes and the inputs are per service. */
+const quoteCommon = (service: ServiceName): Record<string, Schema> => {
+  const svc = serviceByName(service)!;
+  const maxBits = 'maxBits' in svc ? { maximum: svc.maxBits } : {};
+  return {
+    machine_id: machineId,
+    idempotency_key: idempotencyKey,
+    bits: { ...bits, ...maxBits, default: LIMITS.bitsDefault },
+    max_output: { type: 'integer', minimum: 0, maximum: 1 << 24, default: LIMITS.maxOutputDefault },
+    priority,
+    quote_ttl_ms: {
+      type: 'integer', minimum: LIMITS.quoteTtlMinMs, maximum: LIMITS.quoteTtlMaxMs, default: LIMITS.quoteTtlDefaultMs,
+    },
+  };
 };
+
+const requires = (field: string): Schema => ({ type: 'object', properties: { [field]: true }, required: [field] });
+
+/**
+ * The quote request body for one service (without `service`). `bytes` follows the service's
+ * input: GET_PULSE reads none (only 0 is accepted, so nothing is priced that is never read); a
+ * fixed-size input (TIMESTAMP_PROOF's digest) defaults to its size; MAKE_BCT and VERIFY_BCT take
+ * their input (bound by digest) or `bytes` (bound as the exact size); every other service needs
+ * `bytes`, the most its execution may send.
+ */
+export function quoteBodySchema(service: ServiceName): Schema {
+  const svc = serviceByName(service)!;
+  const props = quoteCommon(service);
+  const required = ['machine_id'];
+  const extra: Schema = {};
+  const size = svc.bytes;
+  if (size === null) {
+    props.bytes = { type: 'integer', minimum: 0, maximum: 0, description: `${svc.command} reads no input: 0 if given` };
+  } else if (size.min === size.max) {
+    props.bytes = {
+      type: 'integer', minimum: size.min, maximum: size.max, default: size.min,
+      description: `input size: always ${size.min} bytes (the default)`,
+    };
+  } else if (svc.quoteInput) {
+    props.bytes = {
+      type: 'integer', minimum: size.min, maximum: size.max,
+      description: `input size (${size.min}..${size.max}) when ${svc.quoteInput} is not given; `
+        + 'the execution must send exactly this many bytes',
+    };
+    const about = (svc.about as Record<string, string>)[svc.quoteInput];
+    props[svc.quoteInput] = { ...hex, description: `${about} (at most ${size.max} bytes), bound by its SHA-256` };
+    extra.anyOf = [requires('bytes'), requires(svc.quoteInput)];
+  } else {
+    props.bytes = {
+      type: 'integer', minimum: size.min, maximum: size.max,
+      description: `required: the most input bytes the execution may send (${size.min}..${size.max})`,
+    };
+    required.push('bytes');
+  }
+  return obj(props, required, extra);
+}
+
+/** An execution's args: the ExecutionRequest fields, with only the inputs this command takes. */
+export function executionArgsSchema(command: string): Schema {
+  const svc = serviceOf(command)!;
+  const props: Record<string, Schema> = { machine_id: machineId, quote_id: id, bits, idempotency_key: idempotencyKey };
+  const required = ['machine_id', 'quote_id'];
+  for (const { field, required: isRequired, about } of executionInputs(svc)) {
+    props[field] = { ...hex, description: `${about}, as hex${isRequired ? '' : ' (optional)'}` };
+    if (isRequired) required.push(field);
+  }
+  return obj(props, required);
+}
 
 export const priceSchema: Schema = result({
   service: { type: 'string' }, bits: { type: 'integer' }, input_bytes: { type: 'integer' }, estimated_ms: { type: 'integer' },
@@ -66,6 +138,9 @@ export const invoiceResult: Schema = result({
   rail: { type: 'string' }, network: { type: 'string' }, asset: { type: 'string' }, pay_to: { type: 'string' },
   amount_due: { type: 'string', description: 'token base units (6 decimals)' }, amount_due_decimal: { type: 'string' },
   expires_at: { type: 'string' }, machine_token: { type: 'string', description: 'returned once, when this invoice claimed the machine_id' },
+  credit_units: { ...units, description: 'internal units credited on settlement: amount_due × 100' },
+  settlement_reference: { type: 'string' },
+  settled_late: { type: 'boolean', description: 'credited by the operator after the invoice expired' },
 }, ['invoice_id', 'machine_id', 'state', 'units', 'rail', 'pay_to', 'amount_due', 'expires_at']);
 
 export const receiptResult: Schema = result({

@@ -1,23 +1,9 @@
-// The ten priced services: their quote path segment, the execution command each maps to, how a
-// quote is billed (SPEC "Public API": free_limited for the first three, free_limited_quote for the
-// rest), which input field a quote binds by digest (quoteInput: MAKE_BCT and VERIFY_BCT quotes
-// carry their input, SPEC "Quote request") and which field carries the execution's input
-// (execInput; for the others the quote binds its size through `bytes`); BVM_EXEC (the program's
-// input) and SEALED_MESSAGE (the recipient key) also take packet_hex (auxInput), counted in the
-// same `bytes`. Pure data.
-
-export const SERVICES = [
-  { service: 'get-pulse', command: 'GET_PULSE', quoteBilling: 'free_limited', quoteInput: null, execInput: null },
-  { service: 'make-bct', command: 'MAKE_BCT', quoteBilling: 'free_limited', quoteInput: 'plain_hex', execInput: 'plain_hex' },
-  { service: 'verify-bct', command: 'VERIFY_BCT', quoteBilling: 'free_limited', quoteInput: 'packet_hex', execInput: 'packet_hex' },
-  { service: 'verify-result', command: 'VERIFY_RESULT', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'packet_hex' },
-  { service: 'attest-event', command: 'ATTEST_EVENT', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
-  { service: 'submit-id', command: 'SUBMIT_ID', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
-  { service: 'bvm-exec', command: 'BVM_EXEC', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex' },
-  { service: 'sealed-message', command: 'SEALED_MESSAGE', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex' },
-  { service: 'timestamp-proof', command: 'TIMESTAMP_PROOF', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
-  { service: 'machine-event-log', command: 'MACHINE_EVENT_LOG', quoteBilling: 'free_limited_quote', quoteInput: null, execInput: 'plain_hex' },
-] as const;
+// The ten priced services as data: quote path segment, execution command, quote billing (SPEC
+// "Public API"), and the inputs — which fields each execution takes (execInput always required;
+// auxInput required only with auxRequired), which field a quote may bind by digest (quoteInput:
+// MAKE_BCT and VERIFY_BCT), and the range of the input size a quote's `bytes` may declare (null:
+// the service reads no input), with what each input is (about). schemas.ts turns this into the
+// request schemas. Pure data.
 
 /**
  * Direct-sealing cap (KMS-style, AWS: 4,096 bytes): MAKE_BCT seals at most this much plaintext;
@@ -25,18 +11,96 @@ export const SERVICES = [
  */
 export const BCT_MAX_PLAINTEXT = 4096;
 export const BCT_OVERHEAD = 52;
-export const MAX_QUOTED_INPUT: Partial<Record<string, number>> = { 'make-bct': BCT_MAX_PLAINTEXT, 'verify-bct': BCT_MAX_PLAINTEXT + BCT_OVERHEAD };
+/** GET_PULSE: at most 65,536 bits (8 KiB) of output per execution (docs/protocol.md "Limits"). */
+export const PULSE_MAX_BITS = 65536;
+/** SEALED_MESSAGE's recipient key (packet_hex) is an X25519 public key; TIMESTAMP_PROOF's input a SHA-256 digest. */
+const X25519_PUBLIC_KEY_BYTES = 32;
+const SHA256_BYTES = 32;
+/** A size-bound input: any size up to what one svc/1 request can carry is quotable. */
+const ANY_SIZE = { min: 0, max: 1 << 30 } as const;
 
-export type ServiceName = (typeof SERVICES)[number]['service'];
-export type ExecutionCommand = (typeof SERVICES)[number]['command'];
-export type QuotedInput = 'plain_hex' | 'packet_hex';
+export const SERVICES = [
+  {
+    service: 'get-pulse', command: 'GET_PULSE', quoteBilling: 'free_limited',
+    quoteInput: null, execInput: null, bytes: null, maxBits: PULSE_MAX_BITS,
+    about: {},
+  },
+  {
+    service: 'make-bct', command: 'MAKE_BCT', quoteBilling: 'free_limited',
+    quoteInput: 'plain_hex', execInput: 'plain_hex', bytes: { min: 0, max: BCT_MAX_PLAINTEXT },
+    about: { plain_hex: 'plaintext to seal' },
+  },
+  {
+    service: 'verify-bct', command: 'VERIFY_BCT', quoteBilling: 'free_limited',
+    quoteInput: 'packet_hex', execInput: 'packet_hex', bytes: { min: 0, max: BCT_MAX_PLAINTEXT + BCT_OVERHEAD },
+    about: { packet_hex: 'BCT1 packet to verify and open' },
+  },
+  {
+    service: 'verify-result', command: 'VERIFY_RESULT', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'packet_hex', bytes: ANY_SIZE,
+    about: { packet_hex: 'UTF-8 JSON {service, quote_id, input_digest, output_digest, result_tag}' },
+  },
+  {
+    service: 'attest-event', command: 'ATTEST_EVENT', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', bytes: ANY_SIZE,
+    about: { plain_hex: 'event bytes' },
+  },
+  {
+    service: 'submit-id', command: 'SUBMIT_ID', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', bytes: ANY_SIZE,
+    about: { plain_hex: 'public key or identity document' },
+  },
+  {
+    service: 'bvm-exec', command: 'BVM_EXEC', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex', bytes: ANY_SIZE,
+    about: { plain_hex: 'program image', packet_hex: 'the program\'s input' },
+  },
+  {
+    service: 'sealed-message', command: 'SEALED_MESSAGE', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', auxInput: 'packet_hex', auxRequired: true,
+    bytes: { min: X25519_PUBLIC_KEY_BYTES, max: ANY_SIZE.max },
+    about: { plain_hex: 'message', packet_hex: 'recipient X25519 public key (32 bytes)' },
+  },
+  {
+    service: 'timestamp-proof', command: 'TIMESTAMP_PROOF', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', bytes: { min: SHA256_BYTES, max: SHA256_BYTES },
+    about: { plain_hex: 'SHA-256 digest (32 bytes)' },
+  },
+  {
+    service: 'machine-event-log', command: 'MACHINE_EVENT_LOG', quoteBilling: 'free_limited_quote',
+    quoteInput: null, execInput: 'plain_hex', bytes: ANY_SIZE,
+    about: { plain_hex: 'UTF-8 JSON {count, head_hash, from, to}' },
+  },
+] as const;
+
+export type Service = (typeof SERVICES)[number];
+export type ServiceName = Service['service'];
+export type ExecutionCommand = Service['command'];
+export type InputField = 'plain_hex' | 'packet_hex';
+export type QuotedInput = InputField;
 
 export const SERVICE_NAMES: readonly ServiceName[] = SERVICES.map((s) => s.service);
 
-export function serviceOf(command: string): (typeof SERVICES)[number] | undefined {
+export function serviceOf(command: string): Service | undefined {
   return SERVICES.find((s) => s.command === command);
 }
 
-export function serviceByName(name: string): (typeof SERVICES)[number] | undefined {
+export function serviceByName(name: string): Service | undefined {
   return SERVICES.find((s) => s.service === name);
+}
+
+/** The input fields an execution of this service takes, each with whether it is required. */
+export function executionInputs(svc: Service): { field: InputField; required: boolean; about: string }[] {
+  const about = (f: InputField) => (svc.about as Partial<Record<InputField, string>>)[f] ?? f;
+  const out: { field: InputField; required: boolean; about: string }[] = [];
+  if (svc.execInput) out.push({ field: svc.execInput, required: true, about: about(svc.execInput) });
+  if ('auxInput' in svc) {
+    out.push({ field: svc.auxInput, required: 'auxRequired' in svc && svc.auxRequired, about: about(svc.auxInput) });
+  }
+  return out;
+}
+
+/** GET_PULSE's output is exactly ceil(bits / 8) bytes (the unused low bits of the last byte are zero). */
+export function pulseOutputBytes(bits: number): number {
+  return Math.ceil(bits / 8);
 }

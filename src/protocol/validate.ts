@@ -3,7 +3,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../errors.ts';
 import { ALL_COMMANDS, type CommandSpec } from './registry.ts';
-import type { Schema } from './schemas.ts';
+import { WELL_FORMED, type Schema } from './schemas.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, useDefaults: true, coerceTypes: false });
 
@@ -13,7 +13,11 @@ function describe(e: ErrorObject): string {
     case 'required': return `${(e.params as { missingProperty: string }).missingProperty} is required`;
     case 'additionalProperties': return `unknown field ${(e.params as { additionalProperty: string }).additionalProperty}`;
     case 'enum': return `${field} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
-    case 'pattern': return `${field} has the wrong format`;
+    case 'pattern':
+      if ((e.params as { pattern: string }).pattern === WELL_FORMED) {
+        return `${field} is not well-formed Unicode (unpaired surrogate)`;
+      }
+      return `${field} has the wrong format`;
     default: return `${field || 'request'} ${e.message ?? 'is invalid'}`;
   }
 }
@@ -25,7 +29,14 @@ export function compileValidator(schema: Schema): (body: Record<string, unknown>
     if (v(body)) return;
     const e = v.errors![0]!;
     const p = e.params as { missingProperty?: string; additionalProperty?: string };
-    throw new ServiceError('invalid_request', describe(e), { field: e.instancePath.slice(1) || p.missingProperty || p.additionalProperty || null });
+    // "one of these is required" (anyOf of required): name every alternative, not just the first
+    const missing = (x: ErrorObject) => (x.params as { missingProperty: string }).missingProperty;
+    const alternatives = v.errors!.some((x) => x.keyword === 'anyOf')
+      ? v.errors!.filter((x) => x.keyword === 'required').map(missing)
+      : [];
+    const message = alternatives.length > 1 ? `${alternatives.join(' or ')} is required` : describe(e);
+    const field = e.instancePath.slice(1) || p.missingProperty || p.additionalProperty || null;
+    throw new ServiceError('invalid_request', message, { field });
   };
 }
 

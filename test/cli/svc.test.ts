@@ -42,3 +42,34 @@ test('exit codes: 0 ok, 1 refused, 2 usage, 3 connection or TLS failure', async 
   t.is(viaCa.code, 0, viaCa.stderr);
   t.is((await runBin(BIN.admin, ['--data-dir', '/nonexistent', 'recover-runtime'])).code, 3);
 });
+
+test('CLI flags follow the request schemas: --bytes alone quotes make-bct, required inputs are required', async (t) => {
+  const m = ['--machine-id', 'cli-shapes', '--json'];
+  const byBytes = await s.svc([...m, 'quote-make-bct', '--bytes', '5']);
+  t.is(byBytes.code, 0, byBytes.stderr);
+  t.is(JSON.parse(byBytes.stdout).bytes, 5);
+  t.is((await s.svc([...m, 'quote-make-bct', '--plain-hex', '68656c6c6f'])).code, 0);
+  const neither = await s.svc([...m, 'quote-make-bct']);
+  t.deepEqual([neither.code, /needs --plain-hex \(or its file\) or --bytes/.test(neither.stderr)], [2, true]);
+  const noBytes = await s.svc([...m, 'quote-attest-event']);
+  t.deepEqual([noBytes.code, /--bytes <n>' not specified/.test(noBytes.stderr)], [2, true]);
+  t.is((await s.svc([...m, 'quote-get-pulse', '--bytes', '5'])).code, 2, 'get-pulse reads no input: no --bytes');
+  const stray = await s.svc([...m, 'quote-make-bct', '--bytes', '5', '--packet-hex', '00']);
+  t.is(stray.code, 2, 'no --packet-hex on make-bct');
+  const ts = await s.svc([...m, 'quote-timestamp-proof']);
+  t.is(JSON.parse(ts.stdout).bytes, 32, 'a fixed-size input defaults to its size');
+  const sealed = await s.svc([...m, 'sealed-message', 'q_x', '--plain-hex', '00']);
+  t.deepEqual([sealed.code, /needs --packet-hex or its file/.test(sealed.stderr)], [2, true]);
+  const help = await runBin(BIN.svc, ['quote-make-bct', '--help']);
+  t.regex(help.stdout, /or --bytes alone, and the execution must send exactly that many bytes/);
+  const sealedHelp = await runBin(BIN.svc, ['sealed-message', '--help']);
+  t.regex(sealedHelp.stdout, /--packet-hex <hex> +recipient X25519 public key/);
+  const bvmHelp = await runBin(BIN.svc, ['bvm-exec', '--help']);
+  t.regex(bvmHelp.stdout, /--packet-hex <hex> +the program's input \(optional\)/);
+});
+
+test('a missing required option of a subcommand is a usage error (exit 2) in both CLIs', async (t) => {
+  t.is((await s.svc(['--machine-id', 'm', 'fund-account', '--units', '1'])).code, 2);
+  t.is((await s.svcAdmin(['settle-invoice', 'inv_x'])).code, 2);
+  t.is((await s.svcAdmin(['credit-late-payment', 'inv_x'])).code, 2);
+});

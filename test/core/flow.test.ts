@@ -28,7 +28,8 @@ test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → 
   const inv = json(fund);
   t.regex(inv.machine_token, /^svcm_[A-Za-z0-9_-]{43}$/);
   t.is(inv.rail, 'USDT_SOLANA');
-  t.true(BigInt(inv.amount_due) > 3_000_000n && BigInt(inv.amount_due) < 3_010_000n, 'unique sub-cent suffix');
+  t.true(BigInt(inv.amount_due) > 3_000_000n && BigInt(inv.amount_due) < 3_100_000n, 'unique suffix below 0.10');
+  const credit = BigInt(inv.amount_due) * 100n; // the payer is credited exactly what the invoice asks
   const cred = join(s.dataDir, 'cli-credentials.json');
   t.is(statSync(cred).mode & 0o777, 0o600);
   t.regex(fund.stderr, /saved to .* \(mode 0600\)/);
@@ -40,10 +41,14 @@ test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → 
   t.is(settled.code, 0, settled.stderr);
   t.is(json(settled).state, 'settled');
   const again = json(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']));
-  t.is(again.state, 'settled', 'settling twice credits once');
+  t.is(again.state, 'settled', 'settling twice with the same reference credits once');
+  const other = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-2']);
+  t.is(other.code, 1, 'another reference for a settled invoice is refused, not a silent success');
+  t.is(json(other).error.code, 'invoice_already_settled');
+  t.regex(json(other).error.message, /already settled with reference "sol-tx-1"/);
 
   const bal = json(await s.svc([...m, '--json', 'balance']));
-  t.deepEqual([bal.available_units, bal.reserved_units], ['300000000', '0']);
+  t.deepEqual([bal.available_units, bal.reserved_units], [String(credit), '0']);
 
   const quote = json(await s.svc([...m, '--json', 'quote-get-pulse', '--bits', '1001']));
   t.is(quote.state, 'issued');
@@ -62,7 +67,7 @@ test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → 
   t.regex(result.receipt_id, /^rcpt_/);
   t.regex(result.result_tag, /^[0-9a-f]{64}$/);
   const after = json(await s.svc([...m, '--json', 'balance']));
-  t.deepEqual([BigInt(after.available_units), after.reserved_units], [300000000n - BigInt(quote.quote_units), '0']);
+  t.deepEqual([BigInt(after.available_units), after.reserved_units], [credit - BigInt(quote.quote_units), '0']);
 
   const replay = json(await s.svc([...m, '--json', 'get-pulse', quote.quote_id]));
   t.is(replay.receipt_id, result.receipt_id, 'repeating the same execution returns the stored result');
@@ -124,7 +129,8 @@ test.serial('401: missing, wrong and foreign tokens; unclaimed machines', async 
   const rot = await s.svcAdmin(['--json', 'rotate-token', 'auth-a']);
   const fresh = JSON.parse(rot.stdout).machine_token;
   t.is(((await t.throwsAsync(c.request('BALANCE', { machine_id: 'auth-a' }, { token: tokenA }))) as any).code, 'unauthorized');
-  t.is((await c.request('BALANCE', { machine_id: 'auth-a' }, { token: fresh })).available_units, '100000000');
+  const rotated = await c.request('BALANCE', { machine_id: 'auth-a' }, { token: fresh });
+  t.regex(rotated.available_units as string, /^10[0-9]{7}$/);
   c.close();
 });
 
@@ -146,8 +152,8 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
   t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth)), 'quote_not_accepted');
   t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-b' }, { token: tokB })), 'quote_wrong_machine');
   await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
-  const twice = await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
-  t.is(twice.state, 'accepted', 'a repeated accept is idempotent (reserves once)');
+  const twice = await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth));
+  t.deepEqual([(twice as any).code, (twice as any).details], ['quote_not_issued', { state: 'accepted' }], 'again: 409');
   t.is((await c.request('BALANCE', { machine_id: 'st-a' }, auth)).reserved_units, String(q.quote_units));
   t.is(await code(c.request('MAKE_BCT', { quote_id: q.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'quote_wrong_service');
   t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a', bits: 65 }, auth)), 'input_mismatch');
@@ -183,6 +189,7 @@ test.serial('a quote that expires before accept is refused; one that expires aft
   const tok = await fundMachine(s, 'exp-a', 1);
   const c = await s.edge();
   const auth = { token: tok };
+  const funded = (await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).available_units;
   const q1 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
   await new Promise((r) => setTimeout(r, 1200));
   t.is(((await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
@@ -193,7 +200,7 @@ test.serial('a quote that expires before accept is refused; one that expires aft
   // the sweeper releases it without anyone touching the quote
   let bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
   for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) { await new Promise((r) => setTimeout(r, 100)); bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth); }
-  t.deepEqual([bal.available_units, bal.reserved_units], ['100000000', '0']);
+  t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
   t.is(((await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
   c.close();
 });

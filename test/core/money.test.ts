@@ -22,11 +22,11 @@ async function ledgerOf(dataDir: string) {
   return { check, journal, receipts, quotes };
 }
 
-/** bytes for a bvm-exec quote such that a 1 svcC balance covers exactly 10 of them */
-function tenPerSvcC(): number {
+/** bytes for a bvm-exec quote such that a balance of `units` covers exactly 10 of them */
+function tenPer(units: bigint): number {
   for (let kib = 1; kib < 100_000; kib++) {
     const q = price('bvm-exec', 65536, kib * 1024, 'standard').quote_units;
-    if (Math.floor(100_000_000 / q) === 10) return kib * 1024;
+    if (units / BigInt(q) === 10n) return kib * 1024;
   }
   throw new Error('no size found');
 }
@@ -35,10 +35,13 @@ test('50 concurrent accepts on a balance that covers 10: exactly 10 succeed, the
   const s = await Svcd.start();
   try {
     const token = await fundMachine(s, 'race', 1);
-    const bytes = tenPerSvcC();
     const clients: SvcClient[] = await Promise.all(Array.from({ length: 5 }, () => s.edge()));
+    // 1 svcC plus the invoice's suffix: credited exactly the amount due
+    const before = await clients[0]!.request('BALANCE', { machine_id: 'race' }, { token });
+    const funded = BigInt(before.available_units as string);
+    const bytes = tenPer(funded);
     const quotes = await Promise.all(Array.from({ length: 50 }, (_, i) => clients[i % 5]!.request('QUOTE', { service: 'bvm-exec', machine_id: 'race', bytes })));
-    t.is(Math.floor(100_000_000 / (quotes[0]!.quote_units as number)), 10);
+    t.is(funded / BigInt(quotes[0]!.quote_units as number), 10n);
     const results = await Promise.allSettled(quotes.map((q, i) => clients[i % 5]!.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'race' }, { token })));
     const ok = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -46,7 +49,7 @@ test('50 concurrent accepts on a balance that covers 10: exactly 10 succeed, the
     t.true(refused.every((r) => r.reason.code === 'insufficient_balance'), JSON.stringify(refused.map((r) => r.reason.code)));
     const bal = await clients[0]!.request('BALANCE', { machine_id: 'race' }, { token });
     t.is(BigInt(bal.reserved_units as string), 10n * BigInt(quotes[0]!.quote_units as number));
-    t.is(BigInt(bal.available_units as string) + BigInt(bal.reserved_units as string), 100_000_000n);
+    t.is(BigInt(bal.available_units as string) + BigInt(bal.reserved_units as string), funded);
     clients.forEach((c) => c.close());
   } finally {
     t.is(await s.stop(), 0);
@@ -63,16 +66,27 @@ test('the same execution sent 20 times at once captures once; concurrent settlem
     const a = await Promise.all([s.admin(), s.admin(), s.admin()]);
     const inv = await c.request('FUND_ACCOUNT', { machine_id: 'dup', units: 2, network: 'TRON', asset: 'USDT' });
     const token = inv.machine_token as string;
-    const settles = await Promise.all(Array.from({ length: 9 }, (_, i) => a[i % 3]!.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `tx-${i}` })));
-    t.true(settles.every((r) => r.state === 'settled'));
-    t.is((await c.request('BALANCE', { machine_id: 'dup' }, { token })).available_units, '200000000');
+    // nine settlements at once, three payment references: one reference wins, its repeats replay, the others are 409
+    const settle = (i: number) => a[i % 3]!.request('SETTLE_INVOICE', {
+      invoice_id: inv.invoice_id, reference: `tx-${i % 3}`,
+    });
+    const settles = await Promise.allSettled(Array.from({ length: 9 }, (_, i) => settle(i)));
+    const won = settles.filter((r): r is PromiseFulfilledResult<Record<string, unknown>> => r.status === 'fulfilled');
+    const outcome = (r: PromiseSettledResult<Record<string, unknown>>) =>
+      (r.status === 'fulfilled' ? r.value.settlement_reference : (r.reason as any).code);
+    t.is(won.length, 3, JSON.stringify(settles.map(outcome)));
+    t.is(new Set(won.map((r) => r.value.settlement_reference)).size, 1);
+    t.true(settles.every((r) => r.status === 'fulfilled' || (r.reason as any).code === 'invoice_already_settled'));
+    const credited = String(BigInt(inv.amount_due as string) * 100n);
+    t.is((await c.request('BALANCE', { machine_id: 'dup' }, { token })).available_units, credited);
     const q = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'dup', bits: 256 });
     await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'dup' }, { token });
     const runs = await Promise.all(Array.from({ length: 20 }, () => c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'dup' }, { token })));
     t.is(new Set(runs.map((r) => r.receipt_id)).size, 1);
     t.is(new Set(runs.map((r) => r.output_hex)).size, 1);
     t.is(runs.filter((r) => !r.replayed).length, 1);
-    t.is((await c.request('BALANCE', { machine_id: 'dup' }, { token })).available_units, String(200_000_000 - (q.quote_units as number)));
+    const left = (await c.request('BALANCE', { machine_id: 'dup' }, { token })).available_units;
+    t.is(left, String(BigInt(credited) - BigInt(q.quote_units as number)));
     c.close(); a.forEach((x) => x.close());
   } finally {
     await s.stop();

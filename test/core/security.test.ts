@@ -2,7 +2,7 @@
 // admin socket are 0600 and the data dir 0700; toJSON of the node identity reveals no key.
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Svcd } from '../support/svcd.ts';
@@ -45,4 +45,28 @@ test('machine tokens are stored hashed and never logged; key files 0600, data di
   t.regex(json, /"secret":"\[redacted\]"/);
   t.false(json.includes(readFileSync(join(s.dataDir, 'result-key.bin')).toString('hex')));
   s.cleanup();
+});
+
+test('a pre-existing data dir open to group/other (0755) is tightened to 0700 before svcd serves', async (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'svc-sec-')), 'data');
+  mkdirSync(dir, { mode: 0o755 });
+  chmodSync(dir, 0o755); // whatever the umask left
+  t.is(statSync(dir).mode & 0o777, 0o755);
+  const s = new Svcd({}, dir);
+  await s.start();
+  t.teardown(() => s.cleanup());
+  t.is(statSync(dir).mode & 0o777, 0o700);
+  t.is(await s.stop(), 0);
+});
+
+test('a shared sticky data dir (like /tmp) is refused, not changed', async (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'svc-sec-')), 'shared');
+  mkdirSync(dir);
+  chmodSync(dir, 0o1777);
+  const s = new Svcd({}, dir);
+  t.teardown(() => s.cleanup());
+  const r = await s.startExpectingFailure();
+  t.is(r.code, 1);
+  t.regex(r.output, /is shared or not owned by this user/);
+  t.is(statSync(dir).mode & 0o7777, 0o1777);
 });

@@ -36,7 +36,7 @@ test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → 
   t.deepEqual([st.status, st.body.state, st.body.machine_token], [200, 'pending', undefined]);
   t.is((await s.svcAdmin(['settle-invoice', inv.body.invoice_id, '--reference', 'base-tx'])).code, 0);
   const bal = await call('POST', '/api/v1/balance', { machine_id: 'http-m' }, auth);
-  t.is(bal.body.available_units, '200000000');
+  t.is(bal.body.available_units, String(BigInt(inv.body.amount_due) * 100n), 'credited exactly the amount due');
   const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'http-m', bits: 128 });
   t.is(q.body.state, 'issued');
   const acc = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'http-m' }, auth);

@@ -51,7 +51,9 @@ test('registry: CLI forms are the contract\'s 19; only SETTLE_INVOICE and RECOVE
   t.is(commandSpec('QUOTE')!.cli.length, 10);
   t.deepEqual(COMMANDS.filter((c) => !c.http && c.cli.length === 0).map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
   t.deepEqual(COMMANDS.filter((c) => c.auth === 'admin').map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
-  t.deepEqual(ALL_COMMANDS.filter((c) => !c.capability && c.auth === 'admin').map((c) => [c.name, c.http, c.cli.length]), [['ROTATE_TOKEN', null, 0]], 'the only auxiliary admin command has no HTTP or CLI form');
+  const auxAdmin = ALL_COMMANDS.filter((c) => !c.capability && c.auth === 'admin')
+    .map((c) => [c.name, c.http, c.cli.length]);
+  t.deepEqual(auxAdmin, [['ROTATE_TOKEN', null, 0], ['CREDIT_LATE_PAYMENT', null, 0]], 'no HTTP or public CLI form');
 });
 
 test('registry: annotations follow the contract (billing, auth, rate class, execution flag)', (t) => {

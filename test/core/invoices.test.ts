@@ -1,0 +1,112 @@
+// Late payments (issue "Trust" 5): a payment that arrives after its invoice expired is credited
+// only by the operator, through the real `svc-admin credit-late-payment`, exactly once, journaled
+// with the invoice's new state; the invoice shows it was settled late. Invoices live 2 s here.
+// And an invoice that leaves `pending` frees its amount only while the amount is still its own.
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Svcd } from '../support/svcd.ts';
+import { Store, put } from '../../src/store/store.ts';
+import { Ledger } from '../../src/core/ledger.ts';
+import { RAILS, type Config } from '../../src/core/config.ts';
+import type { CoreContext } from '../../src/core/context.ts';
+import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
+import { key } from '../../src/store/key-codec.ts';
+
+const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+
+test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
+  const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });
+  t.teardown(() => s.cleanup());
+  const c = await s.edge();
+  const a = await s.admin();
+  type Invoice = { invoice_id: string; amount_due: string; machine_token: string };
+  const fund = async (args: Record<string, unknown>) => (await c.request('FUND_ACCOUNT', args)) as Invoice;
+  const inv = await fund({ machine_id: 'late-m', units: 1, network: 'TRON', asset: 'USDT' });
+  const token = inv.machine_token as string;
+  const unpolled = await fund({ machine_id: 'late-n', units: 2, network: 'Base', asset: 'USDC' });
+  // while it is pending, the late path is refused: SETTLE_INVOICE is the way
+  const lateArgs = (reference: string) => ({ invoice_id: inv.invoice_id, reference });
+  const early = await t.throwsAsync(a.request('CREDIT_LATE_PAYMENT', lateArgs('too-early')));
+  t.is((early as any).code, 'invoice_not_expired');
+  // admin only: neither the public edge nor the backend takes it
+  const viaEdge = await t.throwsAsync(c.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
+  t.is((viaEdge as any).code, 'forbidden');
+  const backend = await s.backend();
+  const viaBackend = await t.throwsAsync(backend.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
+  t.is((viaBackend as any).code, 'forbidden');
+  backend.close();
+
+  let status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
+  for (const deadline = Date.now() + 15_000; status.state === 'pending' && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
+  }
+  t.is(status.state, 'expired');
+
+  const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx']);
+  t.is(refused.code, 1);
+  t.is(json(refused).error.code, 'invoice_expired');
+  t.regex(json(refused).error.message, /CREDIT_LATE_PAYMENT/);
+
+  const late = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
+  t.is(late.code, 0, late.stderr);
+  const credited = json(late);
+  t.deepEqual([credited.state, credited.settled_late, credited.settlement_reference], ['settled', true, 'late-tx']);
+  t.is(credited.credit_units, String(BigInt(inv.amount_due as string) * 100n));
+  const bal = await c.request('BALANCE', { machine_id: 'late-m' }, { token });
+  t.is(bal.available_units, credited.credit_units);
+
+  // exactly once: the same reference replays, through either admin command; another is 409 naming the first
+  const again = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
+  t.deepEqual([again.code, json(again).settled_at], [0, credited.settled_at]);
+  t.is((await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx'])).code, 0);
+  const other = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'another-tx']);
+  t.is(other.code, 1);
+  t.is(json(other).error.code, 'invoice_already_settled');
+  t.regex(json(other).error.message, /"late-tx"/);
+  t.is((await c.request('BALANCE', { machine_id: 'late-m' }, { token })).available_units, credited.credit_units);
+  const shown = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
+  t.deepEqual([shown.state, shown.settled_late], ['settled', true]);
+
+  // an invoice nobody looked at since it expired (still stored as pending) takes the same path
+  const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', 'late-tx-2']);
+  t.is(second.code, 0, second.stderr);
+  t.deepEqual([json(second).state, json(second).settled_late], ['settled', true]);
+  c.close(); a.close();
+
+  t.is(await s.stop(), 0);
+  const store = await Store.open(s.dataDir);
+  const ledger = new Ledger(store);
+  const check = await ledger.verify();
+  const journal = await ledger.journal('late-m');
+  await store.close();
+  t.true(check.ok, check.problems.join('; '));
+  t.is(journal.length, 1, 'one credit, journaled');
+  t.deepEqual([journal[0]!.kind, journal[0]!.d_available, journal[0]!.ref], [
+    'credit', credited.credit_units, { invoice_id: inv.invoice_id, reference: 'late-tx', late: 'true' },
+  ]);
+});
+
+test('an invoice that expires or is credited late leaves alone the amount a newer invoice now holds', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'invoices-'));
+  const store = await Store.open(dir);
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  let now = Date.now();
+  const rails = RAILS.map((r) => ({ ...r, address: 'addr' }));
+  const config = { rails, invoiceTtlMs: 1000, maxOpenInvoices: 20 } as unknown as Config;
+  const ctx = { store, ledger: new Ledger(store), config, now: () => new Date(now) } as unknown as CoreContext;
+  const args = { machine_id: 'm-old', units: 1, network: 'TRON', asset: 'USDT' };
+  const { invoice } = await fundAccount(ctx, args, undefined);
+  const k = key(invoice.rail, invoice.amount_due);
+  t.is((await store.get('invoice_amounts', k))?.invoice_id, invoice.invoice_id);
+  // it expires, and its amount is handed to a newer invoice before anyone looks at the old one
+  now += 1500;
+  await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: now + 1000 })]);
+  t.is((await refreshInvoice(ctx, invoice)).state, 'expired');
+  t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry left the newer invoice its amount');
+  t.true((await settleInvoice(ctx, invoice.invoice_id, 'late-tx', true)).settled_late);
+  t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'nor did the late credit');
+  t.true((await ctx.ledger.verify()).ok);
+});
