@@ -12,7 +12,8 @@ import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
-import { createGateway, listenGateway } from './gateway/app.ts';
+import { createGateway } from './gateway/app.ts';
+import { listenGateway } from './gateway/http-server.ts';
 import { DEFAULT_RATES, parseRate } from './gateway/rate-limit.ts';
 import type { Config } from './core/config.ts';
 import { NodeIdentity } from './core/node-identity.ts';
@@ -46,7 +47,15 @@ async function startGateway(config: Config, log: Logger, backendPort: number, ed
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
     edgePort: edgePort ?? config.edgePort,
   });
-  const server = await listenGateway(gw.app, config.httpHost, config.httpPort);
+  const server = await listenGateway(gw.app, config.httpHost, config.httpPort, {
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+    keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+    maxConnections: config.httpMaxConnections,
+    // behind a proxy every connection comes from the proxy: per-client caps belong there
+    maxConnectionsPerAddress: config.trustProxy ? 0 : config.httpMaxConnectionsPerAddress,
+    bodyBudgetBytes: config.bodyBudgetBytes,
+  });
   const a = server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
   gw.setBoundUrl(url);
