@@ -104,19 +104,20 @@ const MiB = 1 << 20;
 function resourceLimits(env: NodeJS.ProcessEnv) {
   const httpRequestTimeoutMs = int(env, 'SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
   // Node refuses a headers timeout longer than the request timeout
-  const httpHeadersTimeoutMs = int(env, 'SVC_HTTP_HEADERS_TIMEOUT_MS', Math.min(10_000, httpRequestTimeoutMs), 100, httpRequestTimeoutMs);
+  const headersDefault = Math.min(10_000, httpRequestTimeoutMs);
+  const httpHeadersTimeoutMs = int(env, 'SVC_HTTP_HEADERS_TIMEOUT_MS', headersDefault, 100, httpRequestTimeoutMs);
   return {
     handshakeTimeoutMs: int(env, 'SVC_HANDSHAKE_TIMEOUT_MS', 10_000, 100, 600_000),
     edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     edgeMaxConnectionsPerAddress: int(env, 'SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS', 16, 1, 1_000_000),
     backendMaxConnections: int(env, 'SVC_BACKEND_MAX_CONNECTIONS', 64, 1, 1_000_000),
     // at least one whole line, or a legal 1 MiB line could never be read
-    lineBudgetBytes: int(env, 'SVC_LINE_BUDGET_BYTES', 64 * MiB, MiB, 2 ** 40),
+    lineBudgetBytes: int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: int(env, 'SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     httpMaxConnections: int(env, 'SVC_HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     httpMaxConnectionsPerAddress: int(env, 'SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000),
-    bodyBudgetBytes: int(env, 'SVC_BODY_BUDGET_BYTES', 64 * MiB, MiB, 2 ** 40),
+    bodyBudgetBytes: int(env, 'SVC_BODY_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
   };
 }

@@ -54,9 +54,12 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     socket.once('end', () => socket.destroy()); // the peer finished sending: nothing left to drain
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };
-  const refuse = (fault: 'line_too_long' | 'over_budget') => closeAfterFlush(null, fault === 'line_too_long'
-    ? new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)
-    : new ServiceError('busy', `the server holds its limit of unfinished lines (${opts.lineBudget?.limit} bytes); closing, retry later`));
+  const refuse = (fault: 'line_too_long' | 'over_budget') => {
+    const limit = opts.lineBudget?.limit;
+    closeAfterFlush(null, fault === 'line_too_long'
+      ? new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)
+      : new ServiceError('busy', `the server holds its limit of unfinished lines (${limit} bytes); retry later`));
+  };
 
   socket.setNoDelay(true);
   socket.setTimeout(opts.idleTimeoutMs, () => socket.destroy());
@@ -91,7 +94,8 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   /** A started line must end within lineTimeoutMs, or the connection is closed. */
   function watchLineDeadline(): void {
     if (decoder.pending > 0 && !lineTimer) {
-      const cut = () => closeAfterFlush(null, new ServiceError('bad_frame', `no end of line within ${opts.lineTimeoutMs} ms; closing`));
+      const message = `no end of line within ${opts.lineTimeoutMs} ms; closing`;
+      const cut = () => closeAfterFlush(null, new ServiceError('bad_frame', message));
       lineTimer = setTimeout(cut, opts.lineTimeoutMs);
       lineTimer.unref();
     } else if (decoder.pending === 0 && lineTimer) {

@@ -1,14 +1,13 @@
-// Reads a JSON request body: at most 1 MiB, must be a JSON object (or empty, meaning {}), nested at
-// most MAX_JSON_DEPTH levels. Bytes being read count against one process-wide budget (issue "Trust"
-// 13): past it the request is 503 busy at once, so many slow bodies cannot add up to gigabytes, and
-// a body refused half-read ends its connection after the answer rather than being read to its end.
+// Reads a JSON request body: at most 1 MiB, a JSON object (or empty: {}) nested ≤ MAX_JSON_DEPTH.
+// Bytes being read count against one process-wide budget (issue "Trust" 13): past it, 503 busy at
+// once; a body refused half-read closes its connection after the answer instead of being read on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServiceError } from '../errors.ts';
 import { ByteBudget } from '../protocol/budgets.ts';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-depth.ts';
 
 export const MAX_BODY = 1 << 20;
-export const DEFAULT_BODY_BUDGET = 64 << 20;
+const DEFAULT_BODY_BUDGET = 16 << 20;
 
 let budget = new ByteBudget(DEFAULT_BODY_BUDGET);
 const responses = new WeakMap<IncomingMessage, ServerResponse>();
@@ -31,7 +30,9 @@ export async function readJsonBody(req: IncomingMessage): Promise<Record<string,
   const type = String(req.headers['content-type'] ?? 'application/json');
   if (!/^application\/([\w.+-]*\+)?json\b/i.test(type)) throw new ServiceError('invalid_request', 'content-type must be application/json');
   // before JSON.parse: a deeper value would overflow JSON.stringify and structuredClone later
-  if (exceedsJsonDepth(text)) throw new ServiceError('invalid_request', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (exceedsJsonDepth(text)) {
+    throw new ServiceError('invalid_request', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   let v: unknown;
   try { v = JSON.parse(text); } catch { throw new ServiceError('invalid_request', 'request body is not valid JSON'); }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ServiceError('invalid_request', 'request body must be a JSON object');
@@ -49,7 +50,9 @@ async function readText(req: IncomingMessage): Promise<string> {
   try {
     for await (const chunk of req) {
       const b = chunk as Buffer;
-      if (size + b.length > MAX_BODY) throw new ServiceError('payload_too_large', `request body exceeds ${MAX_BODY} bytes`);
+      if (size + b.length > MAX_BODY) {
+        throw new ServiceError('payload_too_large', `request body exceeds ${MAX_BODY} bytes`);
+      }
       if (!held.tryTake(b.length)) {
         throw new ServiceError('busy', 'the gateway is reading too many request bodies at once; retry later');
       }
@@ -62,7 +65,8 @@ async function readText(req: IncomingMessage): Promise<string> {
     if (!req.complete) responses.get(req)?.setHeader('connection', 'close');
     if (e instanceof ServiceError) throw e;
     // the client closed or was timed out mid-body: nobody reads this answer, and it is not our fault
-    throw new ServiceError('invalid_request', `request body ended after ${size} bytes (connection closed)`, undefined, { cause: e });
+    const message = `request body ended after ${size} bytes (connection closed)`;
+    throw new ServiceError('invalid_request', message, undefined, { cause: e });
   } finally {
     held.release(size);
   }

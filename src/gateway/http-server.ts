@@ -21,7 +21,9 @@ export interface HttpLimits {
 }
 
 /** Serves `app` (the Koa app) on host:port under `limits`; resolves once it listens. */
-export async function listenGateway(app: { callback(): RequestListener }, host: string, port: number, limits: HttpLimits): Promise<Server> {
+export async function listenGateway(
+  app: { callback(): RequestListener }, host: string, port: number, limits: HttpLimits,
+): Promise<Server> {
   setBodyBudget(limits.bodyBudgetBytes);
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
@@ -59,7 +61,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     const { status, body } = toHttpError(clientErrorOf(err), randomUUID());
     const json = JSON.stringify(body);
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n`
-      + `content-length: ${Buffer.byteLength(json)}\r\nx-request-id: ${body.request_id}\r\nconnection: close\r\n\r\n${json}`);
+      + `content-length: ${Buffer.byteLength(json)}\r\nx-request-id: ${body.request_id}\r\n`
+      + `connection: close\r\n\r\n${json}`);
   }
   socket.destroy();
 }

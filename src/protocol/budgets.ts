@@ -38,7 +38,8 @@ export function addressKey(address: string): string {
   const [head = '', tail] = ip.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const zeros = Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  const groups = tail === undefined ? left : [...left, ...zeros, ...right];
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
@@ -72,7 +73,11 @@ export class AddressCounter {
 }
 
 /** What capConnections needs of a server (net.Server, tls.Server, http.Server) and its sockets. */
-interface Peer { readonly remoteAddress?: string | undefined; destroy(): unknown; once(event: 'close', fn: () => void): unknown }
+interface Peer {
+  readonly remoteAddress?: string | undefined;
+  destroy(): unknown;
+  once(event: 'close', fn: () => void): unknown;
+}
 interface Listening { maxConnections: number; on(event: 'connection', fn: (socket: Peer) => void): unknown }
 
 /**

@@ -1,8 +1,6 @@
-// svc/1 framing (DESIGN.md §2): one UTF-8 JSON object per '\n'-terminated line, at most 1 MiB per
-// line. The decoder never holds more than MAX_LINE bytes of an unfinished line, and with a shared
-// ByteBudget never more than the budget grants, so a peer that never sends '\n' cannot grow memory;
-// a half-written line never reaches a handler. Lines are split one at a time as the reader asks
-// (nextLine), so input waiting behind backpressure stays bytes, not a string per line.
+// svc/1 framing (DESIGN.md §2): one UTF-8 JSON object per '\n'-terminated line, at most 1 MiB. An
+// unfinished line is held up to MAX_LINE and what a shared ByteBudget grants, never handed on half;
+// lines are split one at a time as asked, so input waiting behind backpressure stays bytes.
 import type { ByteBudget } from './budgets.ts';
 
 export const MAX_LINE = 1 << 20;
@@ -86,7 +84,10 @@ export class LineDecoder {
     for (;;) {
       const next = this.nextLine();
       if (next === null) return { lines, overflow: false };
-      if ('fault' in next) return next.fault === 'line_too_long' ? { lines, overflow: true } : { lines, overflow: false, overBudget: true };
+      if ('fault' in next) {
+        if (next.fault === 'line_too_long') return { lines, overflow: true };
+        return { lines, overflow: false, overBudget: true };
+      }
       lines.push(next.line);
     }
   }

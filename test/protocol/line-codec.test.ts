@@ -7,7 +7,8 @@ import { ByteBudget } from '../../src/protocol/budgets.ts';
 import { LineDecoder } from '../../src/protocol/line-codec.ts';
 
 test('LineDecoder with a budget: lines come out the same, and every byte held goes back (property)', (t) => {
-  fc.assert(fc.property(fc.array(fc.string({ maxLength: 3000 }).filter((x) => !x.includes('\n')), { maxLength: 12 }), fc.array(fc.nat(5000), { maxLength: 30 }), (lines, cuts) => {
+  const lineList = fc.array(fc.string({ maxLength: 3000 }).filter((x) => !x.includes('\n')), { maxLength: 12 });
+  fc.assert(fc.property(lineList, fc.array(fc.nat(5000), { maxLength: 30 }), (lines, cuts) => {
     const budget = new ByteBudget(1 << 20);
     const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''));
     const d = new LineDecoder(1 << 20, budget);
@@ -44,4 +45,23 @@ test('LineDecoder: one byte at a time holds about the bytes, not an allocation p
   t.true(d.held <= 300_000 + 64 * 1024, `${d.held} bytes held for 300,000`);
   const { lines } = d.push(Buffer.from('b\n'));
   t.is(lines[0], `${'a'.repeat(300_000)}b`);
+});
+
+test('LineDecoder.nextLine splits one line at a time: what is not asked for stays input, as bytes', (t) => {
+  const d = new LineDecoder();
+  d.feed(Buffer.from('a\nbb\ncc'));
+  d.feed(Buffer.from('c\r\n'));
+  t.deepEqual(d.nextLine(), { line: 'a' });
+  t.true(d.hasInput, 'the rest waits unsplit');
+  t.is(d.pending, 0);
+  t.deepEqual(d.nextLine(), { line: 'bb' });
+  t.deepEqual(d.nextLine(), { line: 'ccc' }, 'a line across chunks, CRLF tolerated');
+  t.is(d.nextLine(), null);
+  t.false(d.hasInput);
+  d.feed(Buffer.alloc(10, 0x61));
+  t.is(d.nextLine(), null);
+  t.is(d.pending, 10, 'the unfinished tail is held');
+  const small = new LineDecoder(4);
+  small.feed(Buffer.from('ok\ntoo long\n'));
+  t.deepEqual([small.nextLine(), small.nextLine()], [{ line: 'ok' }, { fault: 'line_too_long' }]);
 });

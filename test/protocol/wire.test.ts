@@ -16,7 +16,7 @@ test('parseRequest: random strings and random JSON never throw and always name t
   t.pass();
 });
 
-test('parseRequest: a frame nested deeper than 64 levels is invalid_request with its id, found without parsing it whole', (t) => {
+test('parseRequest: a frame nested past 64 levels is invalid_request, answered with its id', (t) => {
   const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
   const r = parseRequest(`{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","x":${deep(60_000)}}}`);
   t.like(r, { ok: false, id: 7 });
