@@ -13,6 +13,7 @@ export const ERRORS = {
   unsupported_rail: { status: 400, expose: true, doc: 'network/asset pair is not one of the four rails' },
   payload_too_large: { status: 413, expose: true, doc: 'HTTP: the request body exceeds 1 MiB' },
   method_not_allowed: { status: 405, expose: true, doc: 'HTTP: the path exists but not for this method (see Allow)' },
+  request_timeout: { status: 408, expose: true, doc: 'HTTP: the request did not arrive in time (connection closed)' },
   // 401/403/404
   unauthorized: { status: 401, expose: true, doc: 'missing or wrong machine token' },
   forbidden: { status: 403, expose: true, doc: 'the command is not available on this listener (admin commands)' },
@@ -38,7 +39,7 @@ export const ERRORS = {
   idempotency_key_reused: { status: 422, expose: true, doc: 'the idempotency key was used with a different request' },
   // 429/503: try later
   rate_limited: { status: 429, expose: true, doc: 'too many requests in this rate-limit class' },
-  busy: { status: 503, expose: true, doc: 'the kernel queue or the connection is full; retry later' },
+  busy: { status: 503, expose: true, doc: 'the kernel queue, the connection or a shared budget is full; retry later' },
   service_unavailable: { status: 503, expose: true, doc: 'the service cannot run this now (for example an execution not offered by this node)' },
   cancelled: { status: 503, expose: true, doc: 'the job was cancelled (client went away or shutdown)' },
   edge_unavailable: { status: 502, expose: true, doc: 'HTTP: the gateway cannot reach the core edge' },

@@ -12,8 +12,10 @@ import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
-import { createGateway, listenGateway } from './gateway/app.ts';
+import { createGateway } from './gateway/app.ts';
 import { inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
+import { proxyMatcher } from './gateway/client-address.ts';
+import { listenGateway } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
 import { NodeIdentity } from './core/node-identity.ts';
 import { loadTlsMaterial } from './core/tls-material.ts';
@@ -48,7 +50,16 @@ async function startGateway(
     // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
     edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
   });
-  const server = await listenGateway(gw.app, config.httpHost, config.httpPort);
+  const server = await listenGateway(gw.app, config.httpHost, config.httpPort, {
+    headersTimeoutMs: config.httpHeadersTimeoutMs,
+    requestTimeoutMs: config.httpRequestTimeoutMs,
+    keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
+    maxConnections: config.httpMaxConnections,
+    // behind our proxies their connections carry every client: they are not capped per address
+    maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress,
+    ...(config.trustProxyHops > 0 ? { uncapped: proxyMatcher(config.trustedProxies) } : {}),
+    bodyBudgetBytes: config.bodyBudgetBytes,
+  });
   const a = server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
   gw.setBoundUrl(url);

@@ -42,6 +42,24 @@ export interface Config {
   sandboxMaxPerClient: number;
   /** how long an idempotency key replays its reply; the record is deleted after it */
   idempotencyTtlMs: number;
+  // resource limits (docs/operations.md "Resource limits")
+  /** svc/1 edge: a TLS handshake not finished within this is destroyed */
+  handshakeTimeoutMs: number;
+  edgeMaxConnections: number;
+  edgeMaxConnectionsPerAddress: number;
+  /** the loopback backend serves the gateways' pooled connections only */
+  backendMaxConnections: number;
+  /** bytes of unfinished svc/1 lines held across all edge connections */
+  lineBudgetBytes: number;
+  httpHeadersTimeoutMs: number;
+  /** the whole HTTP request, headers and body */
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  httpMaxConnections: number;
+  /** 0 turns the per-address cap off (it is off anyway with trustProxy: every peer is the proxy) */
+  httpMaxConnectionsPerAddress: number;
+  /** bytes of HTTP request bodies being read, across all requests */
+  bodyBudgetBytes: number;
 }
 
 export const RAILS: readonly Omit<Rail, 'address'>[] = [
@@ -98,5 +116,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxLiveQuotesPerClient: int(env, 'SVC_MAX_LIVE_QUOTES_PER_CLIENT', 1000, 1, 10_000_000),
     sandboxMaxPerClient: int(env, 'SVC_SANDBOX_MAX_PER_CLIENT', 500, 1, 1_000_000),
     idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
+    ...resourceLimits(env),
+  };
+}
+
+const MiB = 1 << 20;
+
+function resourceLimits(env: NodeJS.ProcessEnv) {
+  const httpRequestTimeoutMs = int(env, 'SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  // Node refuses a headers timeout longer than the request timeout
+  const headersDefault = Math.min(10_000, httpRequestTimeoutMs);
+  const httpHeadersTimeoutMs = int(env, 'SVC_HTTP_HEADERS_TIMEOUT_MS', headersDefault, 100, httpRequestTimeoutMs);
+  return {
+    handshakeTimeoutMs: int(env, 'SVC_HANDSHAKE_TIMEOUT_MS', 10_000, 100, 600_000),
+    edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    edgeMaxConnectionsPerAddress: int(env, 'SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS', 16, 1, 1_000_000),
+    backendMaxConnections: int(env, 'SVC_BACKEND_MAX_CONNECTIONS', 64, 1, 1_000_000),
+    // at least one whole line, or a legal 1 MiB line could never be read
+    lineBudgetBytes: int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
+    httpHeadersTimeoutMs,
+    httpRequestTimeoutMs,
+    httpKeepAliveTimeoutMs: int(env, 'SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    httpMaxConnections: int(env, 'SVC_HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    httpMaxConnectionsPerAddress: int(env, 'SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000),
+    bodyBudgetBytes: int(env, 'SVC_BODY_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
   };
 }

@@ -1,11 +1,14 @@
 // One svc/1 connection, whatever the transport (TLS edge, loopback backend, admin unix socket):
 // framing, pipelining with a bounded number of requests in flight (past it the socket is paused:
-// backpressure, not buffering), replies in completion order, an idle timeout and a deadline for
-// a started line (a slow writer cannot hold a connection with half a line), error frames for
-// every bad line, and a close after an oversized line.
+// backpressure, not buffering; reading also stops while replies wait for a peer that does not
+// read them, and what was read stays bytes until it can be dispatched), replies in completion
+// order, an idle timeout and a deadline for a started line (a slow writer cannot hold a
+// connection with half a line), error frames for every bad line, and a close after an oversized
+// line or when the shared budget for unfinished lines is spent.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ServiceError, exposeError } from '../errors.ts';
+import type { ByteBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
 import type { Core, Listener } from '../core/core.ts';
@@ -15,6 +18,8 @@ export interface ConnectionOptions {
   maxInFlight: number;
   idleTimeoutMs: number;
   lineTimeoutMs: number;
+  /** shared by the connections of a listener; none: only the per-line limit applies */
+  lineBudget: ByteBudget | null;
   log: Logger;
 }
 
@@ -22,10 +27,8 @@ export interface ConnectionOptions {
 const LINGER_MS = 30_000;
 
 export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): void {
-  const decoder = new LineDecoder(MAX_LINE);
+  const decoder = new LineDecoder(MAX_LINE, opts.lineBudget);
   let inFlight = 0;
-  // lines already read but not yet dispatched: at most what arrived before pause() took effect
-  const queued: string[] = [];
   let closing = false;
   let lineTimer: NodeJS.Timeout | null = null;
   const remote = `${socket.remoteAddress ?? 'local'}:${socket.remotePort ?? ''}`;
@@ -42,37 +45,63 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   };
   const closeAfterFlush = (id: FrameId | null, e: ServiceError) => {
     closing = true;
+    decoder.dispose(); // what it held goes back to the budget now, not when the peer lets go
     fail(id, e);
     // lingering close: half-close and keep draining what the peer is still sending, so the kernel
     // does not answer unread data with a reset that could destroy the error frame in flight
     socket.end();
+    socket.resume(); // drain even if backpressure had paused reading: 'data' now discards
     socket.once('end', () => socket.destroy()); // the peer finished sending: nothing left to drain
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+  const refuse = (fault: 'line_too_long' | 'over_budget') => {
+    const limit = opts.lineBudget?.limit;
+    closeAfterFlush(null, fault === 'line_too_long'
+      ? new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)
+      : new ServiceError('busy', `the server holds its limit of unfinished lines (${limit} bytes); retry later`));
   };
 
   socket.setNoDelay(true);
   socket.setTimeout(opts.idleTimeoutMs, () => socket.destroy());
   socket.on('error', () => { /* peer reset: nothing to answer */ });
-  socket.on('close', () => { if (lineTimer) clearTimeout(lineTimer); });
-
+  socket.on('close', () => {
+    if (lineTimer) clearTimeout(lineTimer);
+    decoder.dispose();
+  });
+  socket.on('drain', () => pump());
   socket.on('data', (chunk: Buffer) => {
     if (closing) return;
-    const { lines, overflow } = decoder.push(chunk);
-    queued.push(...lines);
+    decoder.feed(chunk);
     pump();
-    if (overflow) { closeAfterFlush(null, new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)); return; }
-    if (decoder.pending > 0 && !lineTimer) {
-      lineTimer = setTimeout(() => closeAfterFlush(null, new ServiceError('bad_frame', `no end of line within ${opts.lineTimeoutMs} ms; closing`)), opts.lineTimeoutMs);
-      lineTimer.unref();
-    } else if (decoder.pending === 0 && lineTimer) {
-      clearTimeout(lineTimer); lineTimer = null;
-    }
   });
 
+  /** Dispatches the lines read while there is room; stops reading while there is none. */
   function pump(): void {
-    while (queued.length && inFlight < opts.maxInFlight && !closing) handleLine(queued.shift()!);
-    if (inFlight >= opts.maxInFlight || queued.length) { if (!socket.isPaused()) socket.pause(); }
-    else if (socket.isPaused() && !closing) socket.resume();
+    // replies the peer has not taken yet count as work in flight: no new lines until they drain
+    const blocked = () => inFlight >= opts.maxInFlight || socket.writableNeedDrain;
+    while (!closing && !blocked()) {
+      const next = decoder.nextLine();
+      if (next === null) break;
+      if ('fault' in next) { refuse(next.fault); return; }
+      handleLine(next.line);
+    }
+    if (closing) return;
+    if (blocked() || decoder.hasInput) { if (!socket.isPaused()) socket.pause(); }
+    else if (socket.isPaused()) socket.resume();
+    watchLineDeadline();
+  }
+
+  /** A started line must end within lineTimeoutMs, or the connection is closed. */
+  function watchLineDeadline(): void {
+    if (decoder.pending > 0 && !lineTimer) {
+      const message = `no end of line within ${opts.lineTimeoutMs} ms; closing`;
+      const cut = () => closeAfterFlush(null, new ServiceError('bad_frame', message));
+      lineTimer = setTimeout(cut, opts.lineTimeoutMs);
+      lineTimer.unref();
+    } else if (decoder.pending === 0 && lineTimer) {
+      clearTimeout(lineTimer);
+      lineTimer = null;
+    }
   }
 
   function handleLine(line: string): void {

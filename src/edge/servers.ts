@@ -1,13 +1,16 @@
 // The three svc/1 listeners of the core (DESIGN.md §1): the public edge (TLS 1.3, ALPN svc/1, one
 // socket on "::" with IPv6-only off so IPv4 and IPv6 both reach it), the backend for the gateway
 // (plain TCP, 127.0.0.1 only — anything else is refused at start) and the admin socket (unix
-// socket in the data dir, mode 0600, the only way to reach admin commands).
+// socket in the data dir, mode 0600, the only way to reach admin commands). Each listener bounds
+// what strangers can hold (issue "Trust" 13): the edge a handshake deadline, connections in total
+// and per client address, and one budget for unfinished lines; the backend a total for the gateways.
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { ServiceError } from '../errors.ts';
+import { AddressCounter, ByteBudget, capConnections } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
 import type { Core, Listener } from '../core/core.ts';
@@ -34,14 +37,18 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   const cfg = core.ctx.config;
   const sockets = new Set<Socket>();
   const track = (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); };
+  // strangers share one budget for unfinished lines; the backend and admin socket are local and
+  // bounded by their connection caps (x 1 MiB a line), so a flood on the edge cannot starve them
+  const lineBudget = new ByteBudget(cfg.lineBudgetBytes);
   const conn = (listener: Listener) => ({
     listener, maxInFlight: cfg.maxInFlightPerConnection, idleTimeoutMs: cfg.idleTimeoutMs, lineTimeoutMs: cfg.lineTimeoutMs,
+    lineBudget: listener === 'edge' ? lineBudget : null,
     log: log.child({ listener }),
   });
 
   const edge = createTlsServer({
     cert: core.tls.cert, key: core.tls.key, minVersion: 'TLSv1.3', ALPNProtocols: [ALPN],
-    handshakeTimeout: 10_000,
+    handshakeTimeout: cfg.handshakeTimeoutMs,
   }, (socket: TLSSocket) => {
     track(socket);
     if (socket.alpnProtocol !== ALPN) {
@@ -51,10 +58,14 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
     }
     serveConnection(socket, core, conn('edge'));
   });
-  edge.on('tlsClientError', () => { /* failed handshakes are the client's problem */ });
+  // a failed or timed-out handshake (handshakeTimeout ends here too) is the client's problem, but
+  // Node leaves its socket open once anyone listens for this event: close it
+  edge.on('tlsClientError', (_e: Error, socket: TLSSocket) => socket.destroy());
+  capConnections(edge, cfg.edgeMaxConnections, new AddressCounter(cfg.edgeMaxConnectionsPerAddress));
 
   if (cfg.backendHost !== '127.0.0.1') throw new Error('the backend listens on 127.0.0.1 only');
   const backend = createServer((socket) => { track(socket); serveConnection(socket, core, conn('backend')); });
+  capConnections(backend, cfg.backendMaxConnections, null);
   const adminPath = join(cfg.dataDir, 'admin.sock');
   const admin = createServer((socket) => { track(socket); serveConnection(socket, core, conn('admin')); });
 

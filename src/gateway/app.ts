@@ -4,7 +4,6 @@
 // before a body is read; request ids; ApiError for every failure. Holds no money state. Discovery
 // documents and OpenAPI are served from src/discovery.
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
 import Koa from 'koa';
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
@@ -248,13 +247,5 @@ const API_ROUTES = PUBLIC_ROUTES.filter((r) => r.path.startsWith('/api/v1') && !
 function knownQuery(spec: CommandSpec, query: Record<string, unknown>): Record<string, unknown> {
   const props = spec.args.properties as Record<string, unknown>;
   return Object.fromEntries(Object.entries(query).filter(([k]) => Object.hasOwn(props, k)));
-}
-
-export async function listenGateway(app: Koa<State>, host: string, port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
-    server.once('listening', () => resolve(server));
-    server.once('error', reject);
-  });
 }
 

@@ -28,13 +28,19 @@ export function trustedProxyList(entries: string[]): BlockList {
   return list;
 }
 
-/** Returns a function from (peer address, X-Forwarded-For header) to the client address. */
-export function clientAddressResolver(trust: ProxyTrust): (peer: string | undefined, xff: string) => string {
-  const proxies = trustedProxyList(trust.proxies);
-  const isProxy = (a: string) => {
+/** Whether a peer address is one of the listed proxies. */
+export function proxyMatcher(entries: string[]): (peer: string) => boolean {
+  const proxies = trustedProxyList(entries);
+  return (peer) => {
+    const a = unmap(peer);
     const family = isIP(a);
     return family !== 0 && proxies.check(a, family === 6 ? 'ipv6' : 'ipv4');
   };
+}
+
+/** Returns a function from (peer address, X-Forwarded-For header) to the client address. */
+export function clientAddressResolver(trust: ProxyTrust): (peer: string | undefined, xff: string) => string {
+  const isProxy = proxyMatcher(trust.proxies);
   return (peer, xff) => {
     const p = unmap(peer ?? '');
     if (trust.hops === 0 || !xff || !isProxy(p)) return p || 'unknown';

@@ -1,46 +1,138 @@
-// svc/1 framing (DESIGN.md §2): one UTF-8 JSON object per '\n'-terminated line, at most 1 MiB per
-// line. The decoder never holds more than MAX_LINE bytes of an unfinished line, so a peer that
-// never sends '\n' cannot grow memory; a half-written line never reaches a handler.
+// svc/1 framing (DESIGN.md §2): one UTF-8 JSON object per '\n'-terminated line, at most 1 MiB. An
+// unfinished line is held up to MAX_LINE and what a shared ByteBudget grants, never handed on half;
+// lines are split one at a time as asked, so input waiting behind backpressure stays bytes.
+import type { ByteBudget } from './budgets.ts';
 
 export const MAX_LINE = 1 << 20;
 
+// The unfinished line is held in blocks that double from 1 KiB to 64 KiB and are never copied as it
+// grows: the bytes held are what the budget was charged (no garbage from regrowth), and a peer
+// sending one byte at a time costs bytes, not an object per byte.
+const FIRST_BLOCK = 1024;
+const LARGEST_BLOCK = 64 * 1024;
+
+export interface PushResult {
+  lines: string[];
+  /** the unfinished line passed the line limit: the caller must close the connection */
+  overflow: boolean;
+  /** the budget refused the bytes to hold the unfinished line: the caller must close the connection */
+  overBudget?: true;
+}
+
+/** What nextLine gives: a line, nothing more for now (null), or why the connection must close. */
+export type NextLine = { line: string } | { fault: 'line_too_long' | 'over_budget' } | null;
+
 export class LineDecoder {
   readonly #max: number;
-  #parts: Buffer[] = [];
-  #len = 0;
+  readonly #budget: ByteBudget | null;
+  #input: Buffer[] = []; // chunks fed and not yet split; #at is the read position in the first
+  #at = 0;
+  #blocks: Buffer[] = []; // the unfinished line
+  #held = 0; // bytes in #blocks
+  #len = 0; // bytes of the unfinished line in them
 
-  constructor(max = MAX_LINE) {
+  constructor(max = MAX_LINE, budget: ByteBudget | null = null) {
     this.#max = max;
+    this.#budget = budget;
   }
 
   /** Bytes of the unfinished line held so far. */
   get pending(): number { return this.#len; }
 
+  /** Bytes allocated for the unfinished line (what the budget is charged). */
+  get held(): number { return this.#held; }
+
+  /** Whether input fed is waiting to be split by nextLine. */
+  get hasInput(): boolean { return this.#input.length > 0; }
+
+  /** Queues a chunk for nextLine. The chunk is kept, not copied, until it is split. */
+  feed(chunk: Buffer): void {
+    if (chunk.length) this.#input.push(chunk);
+  }
+
   /**
-   * Feeds a chunk; returns the complete lines it finished (without '\n', '\r\n' tolerated) and
-   * whether the current line passed the limit (the caller must then close the connection).
+   * The next complete line fed (without '\n', '\r\n' tolerated); null when the input is used up
+   * (its unfinished tail is then held); or a fault after which the caller must close.
    */
-  push(chunk: Buffer): { lines: string[]; overflow: boolean } {
-    const lines: string[] = [];
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(0x0a, start);
-      if (nl < 0) break;
-      const piece = chunk.subarray(start, nl);
-      if (this.#len + piece.length > this.#max) return { lines, overflow: true };
-      const whole = this.#len ? Buffer.concat([...this.#parts, piece], this.#len + piece.length) : piece;
-      this.#parts = []; this.#len = 0;
+  nextLine(): NextLine {
+    while (this.#input.length) {
+      const chunk = this.#input[0]!;
+      const nl = chunk.indexOf(0x0a, this.#at);
+      const piece = chunk.subarray(this.#at, nl < 0 ? chunk.length : nl);
+      this.#at += piece.length + (nl < 0 ? 0 : 1);
+      if (this.#at >= chunk.length) { this.#input.shift(); this.#at = 0; }
+      if (this.#len + piece.length > this.#max) return { fault: 'line_too_long' };
+      if (nl < 0) {
+        if (!this.#hold(piece)) return { fault: 'over_budget' };
+        continue;
+      }
+      const whole = this.#len ? Buffer.concat([...this.#parts(), piece], this.#len + piece.length) : piece;
+      this.#release();
       const end = whole.length && whole[whole.length - 1] === 0x0d ? whole.length - 1 : whole.length;
-      lines.push(whole.toString('utf8', 0, end));
-      start = nl + 1;
+      return { line: whole.toString('utf8', 0, end) };
     }
-    const rest = chunk.subarray(start);
-    if (rest.length) {
-      if (this.#len + rest.length > this.#max) return { lines, overflow: true };
-      this.#parts.push(Buffer.from(rest)); // copy: the socket may reuse its buffer
-      this.#len += rest.length;
+    return null;
+  }
+
+  /**
+   * Feeds a chunk and splits all of it: the complete lines, and whether the unfinished line passed
+   * the limit or the budget (the caller must then close). For readers without backpressure.
+   */
+  push(chunk: Buffer): PushResult {
+    this.feed(chunk);
+    const lines: string[] = [];
+    for (;;) {
+      const next = this.nextLine();
+      if (next === null) return { lines, overflow: false };
+      if ('fault' in next) {
+        if (next.fault === 'line_too_long') return { lines, overflow: true };
+        return { lines, overflow: false, overBudget: true };
+      }
+      lines.push(next.line);
     }
-    return { lines, overflow: false };
+  }
+
+  /** Drops all input and the unfinished line, and returns its bytes to the budget (call on close). */
+  dispose(): void {
+    this.#input = [];
+    this.#at = 0;
+    this.#release();
+  }
+
+  #release(): void {
+    this.#budget?.release(this.#held);
+    this.#blocks = [];
+    this.#held = 0;
+    this.#len = 0;
+  }
+
+  /** The unfinished line's bytes, block by block. */
+  #parts(): Buffer[] {
+    const parts = this.#blocks.slice();
+    const last = parts.length - 1;
+    parts[last] = parts[last]!.subarray(0, this.#len - (this.#held - parts[last]!.length));
+    return parts;
+  }
+
+  /** Appends to the unfinished line, adding blocks as far as the budget allows. */
+  #hold(bytes: Buffer): boolean {
+    let at = 0;
+    while (at < bytes.length) {
+      let block = this.#blocks[this.#blocks.length - 1];
+      let used = block ? block.length - (this.#held - this.#len) : 0;
+      if (!block || used === block.length) {
+        const size = Math.min(LARGEST_BLOCK, Math.max(FIRST_BLOCK, this.#held), this.#max - this.#held);
+        if (this.#budget && !this.#budget.tryTake(size)) return false;
+        block = Buffer.allocUnsafeSlow(size); // not from the shared pool: a small slice would pin a whole slab
+        this.#blocks.push(block);
+        this.#held += size;
+        used = 0;
+      }
+      const n = bytes.copy(block, used, at);
+      at += n;
+      this.#len += n;
+    }
+    return true;
   }
 }
 

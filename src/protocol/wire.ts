@@ -2,6 +2,7 @@
 //   {"v":"svc/1","id":7,"cmd":"QUOTE","args":{...},"auth":{"machine_id":"m1","token":"..."}}
 // A reply: {"id":7,"ok":true,"result":{...}} or {"id":7,"ok":false,"error":{"code","message"}}.
 import { ServiceError, type ErrorCode } from '../errors.ts';
+import { MAX_JSON_DEPTH, exceedsJsonDepth, pruneJsonBelow } from './json-depth.ts';
 import { commandSpec, type CommandSpec } from './registry.ts';
 import { VERSIONS } from './versions.ts';
 
@@ -31,6 +32,11 @@ const isId = (v: unknown): v is FrameId =>
 
 /** Parses one line into a request frame, or an error that names what is wrong with it. */
 export function parseRequest(line: string): Parsed {
+  // before JSON.parse: a value nested past the limit would overflow the core's structuredClone
+  if (exceedsJsonDepth(line)) {
+    const error = new ServiceError('invalid_request', `the frame nests deeper than ${MAX_JSON_DEPTH} levels`);
+    return { ok: false, id: frameIdOf(pruneJsonBelow(line, 1)), error };
+  }
   let v: unknown;
   try { v = JSON.parse(line); } catch { return { ok: false, id: null, error: new ServiceError('bad_frame', 'line is not valid JSON') }; }
   if (!v || typeof v !== 'object' || Array.isArray(v)) return { ok: false, id: null, error: new ServiceError('bad_frame', 'frame must be a JSON object') };
@@ -63,4 +69,14 @@ export function parseRequest(line: string): Parsed {
   const req: RequestFrame = { v: PROTOCOL, id, cmd: f.cmd, args: args as Record<string, unknown>, auth };
   if (via) req.via = via;
   return { ok: true, spec, req };
+}
+
+/** The id of a frame, when the text is a JSON object with a valid one (used to answer a frame we refuse). */
+function frameIdOf(text: string): FrameId | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && isId((v as { id?: unknown }).id) ? (v as { id: FrameId }).id : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,0 +1,78 @@
+// The HTTP server under the gateway's Koa app (issue "Trust" 13): Node's header, request and
+// keep-alive timeouts from config, checked often enough to fire on time; connection caps in total
+// and per client address; the process-wide body budget; an ApiError body for what Node itself rejects.
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, createServer, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ServiceError } from '../errors.ts';
+import { AddressCounter, capConnections } from '../protocol/budgets.ts';
+import { setBodyBudget, trackResponse } from './body.ts';
+import { toHttpError } from './http-errors.ts';
+
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  /** the whole request, headers and body; at least headersTimeoutMs */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  /** 0: no per-address cap */
+  maxConnectionsPerAddress: number;
+  /** peers exempt from the per-address cap: our own proxies, through which every client comes */
+  uncapped?: (peer: string) => boolean;
+  bodyBudgetBytes: number;
+}
+
+/** Serves `app` (the Koa app) on host:port under `limits`; resolves once it listens. */
+export async function listenGateway(
+  app: { callback(): RequestListener }, host: string, port: number, limits: HttpLimits,
+): Promise<Server> {
+  setBodyBudget(limits.bodyBudgetBytes);
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node checks both timeouts on this interval (default 30 s): a 10 s limit must not mean 40 s
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+  }, track(app.callback()));
+  const perAddress = limits.maxConnectionsPerAddress > 0 ? new AddressCounter(limits.maxConnectionsPerAddress) : null;
+  capConnections(server, limits.maxConnections, perAddress, limits.uncapped);
+  server.on('clientError', answerClientError);
+  return new Promise((resolve, reject) => {
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+    server.listen(port, host);
+  });
+}
+
+/** The Koa handler, with each request's response registered for readJsonBody. */
+function track(handle: RequestListener): RequestListener {
+  return (req, res) => {
+    trackResponse(req, res);
+    return handle(req, res);
+  };
+}
+
+/**
+ * What Node's parser rejects (malformed request, headers too large, a timed-out request) never
+ * reaches Koa: answer it in the ApiError shape and close, as Node's default answer would.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // a response already started on this socket must not be corrupted (Node's own rule)
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    const { status, body } = toHttpError(clientErrorOf(err), randomUUID());
+    const json = JSON.stringify(body);
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n`
+      + `content-length: ${Buffer.byteLength(json)}\r\nx-request-id: ${body.request_id}\r\n`
+      + `connection: close\r\n\r\n${json}`);
+  }
+  socket.destroy();
+}
+
+function clientErrorOf(err: NodeJS.ErrnoException): ServiceError {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new ServiceError('request_timeout', 'the request did not arrive in time; closing');
+  }
+  if (err.code === 'HPE_HEADER_OVERFLOW') return new ServiceError('payload_too_large', 'request headers exceed 16 KiB');
+  return new ServiceError('invalid_request', `malformed HTTP request (${err.code ?? 'parse error'})`);
+}

@@ -1,0 +1,67 @@
+// The svc/1 line decoder under a shared byte budget: the same lines whatever the chunking, the
+// budget charged exactly what is held and given all of it back, refusal when it is spent, and a
+// one-byte-at-a-time peer costing bytes rather than an allocation per byte.
+import test from 'ava';
+import fc from 'fast-check';
+import { ByteBudget } from '../../src/protocol/budgets.ts';
+import { LineDecoder } from '../../src/protocol/line-codec.ts';
+
+test('LineDecoder with a budget: lines come out the same, and every byte held goes back (property)', (t) => {
+  const lineList = fc.array(fc.string({ maxLength: 3000 }).filter((x) => !x.includes('\n')), { maxLength: 12 });
+  fc.assert(fc.property(lineList, fc.array(fc.nat(5000), { maxLength: 30 }), (lines, cuts) => {
+    const budget = new ByteBudget(1 << 20);
+    const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+    const d = new LineDecoder(1 << 20, budget);
+    const got: string[] = [];
+    let at = 0;
+    for (const c of [...cuts, whole.length]) {
+      const end = Math.min(whole.length, at + c);
+      got.push(...d.push(whole.subarray(at, end)).lines);
+      if (budget.used !== d.held) return false;
+      at = end;
+    }
+    return JSON.stringify(got) === JSON.stringify(lines) && budget.used === 0;
+  }), { numRuns: 500 });
+  t.pass();
+});
+
+test('LineDecoder with a budget: a decoder the budget cannot cover is refused; disposing gives the bytes back', (t) => {
+  const budget = new ByteBudget(200_000);
+  const a = new LineDecoder(1 << 20, budget);
+  const b = new LineDecoder(1 << 20, budget);
+  t.deepEqual(a.push(Buffer.alloc(150_000, 0x61)), { lines: [], overflow: false });
+  t.true(budget.used >= 150_000 && budget.used <= 200_000, `${budget.used} held for 150,000 bytes`);
+  t.deepEqual(b.push(Buffer.alloc(100_000, 0x61)), { lines: [], overflow: false, overBudget: true });
+  a.dispose();
+  b.dispose();
+  t.is(budget.used, 0);
+  t.deepEqual(b.push(Buffer.alloc(100_000, 0x61)), { lines: [], overflow: false }, 'room again');
+});
+
+test('LineDecoder: one byte at a time holds about the bytes, not an allocation per byte', (t) => {
+  const d = new LineDecoder();
+  for (let i = 0; i < 300_000; i++) d.push(Buffer.of(0x61));
+  t.is(d.pending, 300_000);
+  t.true(d.held <= 300_000 + 64 * 1024, `${d.held} bytes held for 300,000`);
+  const { lines } = d.push(Buffer.from('b\n'));
+  t.is(lines[0], `${'a'.repeat(300_000)}b`);
+});
+
+test('LineDecoder.nextLine splits one line at a time: what is not asked for stays input, as bytes', (t) => {
+  const d = new LineDecoder();
+  d.feed(Buffer.from('a\nbb\ncc'));
+  d.feed(Buffer.from('c\r\n'));
+  t.deepEqual(d.nextLine(), { line: 'a' });
+  t.true(d.hasInput, 'the rest waits unsplit');
+  t.is(d.pending, 0);
+  t.deepEqual(d.nextLine(), { line: 'bb' });
+  t.deepEqual(d.nextLine(), { line: 'ccc' }, 'a line across chunks, CRLF tolerated');
+  t.is(d.nextLine(), null);
+  t.false(d.hasInput);
+  d.feed(Buffer.alloc(10, 0x61));
+  t.is(d.nextLine(), null);
+  t.is(d.pending, 10, 'the unfinished tail is held');
+  const small = new LineDecoder(4);
+  small.feed(Buffer.from('ok\ntoo long\n'));
+  t.deepEqual([small.nextLine(), small.nextLine()], [{ line: 'ok' }, { fault: 'line_too_long' }]);
+});
