@@ -5,7 +5,8 @@ import test, { type ExecutionContext } from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
 import { ALL_COMMANDS, type CommandSpec } from '../../src/protocol/registry.ts';
 import { serviceOf } from '../../src/protocol/services.ts';
-import { fundMachine, Svcd } from '../support/svcd.ts';
+import { fundMachine, type Svcd } from '../support/svcd.ts';
+import { startSvcd } from '../support/start-svcd.ts';
 import { viaEdge, viaHttp, type Outcome } from '../support/registry-call.ts';
 
 const AUTHED: readonly CommandSpec[] = ALL_COMMANDS
@@ -103,8 +104,7 @@ async function snapshot(c: SvcClient, v: Victim): Promise<Record<string, unknown
 }
 
 test('authenticated commands refuse no, wrong and borrowed tokens on both surfaces; victim untouched', async (t) => {
-  const s = await Svcd.start({}, ['start']);
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  const s = await startSvcd(t);
   const base = s.ready.http!;
   t.true(AUTHED.length > 0 && AUTHED.some((c) => !c.http), 'authenticated commands, some without a route');
 

@@ -3,7 +3,8 @@
 // to ACCEPT_QUOTE, FUND_ACCOUNT and QUOTE each get their own reply. The ledger invariant holds after each.
 import test, { type ExecutionContext } from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
-import { fundMachine, Svcd } from '../support/svcd.ts';
+import { fundMachine, type Svcd } from '../support/svcd.ts';
+import { startSvcd } from '../support/start-svcd.ts';
 import { viaEdge, viaHttp, type Outcome } from '../support/registry-call.ts';
 
 type Surface = 'http' | 'edge';
@@ -48,8 +49,7 @@ const FLOWS = 50;
 
 /** `pick(i, step)` chooses the surface of flow i's quote (0), accept (1) and execute (2). */
 async function raceFlows(t: ExecutionContext, pick: (i: number, step: number) => Surface): Promise<void> {
-  const s = await Svcd.start({}, ['start']);
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  const s = await startSvcd(t);
   const machine = 'race-flows';
   const token = await fundMachine(s, machine, 1);
   const c = await caller(s, '127.0.0.2');
@@ -100,8 +100,7 @@ test('50 concurrent paid flows mixing HTTP and svc/1 step by step: exactly N run
 
 // Target behaviour (a second ACCEPT of an accepted quote is 409 quote_not_issued); today the core answers it 200.
 test('20 concurrent ACCEPTs of one issued quote: one 200, the rest 409, one reservation', async (t) => {
-  const s = await Svcd.start({}, ['start']);
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  const s = await startSvcd(t);
   const machine = 'race-accept';
   const token = await fundMachine(s, machine, 1);
   const c = await caller(s, '127.0.0.3');
@@ -121,8 +120,7 @@ test('20 concurrent ACCEPTs of one issued quote: one 200, the rest 409, one rese
 });
 
 test('machines sharing an Idempotency-Key on ACCEPT_QUOTE, FUND_ACCOUNT, QUOTE get their own replies', async (t) => {
-  const s = await Svcd.start({}, ['start']);
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
+  const s = await startSvcd(t);
   const machines = { A: 'idem-a', B: 'idem-b' } as const;
   const tokens = { A: await fundMachine(s, machines.A, 2), B: await fundMachine(s, machines.B, 2) };
   const c = await caller(s, '127.0.0.4');

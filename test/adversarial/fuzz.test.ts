@@ -11,7 +11,8 @@ import { SERVICE_NAMES } from '../../src/protocol/services.ts';
 import { httpFrom } from '../support/http-from.ts';
 import { buildHttpRequest, rawHttp, RawLines, sendAndVanish, type RawReply } from '../support/raw-wire.ts';
 import { viaEdge } from '../support/registry-call.ts';
-import { Svcd } from '../support/svcd.ts';
+import type { Svcd } from '../support/svcd.ts';
+import { startSvcd } from '../support/start-svcd.ts';
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 0x5ec0_2026);
 const LIMITS = { SVC_RATE_PUBLIC_LOW: '100000000/60', SVC_RATE_PAID_EXECUTION: '100000000/60' };
@@ -289,7 +290,7 @@ async function runHttp(
   const worker = async () => {
     while (next < cases.length) {
       const c = cases[next++]!;
-      const r = await rawHttp(port, c.req, 10_000);
+      const r = await rawHttp(port, c.req, 20_000);
       statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
       const problem = judge(c, r);
       if (problem) problems.push(`${c.label}: ${problem}`);
@@ -300,7 +301,7 @@ async function runHttp(
 }
 
 function judge(c: Case, r: RawReply): string | null {
-  if (r.timedOut) return 'no answer within 10 s';
+  if (r.timedOut) return 'no answer within 20 s';
   if (r.status === null) return c.connect ? null : `closed without a status (${r.error ?? 'eof'})`;
   if (r.status >= 500) return `status ${r.status} ${r.body.toString('utf8').slice(0, 200)}`;
   if (r.status >= 300 && r.status < 400) return `status ${r.status}`;
@@ -338,11 +339,7 @@ async function healthyAfter(t: ExecutionContext, s: Svcd): Promise<void> {
   t.deepEqual(errorLogLines(s), [], 'no error-level log lines');
 }
 
-const start = async (t: ExecutionContext, env: Record<string, string> = {}) => {
-  const s = await Svcd.start({ ...LIMITS, ...env }, ['start']);
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
-  return s;
-};
+const start = (t: ExecutionContext) => startSvcd(t, LIMITS);
 
 test('HTTP: seeded malformed requests get 4xx (or 2xx), never 5xx or a hang; svcd stays healthy, quiet', async (t) => {
   const s = await start(t);

@@ -59,7 +59,10 @@ export class Svcd {
     const deadline = Date.now() + 30_000;
     while (!existsSync(this.readyFile)) {
       if (proc.exitCode !== null) throw new Error(`svcd exited ${proc.exitCode}: ${this.stderr}${this.stdout}`);
-      if (Date.now() > deadline) throw new Error(`svcd not ready after 30 s: ${this.stderr}`);
+      if (Date.now() > deadline) {
+        proc.kill('SIGKILL'); // an orphaned svcd keeps the test worker alive ("Failed to exit")
+        throw new Error(`svcd not ready after 30 s: ${this.stderr}`);
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     this.ready = JSON.parse(readFileSync(this.readyFile, 'utf8')) as Ready;
