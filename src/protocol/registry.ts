@@ -173,7 +173,7 @@ export const AUXILIARY: readonly CommandSpec[] = [
     name: 'PULSE', group: 'Auxiliary', access: 'public', http: null, cli: [],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
     purpose: 'a published pulse of the chain (latest, or by index) for offline verification',
-    args: obj({ index: { type: 'integer', minimum: 0 } }),
+    args: obj({ index: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } }),
     result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
   },
   {
