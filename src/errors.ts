@@ -82,6 +82,15 @@ export class ServiceError extends Error {
   }
 }
 
+/**
+ * Whether an error is ours to fix (logged at error level, where operators page): anything outside
+ * the catalogue, and the catalogue's unexposed codes (internal, kernel_failed). Everything else is
+ * an answer to the caller (bad input, a conflict, busy), not a fault.
+ */
+export function isFault(e: unknown): boolean {
+  return !(e instanceof ServiceError) || !ERRORS[e.code].expose;
+}
+
 /** What a caller may see of any error: catalogue errors as they are, anything else as `internal`. */
 export function exposeError(e: unknown): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (e instanceof ServiceError) {

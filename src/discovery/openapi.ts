@@ -92,7 +92,7 @@ const PARAMETERS: Record<string, Record<string, unknown>> = {
 };
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'ok', 204: 'a JSON-RPC notification, accepted: no body', 304: 'not modified (If-None-Match matched the ETag)',
+  200: 'ok', 202: 'a JSON-RPC notification, accepted: no body', 304: 'not modified (If-None-Match matched the ETag)',
   400: 'invalid request', 401: 'missing or wrong machine token', 404: 'not found', 405: 'method not allowed',
   406: 'not acceptable', 409: 'invalid state', 413: 'request body too large',
   422: 'idempotency key reused with another request', 429: 'rate limited',

@@ -7,7 +7,7 @@
 // line or when the shared budget for unfinished lines is spent.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { ServiceError, exposeError } from '../errors.ts';
+import { ServiceError, exposeError, isFault } from '../errors.ts';
 import type { ByteBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
@@ -38,7 +38,7 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   };
   const fail = (id: FrameId | null, e: unknown) => {
     const wire = exposeError(e);
-    if (!(e instanceof ServiceError) || wire.code === 'internal' || wire.code === 'kernel_failed') {
+    if (isFault(e)) {
       opts.log.error({ err: e, remote, listener: opts.listener }, 'request failed');
     }
     send({ id, ok: false, error: wire });

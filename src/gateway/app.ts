@@ -8,7 +8,7 @@ import Koa from 'koa';
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import { ConnectionError } from '../client/client.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError, isFault } from '../errors.ts';
 import { RateLimiter, clientKey, type RateRules } from '../protocol/rate-limit.ts';
 import { COMMANDS, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { validateSandbox } from '../protocol/sandbox.ts';
@@ -17,7 +17,7 @@ import { validateArgs } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { readJsonBody } from './body.ts';
 import { clientAddressResolver } from './client-address.ts';
-import { toHttpError } from './http-errors.ts';
+import { CoreError, toHttpError } from './http-errors.ts';
 import { Sandbox } from './sandbox.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
 import { edgeStatus, type CoreCaller } from './core-call.ts';
@@ -58,7 +58,7 @@ export function createGateway(opts: GatewayOptions): {
     proxies: opts.trustedProxies ?? [],
   });
   const core = opts.core;
-  const free = (cmd: string, args: Record<string, unknown>) => core.call(cmd, args);
+  const free = (cmd: string, args: Record<string, unknown>, client?: string) => core.call(cmd, args, undefined, client);
 
   // Counts one request against the client's address (issue "Trust" §1: unauthenticated traffic is
   // keyed on where it comes from, never on an identity it merely names).
@@ -89,7 +89,9 @@ export function createGateway(opts: GatewayOptions): {
       if (ctx.status === 501) throw new ServiceError('method_not_allowed', `${ctx.method} is not supported`);
     } catch (e) {
       const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
-      if (status >= 500 && !(e instanceof ConnectionError)) {
+      // the core logs its own faults; a catalogue answer (busy, rate_limited, ...) is not a fault
+      if (e instanceof ConnectionError) opts.log.warn({ err: e, request_id: ctx.state.requestId }, 'core unreachable');
+      else if (!(e instanceof CoreError) && isFault(e)) {
         opts.log.error({ err: e, request_id: ctx.state.requestId }, 'request failed');
       }
       ctx.set(headers);
@@ -206,14 +208,15 @@ export function createGateway(opts: GatewayOptions): {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
     headers.set('content-type', 'application/json');
-    // the tools' per-address quotas (the sandbox) key on this; a client cannot set it (overwritten here)
-    headers.set(MCP_CLIENT_HEADER, clientKey(ctx.state.client));
+    // the tools' per-address quotas (sandbox, live quotes) key on this; a client cannot set it (overwritten here)
+    headers.set(MCP_CLIENT_HEADER, ctx.state.client);
     const req = new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const res = await mcp.fetch(req, { parsedBody: body });
+    // a notification is 202 with no body (MCP Streamable HTTP): an empty body, not Koa's null → 204
+    ctx.body = Buffer.from(await res.arrayBuffer());
     ctx.status = res.status;
+    ctx.remove('Content-Type');
     res.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'transfer-encoding') ctx.set(k, v); });
-    const out = Buffer.from(await res.arrayBuffer());
-    ctx.body = out.length ? out : null;
   });
   for (const p of ['/.well-known/mcp', '/.well-known/mcp.json', '/.well-known/svc/mcp.json']) {
     router.get(p, (ctx) => {

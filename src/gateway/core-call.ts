@@ -6,8 +6,11 @@ import { SvcClient, type Auth, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
 import { CoreError } from './http-errors.ts';
 
-/** A free call with no caller identity (discovery documents, status, MCP's free tools). */
-export type CoreCall = (cmd: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+/**
+ * A free call with no machine identity (discovery documents, status, MCP's free tools). `client`:
+ * the HTTP client's address, where the core keys a per-address quota on it (QUOTE's live quotes).
+ */
+export type CoreCall = (cmd: string, args: Record<string, unknown>, client?: string) => Promise<Record<string, unknown>>;
 
 export interface CoreCaller {
   /** `client` is the HTTP client's address: the core keys per-address quotas on it. */

@@ -15,6 +15,7 @@ import { obj, result, type Schema } from '../protocol/schemas.ts';
 import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { CoreCall } from './core-call.ts';
+import { clientKey } from '../protocol/rate-limit.ts';
 import type { Sandbox } from './sandbox.ts';
 
 /** Every revision served: the modern one first, then the 2025 ones an initialize can negotiate. */
@@ -65,7 +66,7 @@ function pulseInput(): Schema {
   return { ...q, properties: { ...props, bits: { ...props.bits, default: MCP_PULSE_BITS } } };
 }
 
-/** `client`: the caller's rate-limit key, which the sandbox's per-address share is counted on. */
+/** `client`: the caller's address, on which the sandbox's and the core's per-address quotas are counted. */
 interface Deps { core: CoreCall; sandbox: Sandbox; client: string }
 interface ToolDef {
   name: string;
@@ -103,7 +104,7 @@ const TOOL_DEFS: readonly ToolDef[] = [
     description: `${commandSpec('QUOTE')!.purpose} for one service: free and limited, no account needed;`
       + ' accepting and executing it are paid calls on the HTTP API or svc/1.',
     input: without(argsOf('QUOTE'), ['idempotency_key']), output: resultOf('QUOTE'), readOnly: false,
-    run: (a, d) => d.core('QUOTE', a),
+    run: (a, d) => d.core('QUOTE', a, d.client),
   },
   {
     name: 'svc_verify_receipt', title: 'Verify a receipt',
@@ -120,9 +121,9 @@ const TOOL_DEFS: readonly ToolDef[] = [
     run: (a, d) => {
       const m = a.machine_id as string;
       const req = { machine_id: m, bits: a.bits as number, max_output: a.max_output as number };
-      const q = d.sandbox.quote(req, d.client);
+      const q = d.sandbox.quote(req, clientKey(d.client));
       d.sandbox.accept(q.quote_id as string, m);
-      return d.sandbox.execute(q.quote_id as string, m, d.client);
+      return d.sandbox.execute(q.quote_id as string, m, clientKey(d.client));
     },
   },
 ];
@@ -186,7 +187,7 @@ const jsonRpcError = (status: number, message: string) => Response.json(
   { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status },
 );
 
-/** The header app.ts sets on the requests it forwards: the client's rate-limit key (never the client's own). */
+/** The header app.ts sets on the requests it forwards: the client's address (never what the client wrote). */
 export const MCP_CLIENT_HEADER = 'x-svc-client';
 
 /** The endpoint app.ts mounts: fetch(Request, { parsedBody }) → Response, and close(). */

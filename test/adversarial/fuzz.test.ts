@@ -363,8 +363,8 @@ test('HTTP: seeded malformed requests get 4xx (or 2xx), never 5xx or a hang; svc
   await healthyAfter(t, s);
 });
 
-// Fails today (a real bug): PULSE takes any integer index, and one past 2^53 (1e308, 9007199254740993) makes
-// the store's key codec throw — an internal error, logged, for one anonymous frame; the target is 400 / not_found.
+// Found by this test: PULSE took any integer index, and one past 2^53 (1e308, 9007199254740993) made the
+// store's key codec throw — an internal error, logged, for one anonymous frame. Now 400 (the schema bounds it).
 test('svc/1: seeded malformed frames get error frames, never internal or a hang; the edge stays healthy', async (t) => {
   const s = await start(t);
   const rng = new Rng(SEED ^ 0x5eed);
@@ -435,8 +435,8 @@ test('svc/1: seeded malformed frames get error frames, never internal or a hang;
   await healthyAfter(t, s);
 });
 
-// Fails today: /mcp answers 500 (JSON.stringify overflows) and svc/1 args answer internal (structuredClone
-// overflows) until the JSON depth cap lands; the target is 400 / an invalid_request or bad_frame error frame.
+// Was: /mcp answered 500 (JSON.stringify overflowed) and svc/1 args internal (structuredClone overflowed);
+// the depth cap (64, checked before parsing) makes it 400 / an invalid_request error frame.
 test('JSON nested 50,000 deep: 400 on every POST route and an error frame on svc/1, never a 5xx', async (t) => {
   const s = await start(t);
   const arr = nestedArray(50_000);
@@ -472,10 +472,10 @@ test('JSON nested 50,000 deep: 400 on every POST route and an error frame on svc
   await healthyAfter(t, s);
 });
 
-// Fails today (a real bug): machine ids are stored under their UTF-8 bytes, where every lone surrogate becomes
-// U+FFFD, while locks and quotes use the string itself — so "m\ud800" and "m\udc00" share one account and one
-// token but not one lock: concurrent accepts both reserve against one balance. RFC 8785 refuses lone surrogates,
-// so an idempotent request or an execution naming such a machine is an internal error (5xx, logged).
+// Found by this test: machine ids were stored under their UTF-8 bytes, where every lone surrogate becomes
+// U+FFFD, while locks and quotes used the string itself — so "m\ud800" and "m\udc00" shared one account and
+// one token but not one lock; RFC 8785 refuses lone surrogates, so an idempotent request naming one was an
+// internal error. Identifiers must now be well-formed Unicode (schema and key codec).
 test('machine_ids with lone surrogates are refused, or are machines of their own; never a 5xx', async (t) => {
   const s = await start(t);
   const A = 'alias-\ud800', B = 'alias-\udc00';
@@ -510,9 +510,9 @@ test('machine_ids with lone surrogates are refused, or are machines of their own
   await healthyAfter(t, s);
 });
 
-// Fails today (a real bug): a request body cut short by the client is logged at error level as a failed request
-// ("aborted", ECONNRESET), and Koa's default handler prints the parser's error stack to stderr — any client can
-// fill the operators' error log with what is its own doing.
+// Found by this test: a request body cut short by the client was logged at error level as a failed request
+// ("aborted", ECONNRESET), and Koa's default handler printed the parser's error stack to stderr — any client
+// could fill the operators' error log with what is its own doing.
 test('clients that vanish mid-body are not logged as server errors', async (t) => {
   const s = await start(t);
   const port = Number(new URL(s.ready.http!).port);

@@ -137,6 +137,18 @@ test.serial('quotes: live issued quotes are capped per address (HTTP and edge); 
   for (let i = 0; i < 3; i++) await c.request('QUOTE', { service: 'get-pulse', ...body });
   await t.throwsAsync(c.request('QUOTE', { service: 'get-pulse', ...body }), { message: /live quotes/ });
   c.close();
+  // MCP's svc_quote counts on the caller's own address too, not on one share for every MCP caller
+  const mcpQuote = async (from: string) => {
+    const params = { name: 'svc_quote', arguments: { service: 'get-pulse', ...body } };
+    const r = await httpFrom(from, base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params },
+      { accept: 'application/json', 'mcp-protocol-version': '2025-11-25' });
+    return r.body.result.isError ? (r.body.result.content[0].text as string) : 'ok';
+  };
+  const viaMcp = [];
+  for (let i = 0; i < 4; i++) viaMcp.push(await mcpQuote('127.0.0.5'));
+  t.deepEqual(viaMcp.slice(0, 3), ['ok', 'ok', 'ok']);
+  t.regex(viaMcp[3]!, /rate_limited: this address holds 3 live quotes/);
+  t.is(await mcpQuote('127.0.0.6'), 'ok', 'another MCP caller is not refused');
 });
 
 test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, '

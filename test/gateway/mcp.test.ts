@@ -110,6 +110,10 @@ test.serial('2025 era, raw JSON-RPC: plain JSON whenever the client accepts it (
   t.is(call.status, 200);
   t.is(call.headers.get('content-type')?.split(';')[0], 'application/json');
   t.is(((await call.json()) as any).result.structuredContent.capability_count, 21);
+  const note = await rawPost({ accept: 'application/json', 'mcp-protocol-version': '2025-11-25' },
+    { jsonrpc: '2.0', method: 'notifications/initialized' });
+  t.is(note.status, 202, 'a notification is accepted with 202 (Streamable HTTP), not 204');
+  t.is(await note.text(), '');
 });
 
 const modernMeta = {
