@@ -36,8 +36,6 @@ export interface Config {
   trustProxyHops: number;
   /** peers allowed to speak as a proxy (addresses or CIDRs); X-Forwarded-For from others is ignored */
   trustedProxies: string[];
-  /** issued quotes alive at once per client address (state one caller can make the core hold) */
-  maxLiveQuotesPerClient: number;
   /** live sandbox quotes and receipts per client address */
   sandboxMaxPerClient: number;
   /** how long an idempotency key replays its reply; the record is deleted after it */
@@ -113,7 +111,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     trustProxyHops: env.SVC_TRUST_PROXY === 'true' ? 1 : int(env, 'SVC_TRUST_PROXY', 0, 0, 16),
     trustedProxies: (env.SVC_TRUSTED_PROXIES || '127.0.0.1,::1').split(',').map((x) => x.trim()).filter(Boolean),
-    maxLiveQuotesPerClient: int(env, 'SVC_MAX_LIVE_QUOTES_PER_CLIENT', 1000, 1, 10_000_000),
     sandboxMaxPerClient: int(env, 'SVC_SANDBOX_MAX_PER_CLIENT', 500, 1, 1_000_000),
     idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
     ...resourceLimits(env),

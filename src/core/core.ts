@@ -22,13 +22,12 @@ import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
   type IdempotencyRecord } from './idempotency.ts';
-import { LiveQuota } from '../protocol/client-quota.ts';
 import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
-import { acceptQuote, createQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
+import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
@@ -58,7 +57,6 @@ export class Core {
   #sweeper: NodeJS.Timeout | null = null;
   #inProgress = new Set<string>();
   readonly #limits: RateLimiter;
-  readonly #liveQuotes: LiveQuota;
   #closed = false;
   #active = 0;
   #drained: (() => void) | null = null;
@@ -68,7 +66,6 @@ export class Core {
     this.ctx = ctx;
     this.tls = tls;
     this.#limits = new RateLimiter(ctx.config.rates);
-    this.#liveQuotes = new LiveQuota(ctx.config.maxLiveQuotesPerClient);
   }
 
   /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
@@ -104,7 +101,6 @@ export class Core {
   #startSweeper(): void {
     this.#sweeper = setInterval(() => {
       const now = this.ctx.now().getTime();
-      this.#liveQuotes.sweep(now);
       Promise.all([sweepExpired(this.ctx), sweepIdempotency(this.ctx.store, now)])
         .catch(() => { /* next tick retries */ });
     }, this.ctx.config.sweepIntervalMs);
@@ -174,18 +170,8 @@ export class Core {
     const scope = needsAuth
       ? `m:${args.machine_id as string}`
       : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
-    let release: (() => void) | null = null;
-    if (spec.name === 'QUOTE' && listener !== 'admin') {
-      const now = this.ctx.now().getTime();
-      release = this.#liveQuotes.take(clientKey(client), now + (args.quote_ttl_ms as number), now);
-    }
-    try {
-      if (idemKey === undefined) return await this.#dispatch(spec, args, auth);
-      return await this.#idempotent(spec, args, idemKey, scope, auth);
-    } catch (e) {
-      release?.();
-      throw e;
-    }
+    if (idemKey === undefined) return this.#dispatch(spec, args, auth);
+    return this.#idempotent(spec, args, idemKey, scope, auth);
   }
 
   async #idempotent(
@@ -215,7 +201,8 @@ export class Core {
       const expires = nowMs + this.ctx.config.idempotencyTtlMs;
       const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
       if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
-      await this.ctx.store.write(recordOps(k, rec));
+      // a QUOTE's record may be lost in a crash like the quote itself: a retry then gets a new quote
+      await this.ctx.store.write(recordOps(k, rec), { sync: spec.name !== 'QUOTE' });
       return result;
     } finally {
       this.#inProgress.delete(k);
@@ -259,9 +246,11 @@ export class Core {
 
   /** A replay shows the stored reply with the present state of what it names (issue "Trust" §12). */
   async #currentView(spec: CommandSpec, stored: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if ((spec.name === 'QUOTE' || spec.name === 'ACCEPT_QUOTE') && typeof stored.quote_id === 'string') {
-      const q = (await this.ctx.store.get('quotes', stored.quote_id)) as unknown as QuoteRecord | undefined;
-      if (q) return { ...stored, ...quoteView(q) };
+    const quoteId = stored.quote_id, machineId = stored.machine_id;
+    if ((spec.name === 'QUOTE' || spec.name === 'ACCEPT_QUOTE') && typeof quoteId === 'string'
+      && typeof machineId === 'string') {
+      const found = await findQuote(this.ctx, quoteId, machineId).catch(() => null);
+      if (found) return { ...stored, ...quoteView(found.q) };
     }
     if (spec.name === 'FUND_ACCOUNT' && typeof stored.invoice_id === 'string') {
       const inv = (await this.ctx.store.get('invoices', stored.invoice_id)) as unknown as

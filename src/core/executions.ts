@@ -5,10 +5,10 @@
 // request returns the stored result, with a different request it is 409.
 import { ServiceError } from '../errors.ts';
 import { executionInputs, serviceByName, type ExecutionCommand } from '../protocol/services.ts';
-import { del, put } from '../store/store.ts';
+import { del, put, type Json } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
-import { expireOps, expiryKey, isExpired, loadQuote, type QuoteRecord } from './quotes.ts';
+import { expiredQuote, expiryKey, findQuote, isExpired, type QuoteRecord } from './quotes.ts';
 import { issueReceipt } from './receipts.ts';
 import { EXECUTORS, type ExecutionArgs } from './executors/index.ts';
 
@@ -46,19 +46,18 @@ function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
 
 export async function execute(ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs): Promise<Record<string, unknown>> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
-    const q = await loadQuote(ctx, a.quote_id);
-    if (q.machine_id !== a.machine_id) throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
-    if (q.command !== command) throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
-    const requestDigest = canonicalDigest({ command, bits: a.bits ?? null, plain_hex: a.plain_hex ?? null, packet_hex: a.packet_hex ?? null });
+    const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id);
+    if (q.command !== command) {
+      throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
+    }
+    const inputs = { bits: a.bits ?? null, plain_hex: a.plain_hex ?? null, packet_hex: a.packet_hex ?? null };
+    const requestDigest = canonicalDigest({ command, ...inputs });
     if (q.state === 'executed') {
       const done = await ctx.store.get('executions', q.quote_id);
       if (done && done.request_digest === requestDigest) return { ...(done.result as Record<string, unknown>), replayed: true };
       throw new ServiceError('execution_mismatch', 'this quote was already executed with a different request');
     }
-    if (isExpired(ctx, q)) {
-      if (q.state !== 'expired') await ctx.store.write(await expireOps(ctx, q));
-      throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}; its reservation was released`);
-    }
+    if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
     if (q.state !== 'accepted') throw new ServiceError('quote_not_accepted', `quote is ${q.state}: accept it first`);
     checkInput(q, a);
     const executor = EXECUTORS[command];
@@ -77,9 +76,11 @@ export async function execute(ctx: CoreContext, command: ExecutionCommand, a: Ex
       receipt_id: signed.receipt.receipt_id, result_tag: signed.receipt.result_tag, status: outcome.status,
       input_digest: outcome.input_digest, output_digest: outcome.output_digest, ...outcome.fields,
     };
-    const { ops } = ctx.ledger.change(q.machine_id, acct, 'capture', 0n, -units, { quote_id: q.quote_id, receipt_id: signed.receipt.receipt_id }, now);
+    const receipt_id = signed.receipt.receipt_id;
+    const ref = { quote_id: q.quote_id, receipt_id };
+    const { ops } = ctx.ledger.change(q.machine_id, acct, 'capture', 0n, -units, ref, now);
     await ctx.store.write([
-      put('quotes', q.quote_id, { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id: signed.receipt.receipt_id } as unknown as Record<string, unknown>),
+      put('quotes', q.quote_id, { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id } as unknown as Json),
       del('quote_expiry', expiryKey(q)),
       put('receipts', signed.receipt.receipt_id, signed as unknown as Record<string, unknown>),
       put('executions', q.quote_id, { request_digest: requestDigest, result }),

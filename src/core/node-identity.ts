@@ -1,7 +1,7 @@
 // The node's long-lived secrets, created on first start in the data dir with mode 0600: the
 // Ed25519 signing key (receipts, pulses, edge proofs; its public key is what discovery publishes),
-// the 32-byte result-tag key (HMAC) and the 32-byte BCT sealing key (XChaCha20-Poly1305). The two
-// symmetric keys never leave the node. toJSON never reveals any of them.
+// the 32-byte result-tag key (HMAC), the 32-byte BCT sealing key (XChaCha20-Poly1305) and the
+// 32-byte quote key (HMAC over issued quote_ids). The symmetric keys never leave the node. toJSON never reveals any of them.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ export class NodeIdentity {
   readonly #key: KeyObject;
   readonly #resultKey: Buffer;
   readonly #bctKey: Buffer;
+  readonly #quoteKey: Buffer;
   /** BCT key id: SHA-256("svc/bct-key-id/v1" ‖ key)[:8], in every packet header */
   readonly bctKeyId: Buffer;
   readonly publicKey: KeyObject;
@@ -21,10 +22,11 @@ export class NodeIdentity {
   readonly keyId: string;
   readonly nodeId: string;
 
-  private constructor(key: KeyObject, resultKey: Buffer, bctKey: Buffer) {
+  private constructor(key: KeyObject, resultKey: Buffer, bctKey: Buffer, quoteKey: Buffer) {
     this.#key = key;
     this.#resultKey = resultKey;
     this.#bctKey = bctKey;
+    this.#quoteKey = quoteKey;
     this.bctKeyId = createHash('sha256').update('svc/bct-key-id/v1').update(bctKey).digest().subarray(0, 8);
     this.publicKey = createPublicKey(key);
     this.publicKeyRaw = this.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -45,7 +47,9 @@ export class NodeIdentity {
       if (k.length !== 32) throw new Error(`${path} must hold 32 bytes`);
       return k;
     };
-    return new NodeIdentity(createPrivateKey(readFileSync(keyPath)), secret(resultPath), secret(join(dataDir, 'bct-key.bin')));
+    const signing = createPrivateKey(readFileSync(keyPath));
+    const bct = secret(join(dataDir, 'bct-key.bin'));
+    return new NodeIdentity(signing, secret(resultPath), bct, secret(join(dataDir, 'quote-key.bin')));
   }
 
   sign(data: Uint8Array): Buffer {
@@ -59,6 +63,11 @@ export class NodeIdentity {
   /** The result-tag key, for the HMAC kernel only. */
   resultKey(): Uint8Array {
     return this.#resultKey;
+  }
+
+  /** The quote MAC key: issued quote_ids carry their terms under it (quote-token.ts). */
+  quoteKey(): Uint8Array {
+    return this.#quoteKey;
   }
 
   /** The BCT sealing key, for the AEAD kernel only. */

@@ -1,15 +1,17 @@
-// Quotes (DESIGN.md §5): issued → accepted → executed, or expired. QUOTE prices and stores (the
-// request shape per service is the schema's; here only what a schema cannot say); ACCEPT_QUOTE
-// moves quote_units from available to reserved in the same batch as the state change, and any
-// other state is 409; expiry of an accepted quote releases the reservation (sweeper, and lazily).
+// Quotes (DESIGN.md §5): issued → accepted → executed, or expired. QUOTE prices and answers without
+// writing anything: the quote_id carries its terms under a node MAC (quote-token.ts). ACCEPT_QUOTE
+// moves quote_units from available to reserved in the same synced batch that first stores the quote
+// (state accepted); any other state is 409. An accepted quote that expires releases its reservation
+// (sweeper, and lazily) and its record is deleted: the id itself says it has expired. Executed
+// quotes stay stored (their result is replayed to a repeated request).
 import { ServiceError } from '../errors.ts';
 import { pulseOutputBytes, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
-import { newId } from './ids.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
+import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
 
 export type QuoteState = 'issued' | 'accepted' | 'executed' | 'expired';
 
@@ -45,13 +47,49 @@ export function quoteView(q: QuoteRecord): Record<string, unknown> {
 
 export const expiryKey = (q: QuoteRecord) => key(numPart(q.expires_ms), q.quote_id);
 
-export async function loadQuote(ctx: CoreContext, quoteId: string): Promise<QuoteRecord> {
-  const q = (await ctx.store.get('quotes', quoteId)) as unknown as QuoteRecord | undefined;
-  if (!q) throw new ServiceError('not_found', `no quote ${quoteId}`);
-  return q;
+/** The quote record an id stands for: its terms, issued (or expired, or from an older price book). */
+function issuedRecord(quoteId: string, machineId: string, t: QuoteTerms, nowMs: number): QuoteRecord {
+  const svc = serviceByName(t.service)!;
+  const p = price(t.service, t.bits, t.bytes, priorityClass(t.priority));
+  const expiresMs = t.created_ms + t.ttl_ms;
+  // a quote priced by an earlier price book is not honoured at a price this node no longer computes
+  const stale = p.quote_units !== t.quote_units;
+  const expired = stale || nowMs >= expiresMs;
+  return {
+    quote_id: quoteId, service: t.service, command: svc.command, machine_id: machineId,
+    state: expired ? 'expired' : 'issued',
+    bits: t.bits, bytes: t.bytes, max_output: t.max_output, priority: t.priority,
+    price: { ...p, quote_units: t.quote_units }, quote_units: t.quote_units,
+    price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
+    input_field: t.input_digest ? svc.quoteInput : null, input_digest: t.input_digest,
+    created_at: new Date(t.created_ms).toISOString(), expires_at: new Date(expiresMs).toISOString(),
+    expires_ms: expiresMs,
+  };
 }
 
-export async function createQuote(ctx: CoreContext, a: Record<string, unknown>): Promise<QuoteRecord> {
+/**
+ * The quote `quoteId` as `machineId` sees it: its stored record once accepted, else what the id
+ * says. `stored` tells which. 404 for an id this node did not issue, 409 for another machine's.
+ */
+export async function findQuote(
+  ctx: CoreContext, quoteId: string, machineId: string,
+): Promise<{ q: QuoteRecord; stored: boolean }> {
+  const rec = (await ctx.store.get('quotes', quoteId)) as unknown as QuoteRecord | undefined;
+  if (rec) {
+    if (rec.machine_id !== machineId) {
+      throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
+    }
+    return { q: rec, stored: true };
+  }
+  const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
+  if (!d.ok && d.why === 'other_machine') {
+    throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
+  }
+  if (!d.ok) throw new ServiceError('not_found', `no quote ${quoteId}`);
+  return { q: issuedRecord(quoteId, machineId, d.terms, ctx.now().getTime()), stored: false };
+}
+
+export function createQuote(ctx: CoreContext, a: Record<string, unknown>): QuoteRecord {
   const svc = serviceByName(a.service as string)!;
   const now = ctx.now();
   // the schema guarantees: bytes given, or defaulted, or (MAKE_BCT/VERIFY_BCT) the input itself
@@ -83,45 +121,51 @@ export async function createQuote(ctx: CoreContext, a: Record<string, unknown>):
   }
   const priority = (a.priority as QuoteRecord['priority'] | undefined) ?? 'normal';
   const p = price(svc.service, bits, bytes, priorityClass(priority));
-  const ttl = a.quote_ttl_ms as number;
-  const expiresMs = now.getTime() + ttl;
-  const q: QuoteRecord = {
-    quote_id: newId('q'), service: svc.service, command: svc.command, machine_id: a.machine_id as string, state: 'issued',
-    bits, bytes, max_output: maxOutput, priority, price: p, quote_units: p.quote_units,
-    price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
-    input_field: digest ? field : null, input_digest: digest,
-    created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
+  const machineId = a.machine_id as string;
+  const terms: QuoteTerms = {
+    created_ms: now.getTime(), ttl_ms: a.quote_ttl_ms as number, service: svc.service, priority,
+    bits, bytes, max_output: maxOutput, quote_units: p.quote_units, input_digest: digest,
   };
-  await ctx.store.write([put('quotes', q.quote_id, q as unknown as Record<string, unknown>)]);
-  return q;
+  const quoteId = encodeQuoteId(ctx.identity.quoteKey(), machineId, terms);
+  return issuedRecord(quoteId, machineId, terms, now.getTime());
 }
 
-/** Ops that expire a quote, releasing its reservation when it was accepted. Caller holds the machine lock. */
+/**
+ * Ops that end a quote that has expired: an accepted one releases its reservation, and its record
+ * goes (the id alone says it expired). Caller holds the machine lock.
+ */
 export async function expireOps(ctx: CoreContext, q: QuoteRecord): Promise<Op[]> {
-  const now = ctx.now();
-  const next: QuoteRecord = { ...q, state: 'expired', expired_at: now.toISOString() };
-  const ops: Op[] = [put('quotes', q.quote_id, next as unknown as Record<string, unknown>)];
+  const ops: Op[] = [del('quotes', q.quote_id), del('quote_expiry', expiryKey(q))];
   if (q.state === 'accepted') {
     const acct = await ctx.ledger.account(q.machine_id);
     const units = BigInt(q.quote_units);
-    ops.push(...ctx.ledger.change(q.machine_id, acct, 'release', units, -units, { quote_id: q.quote_id }, now).ops);
-    ops.push(del('quote_expiry', expiryKey(q)));
+    const ref = { quote_id: q.quote_id };
+    ops.push(...ctx.ledger.change(q.machine_id, acct, 'release', units, -units, ref, ctx.now()).ops);
   }
   return ops;
 }
 
 export function isExpired(ctx: CoreContext, q: QuoteRecord): boolean {
-  return q.state === 'expired' || ((q.state === 'issued' || q.state === 'accepted') && ctx.now().getTime() >= q.expires_ms);
+  if (q.state === 'expired') return true;
+  return (q.state === 'issued' || q.state === 'accepted') && ctx.now().getTime() >= q.expires_ms;
+}
+
+const expiredError = (q: QuoteRecord, released: boolean) => new ServiceError(
+  'quote_expired',
+  `quote expired at ${q.expires_at}${released ? '; its reservation was released' : ''}`,
+  { state: 'expired' },
+);
+
+/** Ends an expired quote (a stored one is released and deleted) and returns the 409 to throw. */
+export async function expiredQuote(ctx: CoreContext, q: QuoteRecord, stored: boolean): Promise<ServiceError> {
+  if (stored) await ctx.store.write(await expireOps(ctx, q));
+  return expiredError(q, stored && q.state === 'accepted');
 }
 
 export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: string): Promise<QuoteRecord> {
   return ctx.ledger.withMachine(machineId, async () => {
-    const q = await loadQuote(ctx, quoteId);
-    if (q.machine_id !== machineId) throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
-    if (isExpired(ctx, q)) {
-      if (q.state !== 'expired') await ctx.store.write(await expireOps(ctx, q));
-      throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}`, { state: 'expired' });
-    }
+    const { q, stored } = await findQuote(ctx, quoteId, machineId);
+    if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
     // accepting again is a state conflict (SPEC "States", rule 2); a retry that must be safe
     // carries an idempotency_key, whose replay returns the first reply
     if (q.state !== 'issued') {
@@ -130,7 +174,8 @@ export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: 
     const acct = await ctx.ledger.account(machineId);
     const units = BigInt(q.quote_units);
     if (acct.available < units) {
-      throw new ServiceError('insufficient_balance', `available ${acct.available} units, quote needs ${units}`, { available_units: acct.available.toString(), quote_units: units.toString() });
+      const details = { available_units: acct.available.toString(), quote_units: units.toString() };
+      throw new ServiceError('insufficient_balance', `available ${acct.available} units, quote needs ${units}`, details);
     }
     const now = ctx.now();
     const next: QuoteRecord = { ...q, state: 'accepted', accepted_at: now.toISOString() };
@@ -147,9 +192,8 @@ export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: 
 /** Releases every accepted quote whose expiry has passed; returns how many. */
 export async function sweepExpired(ctx: CoreContext): Promise<number> {
   const due: { quote_id: string; machine_id: string }[] = [];
-  for await (const [, v] of ctx.store.entries('quote_expiry', { lt: key(numPart(ctx.now().getTime()), '\uffff') })) {
-    due.push(v as { quote_id: string; machine_id: string });
-  }
+  const range = { lt: key(numPart(ctx.now().getTime()), '\uffff') };
+  for await (const [, v] of ctx.store.entries('quote_expiry', range)) due.push(v as { quote_id: string; machine_id: string });
   let released = 0;
   for (const d of due) {
     released += await ctx.ledger.withMachine(d.machine_id, async () => {

@@ -208,7 +208,8 @@ export function createGateway(opts: GatewayOptions): {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
     headers.set('content-type', 'application/json');
-    // the tools' per-address quotas (sandbox, live quotes) key on this; a client cannot set it (overwritten here)
+    // the tools' per-address quotas (sandbox) and the core's QUOTE idempotency scope key on this;
+    // a client cannot set it (overwritten here)
     headers.set(MCP_CLIENT_HEADER, ctx.state.client);
     const req = new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const res = await mcp.fetch(req, { parsedBody: body });

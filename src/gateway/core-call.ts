@@ -8,7 +8,7 @@ import { CoreError } from './http-errors.ts';
 
 /**
  * A free call with no machine identity (discovery documents, status, MCP's free tools). `client`:
- * the HTTP client's address, where the core keys a per-address quota on it (QUOTE's live quotes).
+ * the HTTP client's address, where the core keys something on it (QUOTE's idempotency scope).
  */
 export type CoreCall = (cmd: string, args: Record<string, unknown>, client?: string) => Promise<Record<string, unknown>>;
 

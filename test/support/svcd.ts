@@ -49,7 +49,7 @@ export class Svcd {
         SVC_READY_FILE: this.readyFile, SVC_LOG_LEVEL: 'warn', SVC_KERNEL_THREADS: '1',
         // the functional tests are one client at loopback speed; tests of the limits set their own
         SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60',
-        SVC_MAX_LIVE_QUOTES_PER_CLIENT: '1000000', SVC_SANDBOX_MAX_PER_CLIENT: '100000', ...this.env,
+        SVC_SANDBOX_MAX_PER_CLIENT: '100000', ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,129 @@
+// What one request costs the store, counted through the store itself (issue "Speed" 3 and 4): a free
+// quote reads and writes nothing; a paid GET_PULSE flow is two synced batches (accept, execute) and
+// no point reads once the machine is warm; concurrent flows share synced flushes (group commit); an
+// accepted quote that expires is released and its record deleted, and its id still answers 409.
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Core } from '../../src/core/core.ts';
+import { loadConfig } from '../../src/core/config.ts';
+import type { StoreStats } from '../../src/store/store.ts';
+
+async function openCore(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<Core> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-counts-'));
+  const core = await Core.open(loadConfig({
+    SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', ...env,
+  }));
+  t.teardown(async () => { await core.close(); rmSync(dir, { recursive: true, force: true }); });
+  return core;
+}
+
+/** A claimed machine with `units` svcC credited; returns its token. */
+async function funded(core: Core, machine: string, units = 5): Promise<string> {
+  const inv = await core.handle('FUND_ACCOUNT', { machine_id: machine, units, network: 'Base', asset: 'USDC' },
+    undefined, 'backend', '127.0.0.1');
+  await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `ref-${machine}` }, undefined, 'admin');
+  return inv.machine_token as string;
+}
+
+const delta = (after: StoreStats, before: StoreStats) => ({
+  reads: after.reads - before.reads,
+  writes: after.writes - before.writes,
+  syncedFlushes: after.syncedFlushes - before.syncedFlushes,
+  unsyncedFlushes: after.unsyncedFlushes - before.unsyncedFlushes,
+});
+
+async function flow(core: Core, machine: string, token: string): Promise<Record<string, unknown>> {
+  const auth = { token };
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: machine, bits: 64 }, undefined, 'backend');
+  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: machine }, auth, 'backend');
+  return core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: machine }, auth, 'backend');
+}
+
+test('a free quote reads and writes nothing; with an idempotency key, one unsynced write', async (t) => {
+  const core = await openCore(t);
+  const before = { ...core.ctx.store.stats };
+  for (let i = 0; i < 50; i++) {
+    await core.handle('QUOTE', { service: 'get-pulse', machine_id: `free-${i}`, bits: 256 }, undefined, 'edge', '::1');
+  }
+  t.deepEqual(delta(core.ctx.store.stats, before), { reads: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0 });
+  const keyed = { ...core.ctx.store.stats };
+  const args = { service: 'make-bct', machine_id: 'free-k', plain_hex: '00ff', idempotency_key: 'k1' };
+  const q1 = await core.handle('QUOTE', args, undefined, 'edge', '::1');
+  const q2 = await core.handle('QUOTE', args, undefined, 'edge', '::1');
+  t.is(q2.quote_id, q1.quote_id);
+  t.is(q2.idempotent_replayed, true);
+  const d = delta(core.ctx.store.stats, keyed);
+  t.is(d.syncedFlushes, 0, 'an issued quote may be lost in a crash: nothing about it is synced');
+  t.is(d.unsyncedFlushes, 1);
+});
+
+test('a warm paid GET_PULSE flow: two synced batches and no point reads', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'counted');
+  await flow(core, 'counted', token); // warms the caches: machine, account
+  const before = { ...core.ctx.store.stats };
+  const result = await flow(core, 'counted', token);
+  t.is(typeof result.receipt_id, 'string');
+  const d = delta(core.ctx.store.stats, before);
+  t.is(d.writes, 2, 'accept (reserve + quote record) and execute (capture + receipt + result)');
+  t.is(d.syncedFlushes, 2);
+  t.true(d.reads <= 1, `point reads per flow: ${d.reads} (the accepted quote's first lookup at most)`);
+});
+
+test('concurrent flows of 16 machines share synced flushes (group commit); balances exact', async (t) => {
+  const core = await openCore(t);
+  const machines = Array.from({ length: 16 }, (_, i) => `group-${i}`);
+  const tokens = await Promise.all(machines.map((m) => funded(core, m)));
+  const before = { ...core.ctx.store.stats };
+  await Promise.all(machines.map((m, i) => flow(core, m, tokens[i]!)));
+  const d = delta(core.ctx.store.stats, before);
+  t.is(d.writes, 32);
+  t.true(d.syncedFlushes < 32, `${d.syncedFlushes} synced flushes for 32 batches`);
+  for (const [i, m] of machines.entries()) {
+    const b = await core.handle('BALANCE', { machine_id: m }, { token: tokens[i]! }, 'backend');
+    t.is(b.reserved_units, '0');
+  }
+  t.true((await core.ctx.ledger.verify()).ok);
+});
+
+test('an accepted quote that expires is released and deleted; its id still answers quote_expired', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'expiring');
+  const auth = { token };
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'expiring', bits: 64, quote_ttl_ms: 1000 },
+    undefined, 'backend');
+  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend');
+  t.truthy(await core.ctx.store.get('quotes', q.quote_id as string));
+  await new Promise((r) => setTimeout(r, 1100));
+  const err = await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend')
+    .catch((e: { code: string; details?: unknown }) => e);
+  t.is((err as { code: string }).code, 'quote_expired');
+  t.is(await core.ctx.store.get('quotes', q.quote_id as string), undefined, 'the record is gone');
+  const again = await core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend')
+    .catch((e: { code: string }) => e);
+  t.is((again as { code: string }).code, 'quote_expired', 'the id alone says it expired');
+  const b = await core.handle('BALANCE', { machine_id: 'expiring' }, auth, 'backend');
+  t.is(b.reserved_units, '0', 'the reservation was released');
+  t.true((await core.ctx.ledger.verify()).ok);
+});
+
+test('quote ids: forged, altered or another machine\'s are refused (404 / 409)', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'owner');
+  const other = await funded(core, 'other');
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'owner', bits: 64 }, undefined, 'backend');
+  const id = q.quote_id as string;
+  t.regex(id, /^q1[A-Za-z0-9_-]{79}$/);
+  const codeOf = (quoteId: string, machine: string, tok: string) => core
+    .handle('ACCEPT_QUOTE', { quote_id: quoteId, machine_id: machine }, { token: tok }, 'backend')
+    .then(() => 'ok', (e: { code: string }) => e.code);
+  t.is(await codeOf(id, 'other', other), 'quote_wrong_machine');
+  const flipped = id.slice(0, 20) + (id[20] === 'A' ? 'B' : 'A') + id.slice(21);
+  t.is(await codeOf(flipped, 'owner', token), 'not_found', 'one changed character breaks the MAC');
+  t.is(await codeOf(`${id}A`, 'owner', token), 'not_found');
+  t.is(await codeOf('q_legacy-or-made-up', 'owner', token), 'not_found');
+  t.is(await codeOf(id, 'owner', token), 'ok');
+  t.is(await codeOf(id, 'owner', token), 'quote_not_issued');
+});
