@@ -10,7 +10,7 @@ import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
 import { idPart } from '../store/key-codec.ts';
-import { put, Store } from '../store/store.ts';
+import { put, Store, type Op } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
@@ -27,12 +27,15 @@ import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
-import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired } from './quotes.ts';
+import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 
 export type Listener = 'edge' | 'backend' | 'admin';
+/** The ops that record an idempotent request's reply (the reply as the caller will see it). */
+type Seal = (result: Record<string, unknown>) => Op[];
+interface Idem { record: string; seal: Seal }
 export interface Auth { machine_id?: string; token?: string }
 
 /**
@@ -194,15 +197,22 @@ export class Core {
         }
         return { ...(await this.#currentView(spec, prior.result)), idempotent_replayed: true };
       }
-      // a claim names this record in the machine record it writes (its token is sealed here)
-      const result = await this.#dispatch(spec, args, auth, k);
-      // a token is stored only sealed under the idempotency key, and only until its first use
-      const { machine_token: token, ...stored } = result;
       const expires = nowMs + this.ctx.config.idempotencyTtlMs;
-      const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
-      if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
-      // a QUOTE's record may be lost in a crash like the quote itself: a retry then gets a new quote
-      await this.ctx.store.write(recordOps(k, rec), { sync: spec.name !== 'QUOTE' });
+      let sealed = false;
+      // the record of the reply, for the command to write in the batch of its own effects (a crash
+      // cannot leave one without the other); a token is kept only sealed under the key, until first used
+      const seal: Seal = (result) => {
+        sealed = true;
+        const { machine_token: token, ...stored } = result;
+        const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
+        if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
+        return recordOps(k, rec);
+      };
+      // a claim also names this record in the machine record it writes
+      const result = await this.#dispatch(spec, args, auth, { record: k, seal });
+      // commands without effects of their own to batch with (QUOTE) write the record alone; a QUOTE's
+      // may be lost in a crash like the quote itself (a retry then gets a new quote)
+      if (!sealed) await this.ctx.store.write(seal(result), { sync: spec.name !== 'QUOTE' });
       return result;
     } finally {
       this.#inProgress.delete(k);
@@ -260,9 +270,9 @@ export class Core {
     return stored;
   }
 
-  /** `replayRecord`: the idempotency record that will hold a claim's sealed token, if any. */
+  /** `idem`: an idempotent request's record key and the ops that record its reply (see #idempotent). */
   async #dispatch(
-    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined, replayRecord?: string,
+    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined, idem?: Idem,
   ): Promise<Record<string, unknown>> {
     const ctx = this.ctx;
     switch (spec.name) {
@@ -283,12 +293,17 @@ export class Core {
         };
       }
       case 'QUOTE': return quoteView(await createQuote(ctx, a));
-      case 'ACCEPT_QUOTE': return quoteView(await acceptQuote(ctx, a.quote_id as string, a.machine_id as string));
+      case 'ACCEPT_QUOTE': {
+        const seal = idem && ((q: QuoteRecord) => idem.seal(quoteView(q)));
+        return quoteView(await acceptQuote(ctx, a.quote_id as string, a.machine_id as string, seal));
+      }
       case 'FUND_ACCOUNT': {
         // the claim-or-authenticate decision is fundAccount's, under the machine lock
         const args = a as { machine_id: string; units: number; network: string; asset: string };
-        const { invoice, machine_token } = await fundAccount(ctx, args, auth?.token, replayRecord);
-        return machine_token ? { ...invoiceView(invoice), machine_token } : invoiceView(invoice);
+        const view = (r: { invoice: InvoiceRecord; machine_token?: string }) => (r.machine_token
+          ? { ...invoiceView(r.invoice), machine_token: r.machine_token }
+          : invoiceView(r.invoice));
+        return view(await fundAccount(ctx, args, auth?.token, idem && { record: idem.record, seal: (r) => idem.seal(view(r)) }));
       }
       case 'INVOICE_STATUS': {
         const inv = await loadInvoice(ctx, a.invoice_id as string);

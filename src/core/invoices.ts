@@ -101,7 +101,7 @@ export async function fundAccount(
   ctx: CoreContext,
   a: { machine_id: string; units: number; network: string; asset: string },
   token: string | undefined,
-  replayRecord?: string,
+  idem?: { record: string; seal: (r: { invoice: InvoiceRecord; machine_token?: string }) => Op[] },
 ): Promise<{ invoice: InvoiceRecord; machine_token?: string }> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
     const rec = await getMachine(ctx.store, a.machine_id);
@@ -125,15 +125,18 @@ export async function fundAccount(
         amount_due: amount.toString(), amount_due_decimal: decimal(amount),
         created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
       };
-      // a claim names the idempotency record that will keep its sealed token (core.ts), if any
-      const base = rec ?? { ...claimedRecord(claimToken!, now), ...(replayRecord ? { replay_record: replayRecord } : {}) };
-      const next: MachineRecord = { ...base, open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
+      // a claim names the idempotency record that keeps its sealed token (core.ts), if any
+      const claimed = () => ({ ...claimedRecord(claimToken!, now), ...(idem ? { replay_record: idem.record } : {}) });
+      const next: MachineRecord = { ...(rec ?? claimed()), open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
+      const reply = claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };
+      const amountEntry = { invoice_id: inv.invoice_id, expires_ms: expiresMs };
       await ctx.store.write([
         put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
-        put('invoice_amounts', key(rail.rail, inv.amount_due), { invoice_id: inv.invoice_id, expires_ms: expiresMs }),
+        put('invoice_amounts', key(rail.rail, inv.amount_due), amountEntry),
         ...machineOps(a.machine_id, next),
+        ...(idem?.seal(reply) ?? []),
       ]);
-      return claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };
+      return reply;
     });
   });
 }

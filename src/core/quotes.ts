@@ -162,7 +162,10 @@ export async function expiredQuote(ctx: CoreContext, q: QuoteRecord, stored: boo
   return expiredError(q, stored && q.state === 'accepted');
 }
 
-export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: string): Promise<QuoteRecord> {
+/** `seal`: ops to write in the same batch, given the accepted quote (an idempotent request's record). */
+export async function acceptQuote(
+  ctx: CoreContext, quoteId: string, machineId: string, seal?: (q: QuoteRecord) => Op[],
+): Promise<QuoteRecord> {
   return ctx.ledger.withMachine(machineId, async () => {
     const { q, stored } = await findQuote(ctx, quoteId, machineId);
     if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
@@ -184,6 +187,7 @@ export async function acceptQuote(ctx: CoreContext, quoteId: string, machineId: 
       put('quotes', q.quote_id, next as unknown as Record<string, unknown>),
       put('quote_expiry', expiryKey(next), { quote_id: q.quote_id, machine_id: machineId }),
       ...ops,
+      ...(seal?.(next) ?? []),
     ]);
     return next;
   });

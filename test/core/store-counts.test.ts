@@ -127,3 +127,29 @@ test('quote ids: forged, altered or another machine\'s are refused (404 / 409)',
   t.is(await codeOf(id, 'owner', token), 'ok');
   t.is(await codeOf(id, 'owner', token), 'quote_not_issued');
 });
+
+test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch of its effects', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'keyed');
+  const auth = { token };
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'keyed', bits: 64 }, undefined, 'backend');
+  const accept = { quote_id: q.quote_id, machine_id: 'keyed', idempotency_key: 'accept-1' };
+  let before = { ...core.ctx.store.stats };
+  const first = await core.handle('ACCEPT_QUOTE', accept, auth, 'backend');
+  t.is(delta(core.ctx.store.stats, before).writes, 1, 'one atomic batch: reservation, quote and reply record');
+  const replay = await core.handle('ACCEPT_QUOTE', accept, auth, 'backend');
+  t.is(replay.idempotent_replayed, true);
+  t.is(replay.quote_id, first.quote_id);
+  const fund = { machine_id: 'keyed', units: 1, network: 'Base', asset: 'USDC', idempotency_key: 'fund-1' };
+  before = { ...core.ctx.store.stats };
+  const inv = await core.handle('FUND_ACCOUNT', fund, auth, 'backend');
+  t.is(delta(core.ctx.store.stats, before).writes, 1, 'one atomic batch: invoice, amount, machine and reply record');
+  t.is((await core.handle('FUND_ACCOUNT', fund, auth, 'backend')).invoice_id, inv.invoice_id);
+  // a claim with a key: the sealed token is in the same batch as the claim
+  const claim = { machine_id: 'fresh', units: 1, network: 'Base', asset: 'USDC', idempotency_key: 'claim-1' };
+  before = { ...core.ctx.store.stats };
+  const claimed = await core.handle('FUND_ACCOUNT', claim, undefined, 'backend', '127.0.0.1');
+  t.is(delta(core.ctx.store.stats, before).writes, 1);
+  const lost = await core.handle('FUND_ACCOUNT', claim, undefined, 'backend', '127.0.0.1');
+  t.is(lost.machine_token, claimed.machine_token, 'a lost claim reply is recoverable with its key');
+});
