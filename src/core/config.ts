@@ -3,7 +3,13 @@
 import { resolve } from 'node:path';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
 
-export interface Rail { rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA'; network: 'TRON' | 'Base' | 'Solana'; asset: 'USDT' | 'USDC'; decimals: 6; address: string }
+export interface Rail {
+  rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA';
+  network: 'TRON' | 'Base' | 'Solana';
+  asset: 'USDT' | 'USDC';
+  decimals: 6;
+  address: string;
+}
 
 export interface Config {
   dataDir: string;
@@ -71,14 +77,18 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const v = Number(raw);
-  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
+  }
   return v;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.SVC_DATA_DIR || './data');
   const backendHost = env.SVC_BACKEND_HOST || '127.0.0.1';
-  if (backendHost !== '127.0.0.1') throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1: the backend is loopback IPv4 only (got ${backendHost})`);
+  if (backendHost !== '127.0.0.1') {
+    throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1: the backend is loopback IPv4 only (got ${backendHost})`);
+  }
   const cert = env.SVC_TLS_CERT || null, key = env.SVC_TLS_KEY || null;
   if ((cert === null) !== (key === null)) throw new Error('SVC_TLS_CERT and SVC_TLS_KEY must be set together');
   const rails: Rail[] = RAILS.map((r) => ({ ...r, address: env[`SVC_WALLET_${r.rail}`] || '<WALLET_ADDRESS>' }));

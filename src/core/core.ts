@@ -76,7 +76,12 @@ export class Core {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     secureDataDir(config.dataDir);
     const identity = NodeIdentity.loadOrCreate(config.dataDir);
-    const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
+    const tls = await loadTlsMaterial({
+      dataDir: config.dataDir,
+      certFile: config.tlsCert,
+      keyFile: config.tlsKey,
+      hosts: [config.edgeHost],
+    });
     const kernels = Kernels.create();
     const failed = selfCheck(kernels).filter((r) => !r.ok);
     if (failed.length) throw new Error(`kernel self-check failed: ${failed.map((f) => f.name).join(', ')}`);
@@ -93,7 +98,11 @@ export class Core {
       timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', `svc/${identity.nodeId}/timestamps`),
       events: new TransparencyLog(store, kernels, identity, 'machine-events', `svc/${identity.nodeId}/machine-events`),
     };
-    const ctx: CoreContext = { store, ledger, identity, kernels, pool, chain, logs, config, edgeFingerprint: tls.fingerprint256, now: () => new Date() };
+    const ctx: CoreContext = {
+      store, ledger, identity, kernels, pool, chain, logs, config,
+      edgeFingerprint: tls.fingerprint256,
+      now: () => new Date(),
+    };
     await chain.start();
     const core = new Core(ctx, tls);
     await sweepExpired(ctx);
@@ -204,7 +213,13 @@ export class Core {
       const seal: Seal = (result) => {
         sealed = true;
         const { machine_token: token, ...stored } = result;
-        const rec: IdempotencyRecord = { digest, command: spec.name, result: stored, at_ms: nowMs, expires_ms: expires };
+        const rec: IdempotencyRecord = {
+          digest,
+          command: spec.name,
+          result: stored,
+          at_ms: nowMs,
+          expires_ms: expires,
+        };
         if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
         return recordOps(k, rec);
       };
@@ -279,7 +294,12 @@ export class Core {
       case 'HELLO': return this.#hello(a.nonce as string | undefined);
       case 'CAPS': return this.caps();
       case 'HEALTH': return this.health();
-      case 'PAYMENT_INFO': return { rails: ctx.config.rails.map((r) => ({ ...r })), settlement: 'crypto only', reference_value_usd_per_svcC: '1.00' };
+      case 'PAYMENT_INFO':
+        return {
+          rails: ctx.config.rails.map((r) => ({ ...r })),
+          settlement: 'crypto only',
+          reference_value_usd_per_svcC: '1.00',
+        };
       case 'PULSE': {
         const p = a.index === undefined ? ctx.chain.latest : await ctx.chain.get(a.index as number);
         if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
@@ -288,8 +308,12 @@ export class Core {
       case 'BALANCE': {
         const acct = await ctx.ledger.account(a.machine_id as string);
         return {
-          machine_id: a.machine_id, available_units: acct.available.toString(), reserved_units: acct.reserved.toString(),
-          unit_scale: Number(UNIT_SCALE), available_svcC: usdString(acct.available), reserved_svcC: usdString(acct.reserved),
+          machine_id: a.machine_id,
+          available_units: acct.available.toString(),
+          reserved_units: acct.reserved.toString(),
+          unit_scale: Number(UNIT_SCALE),
+          available_svcC: usdString(acct.available),
+          reserved_svcC: usdString(acct.reserved),
         };
       }
       case 'QUOTE': return quoteView(await createQuote(ctx, a));
@@ -303,24 +327,33 @@ export class Core {
         const view = (r: { invoice: InvoiceRecord; machine_token?: string }) => (r.machine_token
           ? { ...invoiceView(r.invoice), machine_token: r.machine_token }
           : invoiceView(r.invoice));
-        return view(await fundAccount(ctx, args, auth?.token, idem && { record: idem.record, seal: (r) => idem.seal(view(r)) }));
+        return view(await fundAccount(ctx, args, auth?.token, idem && {
+          record: idem.record,
+          seal: (r) => idem.seal(view(r)),
+        }));
       }
       case 'INVOICE_STATUS': {
         const inv = await loadInvoice(ctx, a.invoice_id as string);
-        if (inv.machine_id !== a.machine_id) throw new ServiceError('not_found', `no invoice ${a.invoice_id as string} for this machine`);
+        if (inv.machine_id !== a.machine_id) {
+          throw new ServiceError('not_found', `no invoice ${a.invoice_id as string} for this machine`);
+        }
         return invoiceView(await refreshInvoice(ctx, inv));
       }
-      case 'SETTLE_INVOICE': return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
+      case 'SETTLE_INVOICE':
+        return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
       case 'CREDIT_LATE_PAYMENT':
         return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, true));
       case 'GET_RECEIPT':
       case 'VERIFY_RECEIPT': {
         const r = (await ctx.store.get('receipts', a.receipt_id as string)) as unknown as SignedReceipt | undefined;
-        if (!r || r.receipt.machine_id !== a.machine_id) throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
+        if (!r || r.receipt.machine_id !== a.machine_id) {
+          throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
+        }
         const v = verifyReceipt(ctx.identity, r);
         return {
           receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
-          public_key: ctx.identity.public.public_key, key_id: ctx.identity.keyId, valid: v.valid, ...(v.reason ? { reason: v.reason } : {}),
+          public_key: ctx.identity.public.public_key, key_id: ctx.identity.keyId, valid: v.valid,
+          ...(v.reason ? { reason: v.reason } : {}),
           signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
         };
       }
@@ -350,7 +383,14 @@ export class Core {
     const signature = id.sign(Buffer.from(canonicalJson(statement), 'utf8')).toString('base64url');
     return {
       protocol: PROTOCOL, version: VERSION, node_id: id.nodeId, time: statement.time,
-      edge_proof: { alg: 'Ed25519', key_id: id.keyId, public_key: id.public.public_key, statement, signature, signed_bytes: 'RFC 8785 canonical JSON of statement' },
+      edge_proof: {
+        alg: 'Ed25519',
+        key_id: id.keyId,
+        public_key: id.public.public_key,
+        statement,
+        signature,
+        signed_bytes: 'RFC 8785 canonical JSON of statement',
+      },
       pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
     };
   }
@@ -360,10 +400,13 @@ export class Core {
       protocol: PROTOCOL, version: VERSION, capability_count: CAPABILITIES.length, capabilities: CAPABILITIES,
       commands: COMMANDS.map((c) => ({
         name: c.name, group: c.group, access: c.access, http: c.http, cli: c.cli, billing: c.billing, auth: c.auth,
-        rate_class: c.rateClass, execution: c.execution, purpose: c.purpose, ...(c.execution ? { offered: isOffered(c.name) } : {}),
+        rate_class: c.rateClass, execution: c.execution, purpose: c.purpose,
+        ...(c.execution ? { offered: isOffered(c.name) } : {}),
       })),
       auxiliary: AUXILIARY.filter((c) => c.auth !== 'admin').map((c) => c.name),
-      services: SERVICES.map((s) => ({ service: s.service, command: s.command, quote_billing: s.quoteBilling, offered: isOffered(s.command) })),
+      services: SERVICES.map((s) => ({
+        service: s.service, command: s.command, quote_billing: s.quoteBilling, offered: isOffered(s.command),
+      })),
       price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
     };
   }

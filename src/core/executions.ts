@@ -25,7 +25,9 @@ export function isOffered(command: string): boolean {
  * exact size (the same two quoted by `bytes`), or at most the quoted size (every other service).
  */
 function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
-  if (a.bits !== undefined && a.bits > q.bits) throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
+  if (a.bits !== undefined && a.bits > q.bits) {
+    throw new ServiceError('input_mismatch', `bits ${a.bits} exceeds the quoted ${q.bits}`, { field: 'bits' });
+  }
   const svc = serviceByName(q.service)!;
   const fields = executionInputs(svc).map((i) => i.field);
   const size = fields.reduce((n, f) => n + ((a[f] ?? '').length >> 1), 0);
@@ -44,7 +46,9 @@ function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
   }
 }
 
-export async function execute(ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs): Promise<Record<string, unknown>> {
+export async function execute(
+  ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs,
+): Promise<Record<string, unknown>> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
     const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id);
     if (q.command !== command) {
@@ -54,14 +58,20 @@ export async function execute(ctx: CoreContext, command: ExecutionCommand, a: Ex
     const requestDigest = canonicalDigest({ command, ...inputs });
     if (q.state === 'executed') {
       const done = await ctx.store.get('executions', q.quote_id);
-      if (done && done.request_digest === requestDigest) return { ...(done.result as Record<string, unknown>), replayed: true };
+      if (done && done.request_digest === requestDigest) {
+        return { ...(done.result as Record<string, unknown>), replayed: true };
+      }
       throw new ServiceError('execution_mismatch', 'this quote was already executed with a different request');
     }
     if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
     if (q.state !== 'accepted') throw new ServiceError('quote_not_accepted', `quote is ${q.state}: accept it first`);
     checkInput(q, a);
     const executor = EXECUTORS[command];
-    if (!executor) throw new ServiceError('service_unavailable', `${command} executions are not offered by this node yet; the reservation stays until the quote expires`);
+    if (!executor) {
+      const msg = `${command} executions are not offered by this node yet; ` +
+        'the reservation stays until the quote expires';
+      throw new ServiceError('service_unavailable', msg);
+    }
     const outcome = await executor(ctx, q, a);
 
     const now = ctx.now();
@@ -79,8 +89,9 @@ export async function execute(ctx: CoreContext, command: ExecutionCommand, a: Ex
     const receipt_id = signed.receipt.receipt_id;
     const ref = { quote_id: q.quote_id, receipt_id };
     const { ops } = ctx.ledger.change(q.machine_id, acct, 'capture', 0n, -units, ref, now);
+    const executed = { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id } as unknown as Json;
     await ctx.store.write([
-      put('quotes', q.quote_id, { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id } as unknown as Json),
+      put('quotes', q.quote_id, executed),
       del('quote_expiry', expiryKey(q)),
       put('receipts', signed.receipt.receipt_id, signed as unknown as Record<string, unknown>),
       put('executions', q.quote_id, { request_digest: requestDigest, result }),

@@ -47,9 +47,18 @@ export class Ledger {
    * Builds the ops for one journaled change. Refuses any change that would make a balance
    * negative (a bug upstream, never a caller error: the callers check first).
    */
-  change(machineId: string, acct: Account, kind: JournalKind, dAvailable: bigint, dReserved: bigint, ref: Record<string, string>, at: Date): { ops: Op[]; next: Account } {
-    const next: Account = { available: acct.available + dAvailable, reserved: acct.reserved + dReserved, seq: acct.seq + 1 };
-    if (next.available < 0n || next.reserved < 0n) throw new ServiceError('internal', `ledger change would go negative (${kind} on ${machineId})`);
+  change(
+    machineId: string, acct: Account, kind: JournalKind, dAvailable: bigint, dReserved: bigint,
+    ref: Record<string, string>, at: Date,
+  ): { ops: Op[]; next: Account } {
+    const next: Account = {
+      available: acct.available + dAvailable,
+      reserved: acct.reserved + dReserved,
+      seq: acct.seq + 1,
+    };
+    if (next.available < 0n || next.reserved < 0n) {
+      throw new ServiceError('internal', `ledger change would go negative (${kind} on ${machineId})`);
+    }
     const entry: JournalEntry = {
       seq: next.seq, at: at.toISOString(), kind,
       d_available: dAvailable.toString(), d_reserved: dReserved.toString(),
@@ -68,7 +77,8 @@ export class Ledger {
   async journal(machineId: string): Promise<JournalEntry[]> {
     const m = idPart(machineId);
     const out: JournalEntry[] = [];
-    for await (const [, v] of this.#store.entries('journal', { gte: key(m, ''), lt: key(m, '\uffff') })) out.push(v as unknown as JournalEntry);
+    const range = { gte: key(m, ''), lt: key(m, '\uffff') };
+    for await (const [, v] of this.#store.entries('journal', range)) out.push(v as unknown as JournalEntry);
     return out;
   }
 
@@ -95,7 +105,9 @@ export class Ledger {
       if (avail !== s.a) problems.push(`${id}: available ${avail} but journal sums to ${s.a}`);
       if (res !== s.r) problems.push(`${id}: reserved ${res} but journal sums to ${s.r}`);
       if (avail < 0n || res < 0n) problems.push(`${id}: negative balance`);
-      if ((v.seq as number) !== s.lastSeq) problems.push(`${id}: account seq ${v.seq as number} but journal ends at ${s.lastSeq}`);
+      if ((v.seq as number) !== s.lastSeq) {
+        problems.push(`${id}: account seq ${v.seq as number} but journal ends at ${s.lastSeq}`);
+      }
       sums.delete(m);
     }
     for (const m of sums.keys()) problems.push(`${idFromPart(m)}: journal entries without an account`);

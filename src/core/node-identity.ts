@@ -1,8 +1,11 @@
 // The node's long-lived secrets, created on first start in the data dir with mode 0600: the
 // Ed25519 signing key (receipts, pulses, edge proofs; its public key is what discovery publishes),
 // the 32-byte result-tag key (HMAC), the 32-byte BCT sealing key (XChaCha20-Poly1305) and the
-// 32-byte quote key (HMAC over issued quote_ids). The symmetric keys never leave the node. toJSON never reveals any of them.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+// 32-byte quote key (HMAC over issued quote_ids). The symmetric keys never leave the node. toJSON
+// never reveals any of them.
+import {
+  createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject,
+} from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -76,7 +79,12 @@ export class NodeIdentity {
   }
 
   get public(): PublicIdentity {
-    return { node_id: this.nodeId, key_id: this.keyId, alg: 'Ed25519', public_key: this.publicKeyRaw.toString('base64url') };
+    return {
+      node_id: this.nodeId,
+      key_id: this.keyId,
+      alg: 'Ed25519',
+      public_key: this.publicKeyRaw.toString('base64url'),
+    };
   }
 
   toJSON(): PublicIdentity & { secret: '[redacted]' } {

@@ -11,7 +11,9 @@ import { numPart } from '../store/key-codec.ts';
 import { put, type Store } from '../store/store.ts';
 import { newId } from './ids.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
-import { PULSE_FORMAT, outputHash, pulseKeyMessage, signedBytes, type PulseBody, type SignedPulse } from '../protocol/pulse-format.ts';
+import {
+  PULSE_FORMAT, outputHash, pulseKeyMessage, signedBytes, type PulseBody, type SignedPulse,
+} from '../protocol/pulse-format.ts';
 import type { NodeIdentity } from './node-identity.ts';
 
 export { PULSE_FORMAT, type PulseBody, type SignedPulse };
@@ -45,7 +47,9 @@ export class PulseChain {
     const meta = await this.#store.get('meta', 'pulse_chain');
     if (meta) {
       this.#chainId = meta.chain_id as string;
-      for await (const [, v] of this.#store.entries('pulses', { gte: '', lt: '\uffff' })) this.#latest = v as unknown as SignedPulse;
+      for await (const [, v] of this.#store.entries('pulses', { gte: '', lt: '\uffff' })) {
+        this.#latest = v as unknown as SignedPulse;
+      }
       // a restart always opens a new period: seeds of the old one may already have been used
       await this.emit();
     } else {
@@ -57,7 +61,9 @@ export class PulseChain {
 
   #schedule(): void {
     this.#timer = setTimeout(() => {
-      this.#emitting = this.#emitting.then(async () => { await this.emit(); }).catch(() => { /* the next period retries */ });
+      this.#emitting = this.#emitting
+        .then(async () => { await this.emit(); })
+        .catch(() => { /* the next period retries */ });
       this.#schedule();
     }, this.#periodMs);
     this.#timer.unref();
@@ -96,7 +102,12 @@ export class PulseChain {
       put('pulses', numPart(index), signed as unknown as Record<string, unknown>),
       put('seeds', numPart(index + 1), { seed: nextSeed.toString('hex') }),
     ];
-    if (!prev) ops.push(put('seeds', numPart(index), { seed: seed.toString('hex') }), put('meta', 'pulse_chain', { chain_id: this.#chainId, created_at: now.toISOString() }));
+    if (!prev) {
+      ops.push(
+        put('seeds', numPart(index), { seed: seed.toString('hex') }),
+        put('meta', 'pulse_chain', { chain_id: this.#chainId, created_at: now.toISOString() }),
+      );
+    }
     await this.#store.write(ops);
     this.#latest = signed;
     this.#seed = seed;

@@ -36,7 +36,8 @@ export interface QuoteTerms {
 const hint = (machineId: string) => createHash('sha256').update(machineId, 'utf8').digest().subarray(0, 6);
 
 function tag(key: Uint8Array, body: Buffer, machineId: string): Buffer {
-  return createHmac('sha256', key).update(DOMAIN).update(body).update(machineId, 'utf8').digest().subarray(0, TAG_BYTES);
+  const mac = createHmac('sha256', key).update(DOMAIN).update(body).update(machineId, 'utf8');
+  return mac.digest().subarray(0, TAG_BYTES);
 }
 
 export function encodeQuoteId(key: Uint8Array, machineId: string, t: QuoteTerms): string {

@@ -178,7 +178,8 @@ export async function acceptQuote(
     const units = BigInt(q.quote_units);
     if (acct.available < units) {
       const details = { available_units: acct.available.toString(), quote_units: units.toString() };
-      throw new ServiceError('insufficient_balance', `available ${acct.available} units, quote needs ${units}`, details);
+      const msg = `available ${acct.available} units, quote needs ${units}`;
+      throw new ServiceError('insufficient_balance', msg, details);
     }
     const now = ctx.now();
     const next: QuoteRecord = { ...q, state: 'accepted', accepted_at: now.toISOString() };
@@ -197,7 +198,9 @@ export async function acceptQuote(
 export async function sweepExpired(ctx: CoreContext): Promise<number> {
   const due: { quote_id: string; machine_id: string }[] = [];
   const range = { lt: key(numPart(ctx.now().getTime()), '\uffff') };
-  for await (const [, v] of ctx.store.entries('quote_expiry', range)) due.push(v as { quote_id: string; machine_id: string });
+  for await (const [, v] of ctx.store.entries('quote_expiry', range)) {
+    due.push(v as { quote_id: string; machine_id: string });
+  }
   let released = 0;
   for (const d of due) {
     released += await ctx.ledger.withMachine(d.machine_id, async () => {

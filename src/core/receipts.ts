@@ -30,8 +30,15 @@ export interface ReceiptBody {
 
 export interface SignedReceipt { receipt: ReceiptBody; signature: string }
 
-export function resultTag(k: Kernels, id: NodeIdentity, f: { service: string; quote_id: string; input_digest: string; output_digest: string }): string {
-  const msg = new TextEncoder().encode(canonicalJson({ service: f.service, quote_id: f.quote_id, input_digest: f.input_digest, output_digest: f.output_digest }));
+export function resultTag(k: Kernels, id: NodeIdentity, f: {
+  service: string; quote_id: string; input_digest: string; output_digest: string;
+}): string {
+  const msg = new TextEncoder().encode(canonicalJson({
+    service: f.service,
+    quote_id: f.quote_id,
+    input_digest: f.input_digest,
+    output_digest: f.output_digest,
+  }));
   return Buffer.from(k.hmacSha256(id.resultKey(), msg)).toString('hex');
 }
 

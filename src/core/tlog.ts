@@ -38,7 +38,10 @@ export class TransparencyLog {
   }
 
   async size(): Promise<number> {
-    if (this.#size === null) this.#size = ((await this.#store.get('meta', `tlog_size!${this.name}`))?.size as number | undefined) ?? 0;
+    if (this.#size === null) {
+      const meta = await this.#store.get('meta', `tlog_size!${this.name}`);
+      this.#size = (meta?.size as number | undefined) ?? 0;
+    }
     return this.#size;
   }
 
@@ -87,7 +90,9 @@ export class TransparencyLog {
       const index = await this.size();
       const entry = make(index);
       const overlay = new Map<string, Uint8Array>();
-      const ops: Op[] = [put('tlog_entries', key(this.name, numPart(index)), { entry: Buffer.from(entry).toString('base64') })];
+      const ops: Op[] = [
+        put('tlog_entries', key(this.name, numPart(index)), { entry: Buffer.from(entry).toString('base64') }),
+      ];
       const leafHash = this.#k.merkleLeafHash(entry);
       let level = 0, idx = index, h = leafHash;
       overlay.set(this.#nodeKey(0, index), h);
@@ -104,7 +109,8 @@ export class TransparencyLog {
       await this.#store.write(ops);
       this.#size = size;
       const checkpoint = this.signCheckpoint(size, root);
-      return { index, size, leafHash, root, proof, checkpoint, tlogProof: formatTlogProof(index, proof, checkpoint), entry };
+      const tlogProof = formatTlogProof(index, proof, checkpoint);
+      return { index, size, leafHash, root, proof, checkpoint, tlogProof, entry };
     });
   }
 }

@@ -15,7 +15,9 @@ x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 async function generateSelfSigned(hosts: string[]): Promise<{ cert: string; key: string }> {
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
   const keys = await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']) as CryptoKeyPair;
-  const names = [...new Set(['localhost', '127.0.0.1', '::1', ...hosts.filter((h) => h && h !== '::' && h !== '0.0.0.0')])];
+  const extraHosts = hosts.filter((h) => h && h !== '::' && h !== '0.0.0.0');
+  const names = [...new Set(['localhost', '127.0.0.1', '::1', ...extraHosts])];
+  const altName = (n: string) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n });
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
@@ -28,15 +30,18 @@ async function generateSelfSigned(hosts: string[]): Promise<{ cert: string; key:
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-      new x509.SubjectAlternativeNameExtension(names.map((n) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n }))),
+      new x509.SubjectAlternativeNameExtension(names.map(altName)),
     ],
   });
   const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
-  const keyPem = `-----BEGIN PRIVATE KEY-----\n${Buffer.from(pkcs8).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+  const body = Buffer.from(pkcs8).toString('base64').match(/.{1,64}/g)!.join('\n');
+  const keyPem = `-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----\n`;
   return { cert: cert.toString('pem') + '\n', key: keyPem };
 }
 
-export async function loadTlsMaterial(opts: { dataDir: string; certFile: string | null; keyFile: string | null; hosts: string[] }): Promise<TlsMaterial> {
+export async function loadTlsMaterial(opts: {
+  dataDir: string; certFile: string | null; keyFile: string | null; hosts: string[];
+}): Promise<TlsMaterial> {
   let certPath = opts.certFile, keyPath = opts.keyFile, selfSigned = false;
   if (!certPath || !keyPath) {
     certPath = join(opts.dataDir, 'edge-cert.pem');

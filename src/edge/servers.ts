@@ -24,7 +24,9 @@ export interface Listeners {
   close(): Promise<void>;
 }
 
-function listen(server: Server, opts: { host?: string; port?: number; path?: string; ipv6Only?: boolean }): Promise<void> {
+function listen(
+  server: Server, opts: { host?: string; port?: number; path?: string; ipv6Only?: boolean },
+): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts, () => { server.off('error', reject); resolve(); });
@@ -41,7 +43,10 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   // bounded by their connection caps (x 1 MiB a line), so a flood on the edge cannot starve them
   const lineBudget = new ByteBudget(cfg.lineBudgetBytes);
   const conn = (listener: Listener) => ({
-    listener, maxInFlight: cfg.maxInFlightPerConnection, idleTimeoutMs: cfg.idleTimeoutMs, lineTimeoutMs: cfg.lineTimeoutMs,
+    listener,
+    maxInFlight: cfg.maxInFlightPerConnection,
+    idleTimeoutMs: cfg.idleTimeoutMs,
+    lineTimeoutMs: cfg.lineTimeoutMs,
     lineBudget: listener === 'edge' ? lineBudget : null,
     log: log.child({ listener }),
   });
@@ -53,7 +58,8 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
     track(socket);
     if (socket.alpnProtocol !== ALPN) {
       // a client that did not negotiate svc/1 gets one error frame and the door
-      socket.end(encodeLine({ id: null, ok: false, error: new ServiceError('bad_frame', `ALPN must be ${ALPN}`).toWire() }));
+      const error = new ServiceError('bad_frame', `ALPN must be ${ALPN}`).toWire();
+      socket.end(encodeLine({ id: null, ok: false, error }));
       return;
     }
     serveConnection(socket, core, conn('edge'));
@@ -80,7 +86,11 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));
   return {
     edge, backend, admin,
-    addresses: { edge: fmt(edge.address() as AddressInfo), backend: fmt(backend.address() as AddressInfo), admin_socket: adminPath },
+    addresses: {
+      edge: fmt(edge.address() as AddressInfo),
+      backend: fmt(backend.address() as AddressInfo),
+      admin_socket: adminPath,
+    },
     async close() {
       const closing = [closeServer(edge), closeServer(backend), closeServer(admin)];
       // stop accepting, give in-flight requests a moment, then end idle connections

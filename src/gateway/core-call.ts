@@ -10,7 +10,9 @@ import { CoreError } from './http-errors.ts';
  * A free call with no machine identity (discovery documents, status, MCP's free tools). `client`:
  * the HTTP client's address, where the core keys something on it (QUOTE's idempotency scope).
  */
-export type CoreCall = (cmd: string, args: Record<string, unknown>, client?: string) => Promise<Record<string, unknown>>;
+export type CoreCall = (
+  cmd: string, args: Record<string, unknown>, client?: string,
+) => Promise<Record<string, unknown>>;
 
 export interface CoreCaller {
   /** `client` is the HTTP client's address: the core keys per-address quotas on it. */

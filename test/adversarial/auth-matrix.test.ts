@@ -78,7 +78,8 @@ async function setUpVictim(s: Svcd, c: SvcClient): Promise<Victim> {
     const svc = serviceOf(spec.name)!;
     // the input the service binds, else a size its quote accepts (none for GET_PULSE, 32 for a digest)
     const size = svc.bytes && Math.min(svc.bytes.max, Math.max(svc.bytes.min, HEX.length / 2));
-    const q = await quote(svc.service, svc.quoteInput ? { [svc.quoteInput]: HEX } : size === null ? {} : { bytes: size });
+    const input = svc.quoteInput ? { [svc.quoteInput]: HEX } : size === null ? {} : { bytes: size };
+    const q = await quote(svc.service, input);
     await c.request('ACCEPT_QUOTE', { quote_id: q, machine_id: VICTIM }, auth);
     accepted.set(spec.name, q);
   }

@@ -10,7 +10,9 @@ const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'ut
 
 test('docs/protocol.md documents every command and every error code with its HTTP status', (t) => {
   for (const c of ALL_COMMANDS) t.true(doc.includes(`\`${c.name}\``), c.name);
-  for (const [code, e] of Object.entries(ERRORS)) t.true(doc.includes(`| \`${code}\` | ${e.status} |`), `${code} ${e.status}`);
+  for (const [code, e] of Object.entries(ERRORS)) {
+    t.true(doc.includes(`| \`${code}\` | ${e.status} |`), `${code} ${e.status}`);
+  }
 });
 
 test('docs/protocol.md "Quote fields per service" lists quoteBodySchema\'s input fields, required ones bold', (t) => {

@@ -13,13 +13,20 @@ test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
 function rawTls(alpn: string[] | undefined): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const t = tlsConnect({ host: '127.0.0.1', port: s.edgePort, rejectUnauthorized: false, ...(alpn ? { ALPNProtocols: alpn } : {}) }, () => resolve(t));
+    const t = tlsConnect({
+      host: '127.0.0.1',
+      port: s.edgePort,
+      rejectUnauthorized: false,
+      ...(alpn ? { ALPNProtocols: alpn } : {}),
+    }, () => resolve(t));
     t.once('error', reject);
   });
 }
 
 /** Writes raw bytes, collects reply lines until `count` lines arrived or the socket closed. */
-function exchange(sock: TLSSocket, data: string | Buffer, count: number, timeoutMs = 5000): Promise<{ lines: any[]; closed: boolean }> {
+function exchange(
+  sock: TLSSocket, data: string | Buffer, count: number, timeoutMs = 5000,
+): Promise<{ lines: any[]; closed: boolean }> {
   return new Promise((resolve) => {
     let buf = '', closed = false;
     const lines: any[] = [];
@@ -63,7 +70,8 @@ test('edge: a client that does not negotiate ALPN svc/1 gets an error frame and 
 test('edge: malformed frames get named errors and the connection stays usable', async (t) => {
   const sock = await rawTls(['svc/1']);
   const bad = [
-    'not json', '[1,2]', '{"v":"svc/1","cmd":"HELLO"}', '{"v":"svc/2","id":1,"cmd":"HELLO"}', '{"v":"svc/1","id":2,"cmd":"NOPE"}',
+    'not json', '[1,2]', '{"v":"svc/1","cmd":"HELLO"}', '{"v":"svc/2","id":1,"cmd":"HELLO"}',
+    '{"v":"svc/1","id":2,"cmd":"NOPE"}',
     '{"v":"svc/1","id":3,"cmd":"HELLO","args":[]}', '{"v":"svc/1","id":4,"cmd":"QUOTE","args":{"service":"get-pulse"}}',
     '{"v":"svc/1","id":5,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m","bits":0}}',
     '{"v":"svc/1","id":6,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m","colour":"red"}}',
@@ -102,10 +110,12 @@ test('edge: a slow writer (half a line, then silence) is cut off after the line 
   t.true(waited >= 2900 && waited < 9000, `cut after ${waited} ms (line timeout 3000)`);
 });
 
-test('edge: a flood of 3,000 pipelined requests is answered in full, ids intact, under a small in-flight bound', async (t) => {
+test('edge: a flood of 3,000 pipelined requests is answered in full, ids intact, ' +
+  'under a small in-flight bound', async (t) => {
   const sock = await rawTls(['svc/1']);
   const n = 3000;
-  const payload = Array.from({ length: n }, (_, i) => JSON.stringify({ v: 'svc/1', id: i, cmd: 'CAPS' })).join('\n') + '\n';
+  const frames = Array.from({ length: n }, (_, i) => JSON.stringify({ v: 'svc/1', id: i, cmd: 'CAPS' }));
+  const payload = frames.join('\n') + '\n';
   const r = await exchange(sock, payload, n, 60_000);
   t.is(r.lines.length, n);
   t.deepEqual(new Set(r.lines.map((l) => l.id)).size, n);

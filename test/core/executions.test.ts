@@ -31,9 +31,15 @@ test.after.always(async () => {
 });
 
 const hex = (b: Uint8Array | string) => Buffer.from(b).toString('hex');
-const pub = (b64url: string) => createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(b64url, 'base64url')]), format: 'der', type: 'spki' });
+const pub = (b64url: string) => createPublicKey({
+  key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(b64url, 'base64url')]),
+  format: 'der',
+  type: 'spki',
+});
 
-async function run(machine: 'a' | 'b', service: string, quoteArgs: Record<string, unknown>, execArgs: Record<string, unknown>) {
+async function run(
+  machine: 'a' | 'b', service: string, quoteArgs: Record<string, unknown>, execArgs: Record<string, unknown>,
+) {
   const m = `ex-${machine}`;
   const q = await c.request('QUOTE', { service, machine_id: m, ...quoteArgs });
   await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: m }, { token: tokens[machine] });
@@ -41,7 +47,8 @@ async function run(machine: 'a' | 'b', service: string, quoteArgs: Record<string
   return c.request(command, { quote_id: q.quote_id, machine_id: m, ...execArgs }, { token: tokens[machine] });
 }
 
-test.serial('MAKE_BCT seals for the caller; VERIFY_BCT opens it only for the same machine and untampered', async (t) => {
+test.serial('MAKE_BCT seals for the caller; ' +
+  'VERIFY_BCT opens it only for the same machine and untampered', async (t) => {
   const plain = hex('attack at dawn');
   const made = await run('a', 'make-bct', { plain_hex: plain }, { plain_hex: plain });
   const packet = made.packet_hex as string;
@@ -58,7 +65,8 @@ test.serial('MAKE_BCT seals for the caller; VERIFY_BCT opens it only for the sam
   t.false((await run('a', 'verify-bct', { packet_hex: flipped }, { packet_hex: flipped })).valid);
   const junk = hex('BCT2') + packet.slice(8);
   t.is((await run('a', 'verify-bct', { packet_hex: junk }, { packet_hex: junk })).reason, 'not_bct1');
-  const e = await t.throwsAsync(c.request('QUOTE', { service: 'make-bct', machine_id: 'ex-a', plain_hex: '00'.repeat(4097) }));
+  const tooBig = { service: 'make-bct', machine_id: 'ex-a', plain_hex: '00'.repeat(4097) };
+  const e = await t.throwsAsync(c.request('QUOTE', tooBig));
   t.is((e as any).code, 'invalid_request');
   t.regex(e!.message, /at most 4096/);
 });
@@ -66,9 +74,17 @@ test.serial('MAKE_BCT seals for the caller; VERIFY_BCT opens it only for the sam
 test.serial('VERIFY_RESULT accepts a genuine result tag and refuses a forged or malformed one', async (t) => {
   const plain = hex('x');
   const made = await run('a', 'make-bct', { plain_hex: plain }, { plain_hex: plain });
-  const material = (over: Record<string, unknown> = {}) => hex(JSON.stringify({ service: made.service, quote_id: made.quote_id, input_digest: made.input_digest, output_digest: made.output_digest, result_tag: made.result_tag, ...over }));
+  const material = (over: Record<string, unknown> = {}) => hex(JSON.stringify({
+    service: made.service,
+    quote_id: made.quote_id,
+    input_digest: made.input_digest,
+    output_digest: made.output_digest,
+    result_tag: made.result_tag,
+    ...over,
+  }));
   const good = material();
-  t.true((await run('b', 'verify-result', { bytes: good.length / 2 }, { packet_hex: good })).valid as boolean, 'anyone can ask');
+  const asked = await run('b', 'verify-result', { bytes: good.length / 2 }, { packet_hex: good });
+  t.true(asked.valid as boolean, 'anyone can ask');
   const forged = material({ output_digest: '00'.repeat(32) });
   const r = await run('b', 'verify-result', { bytes: forged.length / 2 }, { packet_hex: forged });
   t.deepEqual([r.valid, r.reason, r.status], [false, 'tag_mismatch', 'invalid']);
@@ -85,7 +101,8 @@ test.serial('ATTEST_EVENT returns an in-toto Statement in a DSSE envelope that v
   const type = Buffer.from(env.payloadType);
   const paeBytes = Buffer.concat([Buffer.from(`DSSEv1 ${type.length} `), type, Buffer.from(` ${body.length} `), body]);
   t.true(verify(null, paeBytes, pub(r.public_key as string), Buffer.from(env.signatures[0]!.sig, 'base64')));
-  t.false(verify(null, Buffer.concat([paeBytes, Buffer.from(' ')]), pub(r.public_key as string), Buffer.from(env.signatures[0]!.sig, 'base64')));
+  const padded = Buffer.concat([paeBytes, Buffer.from(' ')]);
+  t.false(verify(null, padded, pub(r.public_key as string), Buffer.from(env.signatures[0]!.sig, 'base64')));
   const stmt = JSON.parse(body.toString('utf8'));
   t.is(stmt._type, 'https://in-toto.io/Statement/v1');
   t.is(stmt.subject[0].digest.sha256, createHash('sha256').update(Buffer.from(event, 'hex')).digest('hex'));
@@ -97,27 +114,37 @@ test.serial('SUBMIT_ID derives the same id from the same document for anyone, wi
   const a = await run('a', 'submit-id', { bytes: doc.length / 2 }, { plain_hex: doc });
   const b = await run('b', 'submit-id', { bytes: doc.length / 2 }, { plain_hex: doc });
   t.is(a.id, b.id);
-  t.is(a.id, `svcid_${createHash('sha256').update('svc/id/v1\0').update(Buffer.from(doc, 'hex')).digest('hex').slice(0, 32)}`);
-  t.true(verify(null, Buffer.from(canonicalJson(a.record)), pub(a.public_key as string), Buffer.from(a.signature as string, 'base64url')));
+  const digest = createHash('sha256').update('svc/id/v1\0').update(Buffer.from(doc, 'hex')).digest('hex');
+  t.is(a.id, `svcid_${digest.slice(0, 32)}`);
+  const recordBytes = Buffer.from(canonicalJson(a.record));
+  t.true(verify(null, recordBytes, pub(a.public_key as string), Buffer.from(a.signature as string, 'base64url')));
   const other = await run('a', 'submit-id', { bytes: 3 }, { plain_hex: 'abcdef' });
   t.not(other.id, a.id);
 });
 
-test.serial('BVM_EXEC runs a program with its input, fuel = bits, output capped by max_output; traps are charged results', async (t) => {
-  const prog = assemble('.memory 64\npush 0\npush 0\ninlen\nincopy\npush 32\npush 0\ninlen\nsha256\npush 32\npush 32\noutcopy\nhalt').image;
+test.serial('BVM_EXEC runs a program with its input, fuel = bits, output capped by max_output; ' +
+  'traps are charged results', async (t) => {
+  const prog = assemble(
+    '.memory 64\npush 0\npush 0\ninlen\nincopy\npush 32\npush 0\ninlen\nsha256\npush 32\npush 32\noutcopy\nhalt',
+  ).image;
   const input = Buffer.from('hello bvm');
   const size = prog.length + input.length;
   const r = await run('a', 'bvm-exec', { bytes: size, bits: 1000 }, { plain_hex: hex(prog), packet_hex: hex(input) });
   const ref = runReference(prog, input, 1000, 8192);
-  t.deepEqual([(r.bvm as any).status, (r.bvm as any).steps, r.output_hex], ['halted', ref.steps, createHash('sha256').update(input).digest('hex')]);
+  const want = ['halted', ref.steps, createHash('sha256').update(input).digest('hex')];
+  t.deepEqual([(r.bvm as any).status, (r.bvm as any).steps, r.output_hex], want);
   t.is(r.status, 'halted');
 
   const spin = assemble('l: jmp l').image;
   const before = await c.request('BALANCE', { machine_id: 'ex-a' }, { token: tokens.a });
   const trapped = await run('a', 'bvm-exec', { bytes: spin.length, bits: 5000 }, { plain_hex: hex(spin), bits: 2000 });
-  t.deepEqual([(trapped.bvm as any).status, (trapped.bvm as any).steps, trapped.status], ['out_of_fuel', 2000, 'out_of_fuel']);
+  t.deepEqual(
+    [(trapped.bvm as any).status, (trapped.bvm as any).steps, trapped.status],
+    ['out_of_fuel', 2000, 'out_of_fuel'],
+  );
   const after = await c.request('BALANCE', { machine_id: 'ex-a' }, { token: tokens.a });
-  t.is(BigInt(before.available_units as string) - BigInt(after.available_units as string), BigInt(trapped.units_charged as number));
+  const spent = BigInt(before.available_units as string) - BigInt(after.available_units as string);
+  t.is(spent, BigInt(trapped.units_charged as number));
   const rec = await c.request('VERIFY_RECEIPT', { receipt_id: trapped.receipt_id, machine_id: 'ex-a' });
   t.is((rec.receipt as any).status, 'out_of_fuel');
 
@@ -128,20 +155,27 @@ test.serial('BVM_EXEC runs a program with its input, fuel = bits, output capped 
   t.is((bad.bvm as any).status, 'invalid_image');
 });
 
-test.serial('SEALED_MESSAGE: HPKE base mode that a standard HPKE recipient opens; a bad recipient key is refused uncharged', async (t) => {
+test.serial('SEALED_MESSAGE: HPKE base mode that a standard HPKE recipient opens; ' +
+  'a bad recipient key is refused uncharged', async (t) => {
   const { hpkeSuite, SEALED_INFO } = await import('../../src/core/executors/sealed-message.ts');
   const recipient = await hpkeSuite.kem.generateKeyPair();
   const pk = Buffer.from(await hpkeSuite.kem.serializePublicKey(recipient.publicKey));
   const msg = hex('meet me at the usual place');
   const r = await run('a', 'sealed-message', { bytes: 32 + msg.length / 2 }, { plain_hex: msg, packet_hex: hex(pk) });
   t.deepEqual([(r.suite as any).kem_id, (r.suite as any).kdf_id, (r.suite as any).aead_id], [0x20, 0x01, 0x03]);
-  const ctx = await hpkeSuite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(r.enc_hex as string, 'hex'), info: SEALED_INFO });
+  const ctx = await hpkeSuite.createRecipientContext({
+    recipientKey: recipient.privateKey,
+    enc: Buffer.from(r.enc_hex as string, 'hex'),
+    info: SEALED_INFO,
+  });
   t.is(Buffer.from(await ctx.open(Buffer.from(r.ciphertext_hex as string, 'hex'))).toString('hex'), msg);
 
   const q = await c.request('QUOTE', { service: 'sealed-message', machine_id: 'ex-a', bytes: 40 });
   await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'ex-a' }, { token: tokens.a });
-  const e = await t.throwsAsync(c.request('SEALED_MESSAGE', { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: '11'.repeat(31) }, { token: tokens.a }));
+  const badKey = { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: '11'.repeat(31) };
+  const e = await t.throwsAsync(c.request('SEALED_MESSAGE', badKey, { token: tokens.a }));
   t.is((e as any).code, 'invalid_request');
-  const again = await c.request('SEALED_MESSAGE', { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: hex(pk) }, { token: tokens.a });
+  const goodKey = { quote_id: q.quote_id, machine_id: 'ex-a', plain_hex: '00', packet_hex: hex(pk) };
+  const again = await c.request('SEALED_MESSAGE', goodKey, { token: tokens.a });
   t.regex(again.receipt_id as string, /^rcpt_/, 'the failed attempt charged nothing and left the quote usable');
 });

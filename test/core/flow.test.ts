@@ -21,7 +21,8 @@ test.after.always(async () => {
 
 const json = (r: { stdout: string }) => JSON.parse(r.stdout);
 
-test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → quote → accept → execute → receipt → verify offline', async (t) => {
+test.serial('GET_PULSE flow with the real CLIs: ' +
+  'fund → settle → balance → quote → accept → execute → receipt → verify offline', async (t) => {
   const m = ['--machine-id', 'cli-machine'];
   const fund = await s.svc([...m, '--json', 'fund-account', '--units', '3', '--network', 'Solana', '--asset', 'USDT']);
   t.is(fund.code, 0, fund.stderr);
@@ -95,7 +96,8 @@ test.serial('GET_PULSE flow with the real CLIs: fund → settle → balance → 
   t.is(v.code, 0, v.stdout + v.stderr);
   t.true(json(v).verified);
   const tampered = join(s.dataDir, 'pulse-result-bad.json');
-  writeFileSync(tampered, JSON.stringify({ ...result, output_hex: result.output_hex.replace(/^./, (c: string) => (c === '0' ? '1' : '0')) }));
+  const flip = (c: string) => (c === '0' ? '1' : '0');
+  writeFileSync(tampered, JSON.stringify({ ...result, output_hex: result.output_hex.replace(/^./, flip) }));
   const bad = await s.svc(['--json', 'verify-pulse', '--result', tampered]);
   t.is(bad.code, 1);
   t.regex(json(bad).error.message, /recomputed output = output_hex/);
@@ -128,7 +130,8 @@ test.serial('401: missing, wrong and foreign tokens; unclaimed machines', async 
   // rotation: the old token stops working, the new one works
   const rot = await s.svcAdmin(['--json', 'rotate-token', 'auth-a']);
   const fresh = JSON.parse(rot.stdout).machine_token;
-  t.is(((await t.throwsAsync(c.request('BALANCE', { machine_id: 'auth-a' }, { token: tokenA }))) as any).code, 'unauthorized');
+  const stale = await t.throwsAsync(c.request('BALANCE', { machine_id: 'auth-a' }, { token: tokenA }));
+  t.is((stale as any).code, 'unauthorized');
   const rotated = await c.request('BALANCE', { machine_id: 'auth-a' }, { token: fresh });
   t.regex(rotated.available_units as string, /^10[0-9]{7}$/);
   c.close();
@@ -150,58 +153,77 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
 
   const q = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'st-a', bits: 64 });
   t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth)), 'quote_not_accepted');
-  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-b' }, { token: tokB })), 'quote_wrong_machine');
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-b' }, { token: tokB })),
+    'quote_wrong_machine');
   await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
   const twice = await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth));
   t.deepEqual([(twice as any).code, (twice as any).details], ['quote_not_issued', { state: 'accepted' }], 'again: 409');
   t.is((await c.request('BALANCE', { machine_id: 'st-a' }, auth)).reserved_units, String(q.quote_units));
-  t.is(await code(c.request('MAKE_BCT', { quote_id: q.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'quote_wrong_service');
-  t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a', bits: 65 }, auth)), 'input_mismatch');
+  t.is(await code(c.request('MAKE_BCT', { quote_id: q.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)),
+    'quote_wrong_service');
+  t.is(await code(c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a', bits: 65 }, auth)),
+    'input_mismatch');
   await c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth);
   t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'st-a' }, auth)), 'quote_not_issued');
 
   // a quote bigger than the balance
   const big = await c.request('QUOTE', { service: 'bvm-exec', machine_id: 'st-a', bytes: 1 << 30 });
-  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: big.quote_id, machine_id: 'st-a' }, auth)), 'insufficient_balance');
+  t.is(await code(c.request('ACCEPT_QUOTE', { quote_id: big.quote_id, machine_id: 'st-a' }, auth)),
+    'insufficient_balance');
   // digest-bound input: only the quoted plaintext may be sealed
   const bct = await c.request('QUOTE', { service: 'make-bct', machine_id: 'st-a', plain_hex: '68656c6c6f' });
   await c.request('ACCEPT_QUOTE', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth);
-  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)), 'input_mismatch');
+  t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a', plain_hex: '00' }, auth)),
+    'input_mismatch');
   t.is(await code(c.request('MAKE_BCT', { quote_id: bct.quote_id, machine_id: 'st-a' }, auth)), 'invalid_request');
   // a service this node does not execute yet: the reservation stays until the quote expires
   // size-bound input: never more than the quoted bytes; a malformed input is refused uncharged
   const ts = await c.request('QUOTE', { service: 'timestamp-proof', machine_id: 'st-a', bytes: 32 });
   await c.request('ACCEPT_QUOTE', { quote_id: ts.quote_id, machine_id: 'st-a' }, auth);
-  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(33) }, auth)), 'input_mismatch', 'more than the quoted bytes');
-  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(31) }, auth)), 'invalid_request', 'not a digest');
-  t.is(await code(c.request('TIMESTAMP_PROOF', { quote_id: ts.quote_id, machine_id: 'st-a', plain_hex: '00'.repeat(32), packet_hex: '00' }, auth)), 'invalid_request', 'not an input of timestamp-proof');
+  const tsQuote = { quote_id: ts.quote_id, machine_id: 'st-a' };
+  t.is(await code(c.request('TIMESTAMP_PROOF', { ...tsQuote, plain_hex: '00'.repeat(33) }, auth)),
+    'input_mismatch', 'more than the quoted bytes');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { ...tsQuote, plain_hex: '00'.repeat(31) }, auth)),
+    'invalid_request', 'not a digest');
+  t.is(await code(c.request('TIMESTAMP_PROOF', { ...tsQuote, plain_hex: '00'.repeat(32), packet_hex: '00' }, auth)),
+    'invalid_request', 'not an input of timestamp-proof');
 
   // rails and invoices
-  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)), 'unsupported_rail');
-  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'Base', asset: 'USDT' }, auth)), 'unsupported_rail');
-  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 0, network: 'Base', asset: 'USDC' }, auth)), 'invalid_request');
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'TRON', asset: 'USDC' }, auth)),
+    'unsupported_rail');
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'Base', asset: 'USDT' }, auth)),
+    'unsupported_rail');
+  t.is(await code(c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 0, network: 'Base', asset: 'USDC' }, auth)),
+    'invalid_request');
   const inv = await c.request('FUND_ACCOUNT', { machine_id: 'st-a', units: 1, network: 'Base', asset: 'USDC' }, auth);
-  t.is(await code(c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'st-b' }, { token: tokB })), 'not_found', 'another machine cannot see it');
+  t.is(await code(c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'st-b' }, { token: tokB })),
+    'not_found', 'another machine cannot see it');
   c.close(); a.close();
 });
 
-test.serial('a quote that expires before accept is refused; one that expires after accept releases its reservation', async (t) => {
+test.serial('a quote that expires before accept is refused; ' +
+  'one that expires after accept releases its reservation', async (t) => {
   const tok = await fundMachine(s, 'exp-a', 1);
   const c = await s.edge();
   const auth = { token: tok };
   const funded = (await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).available_units;
   const q1 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
   await new Promise((r) => setTimeout(r, 1200));
-  t.is(((await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
+  const late = await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' }, auth));
+  t.is((late as any).code, 'quote_expired');
 
   const q2 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
   await c.request('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth);
   t.is((await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).reserved_units, String(q2.quote_units));
   // the sweeper releases it without anyone touching the quote
   let bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-  for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) { await new Promise((r) => setTimeout(r, 100)); bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth); }
+  for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
+  }
   t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
-  t.is(((await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth))) as any).code, 'quote_expired');
+  const expired = await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth));
+  t.is((expired as any).code, 'quote_expired');
   c.close();
 });
 
@@ -214,7 +236,9 @@ test.serial('idempotency keys: same body replays, another body is 422', async (t
   t.true(second.idempotent_replayed as boolean);
   t.is(((await t.throwsAsync(c.request('QUOTE', { ...args, bits: 256 }))) as any).code, 'idempotency_key_reused');
   // ten at once with a fresh key: one runs, the others are told it is in progress or replay it
-  const burst = await Promise.allSettled(Array.from({ length: 10 }, () => c.request('QUOTE', { ...args, idempotency_key: 'k-2' })));
+  const burst = await Promise.allSettled(
+    Array.from({ length: 10 }, () => c.request('QUOTE', { ...args, idempotency_key: 'k-2' })),
+  );
   const made = burst.filter((r): r is PromiseFulfilledResult<Record<string, unknown>> => r.status === 'fulfilled');
   t.is(new Set(made.map((r) => r.value.quote_id)).size, 1, 'one quote, however many arrived together');
   t.true(burst.every((r) => r.status === 'fulfilled' || (r.reason as any).code === 'idempotency_in_progress'));

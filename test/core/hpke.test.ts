@@ -11,7 +11,8 @@ test('HPKE: RFC 9180 A.2.1 (X25519, HKDF-SHA256, ChaCha20Poly1305, base) enc and
   t.is(hex(r.ct), e0.ct);
 });
 
-sharedTest(test, 'HPKE: ../shared RFC 9180 vectors, base mode with ChaCha20Poly1305 (seq 0)', 'hpke/rfc9180_x25519_sha256_base_psk.json', async (t, path) => {
+sharedTest(test, 'HPKE: ../shared RFC 9180 vectors, base mode with ChaCha20Poly1305 (seq 0)',
+  'hpke/rfc9180_x25519_sha256_base_psk.json', async (t, path) => {
   const all = readJson(path) as any[];
   const base = all.filter((x) => x.mode === 0 && x.aead_id === 3);
   t.true(base.length >= 1);

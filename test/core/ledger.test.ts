@@ -9,13 +9,17 @@ import { Ledger } from '../../src/core/ledger.ts';
 import { idPart } from '../../src/store/key-codec.ts';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 
-test('verify(): journaled changes hold; a tampered balance, a missing entry and an orphan entry are named', async (t) => {
+test('verify(): journaled changes hold; ' +
+  'a tampered balance, a missing entry and an orphan entry are named', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-'));
   const store = await Store.open(dir);
   const ledger = new Ledger(store);
   const now = new Date();
   let acct = await ledger.account('m-1');
-  for (const [kind, da, dr] of [['credit', 1000n, 0n], ['reserve', -300n, 300n], ['capture', 0n, -100n], ['release', 200n, -200n]] as const) {
+  const changes = [
+    ['credit', 1000n, 0n], ['reserve', -300n, 300n], ['capture', 0n, -100n], ['release', 200n, -200n],
+  ] as const;
+  for (const [kind, da, dr] of changes) {
     const c = ledger.change('m-1', acct, kind, da, dr, { ref: kind }, now);
     await store.write(c.ops);
     acct = c.next;
@@ -28,7 +32,10 @@ test('verify(): journaled changes hold; a tampered balance, a missing entry and 
   const bad = await ledger.verify();
   t.false(bad.ok);
   t.deepEqual(bad.problems, ['m-1: available 901 but journal sums to 900']);
-  await store.write([put('accounts', idPart('m-1'), { available: '900', reserved: '0', seq: 4 }), put('journal', `${idPart('ghost')}!0000000000000001`, { seq: 1, d_available: '5', d_reserved: '0' })]);
+  await store.write([
+    put('accounts', idPart('m-1'), { available: '900', reserved: '0', seq: 4 }),
+    put('journal', `${idPart('ghost')}!0000000000000001`, { seq: 1, d_available: '5', d_reserved: '0' }),
+  ]);
   t.deepEqual((await ledger.verify()).problems, ['ghost: journal entries without an account']);
   await store.close();
   rmSync(dir, { recursive: true, force: true });

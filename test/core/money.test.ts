@@ -31,7 +31,8 @@ function tenPer(units: bigint): number {
   throw new Error('no size found');
 }
 
-test('50 concurrent accepts on a balance that covers 10: exactly 10 succeed, the rest are insufficient_balance', async (t) => {
+test('50 concurrent accepts on a balance that covers 10: ' +
+  'exactly 10 succeed, the rest are insufficient_balance', async (t) => {
   const s = await Svcd.start();
   try {
     const token = await fundMachine(s, 'race', 1);
@@ -40,13 +41,16 @@ test('50 concurrent accepts on a balance that covers 10: exactly 10 succeed, the
     const before = await clients[0]!.request('BALANCE', { machine_id: 'race' }, { token });
     const funded = BigInt(before.available_units as string);
     const bytes = tenPer(funded);
-    const quotes = await Promise.all(Array.from({ length: 50 }, (_, i) => clients[i % 5]!.request('QUOTE', { service: 'bvm-exec', machine_id: 'race', bytes })));
+    const quotes = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      clients[i % 5]!.request('QUOTE', { service: 'bvm-exec', machine_id: 'race', bytes })));
     t.is(funded / BigInt(quotes[0]!.quote_units as number), 10n);
-    const results = await Promise.allSettled(quotes.map((q, i) => clients[i % 5]!.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'race' }, { token })));
+    const results = await Promise.allSettled(quotes.map((q, i) =>
+      clients[i % 5]!.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'race' }, { token })));
     const ok = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     t.is(ok.length, 10);
-    t.true(refused.every((r) => r.reason.code === 'insufficient_balance'), JSON.stringify(refused.map((r) => r.reason.code)));
+    t.true(refused.every((r) => r.reason.code === 'insufficient_balance'),
+      JSON.stringify(refused.map((r) => r.reason.code)));
     const bal = await clients[0]!.request('BALANCE', { machine_id: 'race' }, { token });
     t.is(BigInt(bal.reserved_units as string), 10n * BigInt(quotes[0]!.quote_units as number));
     t.is(BigInt(bal.available_units as string) + BigInt(bal.reserved_units as string), funded);
@@ -81,7 +85,8 @@ test('the same execution sent 20 times at once captures once; concurrent settlem
     t.is((await c.request('BALANCE', { machine_id: 'dup' }, { token })).available_units, credited);
     const q = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'dup', bits: 256 });
     await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'dup' }, { token });
-    const runs = await Promise.all(Array.from({ length: 20 }, () => c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'dup' }, { token })));
+    const runs = await Promise.all(Array.from({ length: 20 }, () =>
+      c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'dup' }, { token })));
     t.is(new Set(runs.map((r) => r.receipt_id)).size, 1);
     t.is(new Set(runs.map((r) => r.output_hex)).size, 1);
     t.is(runs.filter((r) => !r.replayed).length, 1);
@@ -98,18 +103,23 @@ test('the same execution sent 20 times at once captures once; concurrent settlem
   }
 });
 
-test('kill -9 during a burst of 200 executions: after restart the ledger holds and every acknowledged execution has exactly one capture and one receipt', async (t) => {
+test('kill -9 during a burst of 200 executions: after restart the ledger holds ' +
+  'and every acknowledged execution has exactly one capture and one receipt', async (t) => {
   const s = await Svcd.start({ SVC_KERNEL_THREADS: '2' });
   const acked = new Map<string, string>(); // quote_id → receipt_id
   let quoteIds: string[] = [];
   try {
     const token = await fundMachine(s, 'crash', 1);
     const clients = await Promise.all(Array.from({ length: 4 }, () => s.edge()));
-    const quotes = await Promise.all(Array.from({ length: 200 }, (_, i) => clients[i % 4]!.request('QUOTE', { service: 'get-pulse', machine_id: 'crash', bits: 4096 })));
+    const quotes = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+      clients[i % 4]!.request('QUOTE', { service: 'get-pulse', machine_id: 'crash', bits: 4096 })));
     quoteIds = quotes.map((q) => q.quote_id as string);
-    for (const q of quotes) await clients[0]!.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'crash' }, { token });
+    for (const q of quotes) {
+      await clients[0]!.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'crash' }, { token });
+    }
     let killed = false;
-    const burst = quotes.map((q, i) => clients[i % 4]!.request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'crash' }, { token })
+    const burst = quotes.map((q, i) => clients[i % 4]!
+      .request('GET_PULSE', { quote_id: q.quote_id, machine_id: 'crash' }, { token })
       .then((r) => { if (!killed) acked.set(q.quote_id as string, r.receipt_id as string); })
       .catch(() => { /* in flight when the process died */ }));
     // kill while the burst is running: after some acknowledgements, before all of them
@@ -136,7 +146,9 @@ test('kill -9 during a burst of 200 executions: after restart the ledger holds a
   const { check, journal, receipts, quotes } = await ledgerOf(s.dataDir);
   t.true(check.ok, check.problems.join('; '));
   const captures = new Map<string, number>();
-  for (const e of journal.filter((x) => x.kind === 'capture')) captures.set(e.ref.quote_id!, (captures.get(e.ref.quote_id!) ?? 0) + 1);
+  for (const e of journal.filter((x) => x.kind === 'capture')) {
+    captures.set(e.ref.quote_id!, (captures.get(e.ref.quote_id!) ?? 0) + 1);
+  }
   const receiptCount = new Map<string, number>();
   for (const r of receipts) receiptCount.set(r.receipt.quote_id, (receiptCount.get(r.receipt.quote_id) ?? 0) + 1);
   for (const [qid, rid] of acked) {

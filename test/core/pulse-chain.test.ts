@@ -7,7 +7,8 @@ import { Svcd } from '../support/svcd.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { outputHash, signedBytes, type SignedPulse } from '../../src/protocol/pulse-format.ts';
 
-test('pulse chain: signed, linked, seeds revealed match their commitments, and it survives a restart with a gap marked', async (t) => {
+test('pulse chain: signed, linked, seeds revealed match their commitments, ' +
+  'and it survives a restart with a gap marked', async (t) => {
   const s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '300' });
   await new Promise((r) => setTimeout(r, 1000));
   t.is(await s.stop(), 0);
@@ -18,7 +19,9 @@ test('pulse chain: signed, linked, seeds revealed match their commitments, and i
   const latest = (await c.request('PULSE', {})) as unknown as SignedPulse & { public_key: string };
   const pub = Buffer.from(latest.public_key, 'base64url');
   const chain: SignedPulse[] = [];
-  for (let i = 0; i <= latest.pulse.index; i++) chain.push((await c.request('PULSE', { index: i })) as unknown as SignedPulse);
+  for (let i = 0; i <= latest.pulse.index; i++) {
+    chain.push((await c.request('PULSE', { index: i })) as unknown as SignedPulse);
+  }
   c.close();
   await s.stop();
   s.cleanup();
@@ -38,6 +41,7 @@ test('pulse chain: signed, linked, seeds revealed match their commitments, and i
     t.is(p.pulse.prev_output, prev.output_hash, `link ${i}`);
     t.is(p.pulse.commit, prev.pulse.commit_next, `pulse ${i} uses the seed pulse ${i - 1} committed to`);
     t.is(p.pulse.revealed_index, i - 1);
-    t.is(createHash('sha256').update(Buffer.from(p.pulse.revealed_seed!, 'hex')).digest('hex'), prev.pulse.commit, `reveal ${i - 1}`);
+    const revealed = Buffer.from(p.pulse.revealed_seed!, 'hex');
+    t.is(createHash('sha256').update(revealed).digest('hex'), prev.pulse.commit, `reveal ${i - 1}`);
   }
 });

@@ -9,7 +9,11 @@ import { Svcd } from '../support/svcd.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => { const p = join(dir, n); const st = statSync(p); return st.isDirectory() ? filesUnder(p) : st.isFile() ? [p] : []; });
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    const st = statSync(p);
+    return st.isDirectory() ? filesUnder(p) : st.isFile() ? [p] : [];
+  });
 }
 
 test('machine tokens are stored hashed and never logged; key files 0600, data dir 0700', async (t) => {
@@ -18,12 +22,24 @@ test('machine tokens are stored hashed and never logged; key files 0600, data di
   await s.start(['start']);
   let token = '';
   try {
-    const inv = await (await fetch(`${s.ready.http}/api/v1/invoices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ machine_id: 'sec-m', units: 1, network: 'TRON', asset: 'USDT' }) })).json() as any;
+    const inv = await (await fetch(`${s.ready.http}/api/v1/invoices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ machine_id: 'sec-m', units: 1, network: 'TRON', asset: 'USDT' }),
+    })).json() as any;
     token = inv.machine_token;
     t.regex(token, /^svcm_/);
     // use it, and fail with a wrong one, so any request logging would have seen both
-    await fetch(`${s.ready.http}/api/v1/balance`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{"machine_id":"sec-m"}' });
-    await fetch(`${s.ready.http}/api/v1/balance`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer svcm_wrong-token-value' }, body: '{"machine_id":"sec-m"}' });
+    await fetch(`${s.ready.http}/api/v1/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: '{"machine_id":"sec-m"}',
+    });
+    await fetch(`${s.ready.http}/api/v1/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer svcm_wrong-token-value' },
+      body: '{"machine_id":"sec-m"}',
+    });
   } finally {
     t.is(await s.stop(), 0);
   }
@@ -39,7 +55,9 @@ test('machine tokens are stored hashed and never logged; key files 0600, data di
   t.false((s.stdout + s.stderr).includes(secret), 'the token is not in the logs');
   t.false((s.stdout + s.stderr).includes('wrong-token-value'), 'nor is a wrong one');
   t.is(statSync(s.dataDir).mode & 0o777, 0o700);
-  for (const f of ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'edge-key.pem']) t.is(statSync(join(s.dataDir, f)).mode & 0o777, 0o600, f);
+  for (const f of ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'edge-key.pem']) {
+    t.is(statSync(join(s.dataDir, f)).mode & 0o777, 0o600, f);
+  }
   const id = NodeIdentity.loadOrCreate(s.dataDir);
   const json = JSON.stringify(id);
   t.regex(json, /"secret":"\[redacted\]"/);

@@ -17,7 +17,8 @@ import { TransparencyLog } from '../../src/core/tlog.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { H, refPath, refRoot } from '../reference/merkle-ref.ts';
 
-test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1..70, and survive reopening', async (t) => {
+test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1..70, ' +
+  'and survive reopening', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tlog-'));
   let store = await Store.open(dir);
   const k = Kernels.create();
@@ -25,21 +26,34 @@ test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1
   let log = new TransparencyLog(store, k, id, 'test', 'svc/test/log');
   const leaves: Uint8Array[] = [];
   for (let i = 0; i < 70; i++) {
-    if (i === 40) { await store.close(); store = await Store.open(dir); log = new TransparencyLog(store, k, id, 'test', 'svc/test/log'); }
+    if (i === 40) {
+      await store.close();
+      store = await Store.open(dir);
+      log = new TransparencyLog(store, k, id, 'test', 'svc/test/log');
+    }
     const a = await log.append((index) => Buffer.from(`entry ${index}`));
     t.is(a.index, i);
     leaves.push(H(Buffer.of(0), Buffer.from(`entry ${i}`)));
     t.is(Buffer.from(a.root).toString('hex'), Buffer.from(refRoot(leaves)).toString('hex'), `root at size ${i + 1}`);
-    t.deepEqual(a.proof.map((h) => Buffer.from(h).toString('hex')), refPath(i, leaves).map((h) => Buffer.from(h).toString('hex')), `path ${i}`);
+    t.deepEqual(
+      a.proof.map((h) => Buffer.from(h).toString('hex')),
+      refPath(i, leaves).map((h) => Buffer.from(h).toString('hex')),
+      `path ${i}`,
+    );
     t.true(verifyTlogProof(a.tlogProof, Buffer.from(`entry ${i}`), id.public.public_key, 'svc/test/log').ok);
   }
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP proofs that verify offline; tampering fails', async (t) => {
+test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: ' +
+  'signed tokens/entries with C2SP proofs that verify offline; tampering fails', async (t) => {
   const s = await Svcd.start();
-  t.teardown(async () => { const r = await s.stopAndCheckLedger(); s.cleanup(); if (!r.ok) throw new Error(r.problems.join('; ')); });
+  t.teardown(async () => {
+    const r = await s.stopAndCheckLedger();
+    s.cleanup();
+    if (!r.ok) throw new Error(r.problems.join('; '));
+  });
   const token = await fundMachine(s, 'logger', 1);
   const c = await s.edge();
   t.teardown(() => c.close());
@@ -47,7 +61,8 @@ test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP pro
   const exec = async (service: string, plain: string) => {
     const q = await c.request('QUOTE', { service, machine_id: 'logger', bytes: plain.length / 2 });
     await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'logger' }, auth);
-    return c.request(service.toUpperCase().replaceAll('-', '_'), { quote_id: q.quote_id, machine_id: 'logger', plain_hex: plain }, auth);
+    const command = service.toUpperCase().replaceAll('-', '_');
+    return c.request(command, { quote_id: q.quote_id, machine_id: 'logger', plain_hex: plain }, auth);
   };
   const leaves: Uint8Array[] = [];
   let last: any;
@@ -70,17 +85,21 @@ test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP pro
     t.is(cp.size, BigInt(i + 1));
     t.is(cp.root.toString('hex'), Buffer.from(refRoot(leaves)).toString('hex'));
     const raw = Buffer.from(pub.public_key, 'base64url');
-    const spki = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]), format: 'der', type: 'spki' });
-    t.true(note.signatures[0]!.keyHash.equals(createHash('sha256').update(pub.origin).update(Buffer.from([0x0a, 0x01])).update(raw).digest().subarray(0, 4)));
+    const der = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]);
+    const spki = createPublicKey({ key: der, format: 'der', type: 'spki' });
+    const keyHash = createHash('sha256').update(pub.origin).update(Buffer.from([0x0a, 0x01])).update(raw).digest();
+    t.true(note.signatures[0]!.keyHash.equals(keyHash.subarray(0, 4)));
     t.true(edVerify(null, Buffer.from(note.text), spki, note.signatures[0]!.signature));
     t.true(noteKeyHash(pub.origin, raw).equals(note.signatures[0]!.keyHash));
-    t.true(edVerify(null, entry, spki, Buffer.from(r.token_signature as string, 'base64url')), 'the token itself is signed');
+    const tokenSignature = Buffer.from(r.token_signature as string, 'base64url');
+    t.true(edVerify(null, entry, spki, tokenSignature), 'the token itself is signed');
     last = r;
   }
   // tampering: another entry, a flipped proof hash, a foreign key
   const entry = Buffer.from(last.log.entry_base64, 'base64');
   t.true(verifyTlogProof(last.tlog_proof, entry, last.log.public_key).ok);
-  t.false(verifyTlogProof(last.tlog_proof, Buffer.from(canonicalJson({ ...last.token, time: '2000-01-01T00:00:00.000Z' })), last.log.public_key).ok);
+  const retimed = Buffer.from(canonicalJson({ ...last.token, time: '2000-01-01T00:00:00.000Z' }));
+  t.false(verifyTlogProof(last.tlog_proof, retimed, last.log.public_key).ok);
   const lines = (last.tlog_proof as string).split('\n');
   lines[2] = Buffer.from(Buffer.alloc(32, 7)).toString('base64');
   t.false(verifyTlogProof(lines.join('\n'), entry, last.log.public_key).ok);
@@ -93,20 +112,30 @@ test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: signed tokens/entries with C2SP pro
   const cli = await s.svc(['--json', 'verify-log', '--result', file]);
   t.is(cli.code, 0, cli.stderr);
   t.true(JSON.parse(cli.stdout).verified);
-  writeFileSync(file, JSON.stringify({ ...last, log: { ...last.log, entry_base64: Buffer.from('forged').toString('base64') } }));
+  const forged = { ...last, log: { ...last.log, entry_base64: Buffer.from('forged').toString('base64') } };
+  writeFileSync(file, JSON.stringify(forged));
   t.is((await s.svc(['verify-log', '--result', file])).code, 1);
 
   // machine event log: a separate log with its own origin
-  const summary = Buffer.from(JSON.stringify({ count: 42, head_hash: 'ab'.repeat(32), from: '2026-11-22T00:00:00Z', to: '2026-11-22T01:00:00Z' })).toString('hex');
+  const summary = Buffer.from(JSON.stringify({
+    count: 42, head_hash: 'ab'.repeat(32), from: '2026-11-22T00:00:00Z', to: '2026-11-22T01:00:00Z',
+  })).toString('hex');
   const ev = await exec('machine-event-log', summary);
   t.regex((ev.log as any).origin, /\/machine-events$/);
   t.is((ev.entry as any).summary.count, 42);
   t.is((ev.log as any).leaf_index, 0);
-  t.true(verifyTlogProof(ev.tlog_proof as string, Buffer.from(canonicalJson(ev.entry)), (ev.log as any).public_key, (ev.log as any).origin).ok);
-  const badSummary = Buffer.from(JSON.stringify({ count: -1, head_hash: 'x', from: 'yesterday', to: 'today' })).toString('hex');
-  const q = await c.request('QUOTE', { service: 'machine-event-log', machine_id: 'logger', bytes: badSummary.length / 2 });
+  const evEntry = Buffer.from(canonicalJson(ev.entry));
+  t.true(verifyTlogProof(ev.tlog_proof as string, evEntry, (ev.log as any).public_key, (ev.log as any).origin).ok);
+  const badFields = { count: -1, head_hash: 'x', from: 'yesterday', to: 'today' };
+  const badSummary = Buffer.from(JSON.stringify(badFields)).toString('hex');
+  const q = await c.request('QUOTE', {
+    service: 'machine-event-log',
+    machine_id: 'logger',
+    bytes: badSummary.length / 2,
+  });
   await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'logger' }, auth);
-  const e = await t.throwsAsync(c.request('MACHINE_EVENT_LOG', { quote_id: q.quote_id, machine_id: 'logger', plain_hex: badSummary }, auth));
+  const badArgs = { quote_id: q.quote_id, machine_id: 'logger', plain_hex: badSummary };
+  const e = await t.throwsAsync(c.request('MACHINE_EVENT_LOG', badArgs, auth));
   t.is((e as any).code, 'invalid_request');
   t.regex(e!.message, /count must be a non-negative integer/);
 });

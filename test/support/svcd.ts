@@ -8,9 +8,20 @@ import { fileURLToPath } from 'node:url';
 import { SvcClient } from '../../src/client/client.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const BIN = { svcd: join(ROOT, 'src/bin/svcd.mjs'), svc: join(ROOT, 'src/bin/svc.mjs'), admin: join(ROOT, 'src/bin/svc-admin.mjs') };
+export const BIN = {
+  svcd: join(ROOT, 'src/bin/svcd.mjs'),
+  svc: join(ROOT, 'src/bin/svc.mjs'),
+  admin: join(ROOT, 'src/bin/svc-admin.mjs'),
+};
 
-export interface Ready { http: string | null; edge: string; backend: string; admin_socket: string; data_dir: string; edge_cert_sha256: string }
+export interface Ready {
+  http: string | null;
+  edge: string;
+  backend: string;
+  admin_socket: string;
+  data_dir: string;
+  edge_cert_sha256: string;
+}
 
 export class Svcd {
   readonly dataDir: string;
@@ -79,12 +90,18 @@ export class Svcd {
   edge(host = '127.0.0.1'): Promise<SvcClient> {
     return SvcClient.connect({ kind: 'tls', host, port: this.edgePort, pin: this.ready.edge_cert_sha256 });
   }
-  backend(): Promise<SvcClient> { return SvcClient.connect({ kind: 'tcp', host: '127.0.0.1', port: this.backendPort }); }
+  backend(): Promise<SvcClient> {
+    return SvcClient.connect({ kind: 'tcp', host: '127.0.0.1', port: this.backendPort });
+  }
   admin(): Promise<SvcClient> { return SvcClient.connect({ kind: 'unix', path: this.ready.admin_socket }); }
 
   /** Runs the real `svc` CLI against this edge. */
   svc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-    return runBin(BIN.svc, ['--edge', `127.0.0.1:${this.edgePort}`, '--pin', this.ready.edge_cert_sha256, ...args], { SVC_CREDENTIALS: join(this.dataDir, 'cli-credentials.json'), ...env });
+    return runBin(
+      BIN.svc,
+      ['--edge', `127.0.0.1:${this.edgePort}`, '--pin', this.ready.edge_cert_sha256, ...args],
+      { SVC_CREDENTIALS: join(this.dataDir, 'cli-credentials.json'), ...env },
+    );
   }
   svcAdmin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return runBin(BIN.admin, ['--data-dir', this.dataDir, ...args]);
@@ -125,9 +142,12 @@ export class Svcd {
   }
 }
 
-export function runBin(bin: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runBin(
+  bin: string, args: string[], env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    const opts = { env: { ...process.env, ...env }, maxBuffer: 16 << 20 };
+    execFile(process.execPath, [bin, ...args], opts, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });

@@ -19,11 +19,21 @@ export const attestEvent: Executor = async (ctx, q, a) => {
     _type: 'https://in-toto.io/Statement/v1',
     subject: [{ name: 'svc-event', digest: { sha256: sha256Hex(event) } }],
     predicateType: ATTEST_PREDICATE_TYPE,
-    predicate: { machine_id: q.machine_id, quote_id: q.quote_id, event_bytes: event.length, attested_at: ctx.now().toISOString(), node_id: ctx.identity.nodeId },
+    predicate: {
+      machine_id: q.machine_id,
+      quote_id: q.quote_id,
+      event_bytes: event.length,
+      attested_at: ctx.now().toISOString(),
+      node_id: ctx.identity.nodeId,
+    },
   };
   const body = Buffer.from(canonicalJson(statement), 'utf8');
   const sig = ctx.identity.sign(pae(IN_TOTO_PAYLOAD_TYPE, body));
-  const envelope = { payloadType: IN_TOTO_PAYLOAD_TYPE, payload: body.toString('base64'), signatures: [{ keyid: ctx.identity.keyId, sig: sig.toString('base64') }] };
+  const envelope = {
+    payloadType: IN_TOTO_PAYLOAD_TYPE,
+    payload: body.toString('base64'),
+    signatures: [{ keyid: ctx.identity.keyId, sig: sig.toString('base64') }],
+  };
   return {
     fields: { envelope, statement, public_key: ctx.identity.public.public_key },
     input_digest: sha256Hex(event),

@@ -18,10 +18,19 @@ export function bctAad(header: Uint8Array, machineId: string): Buffer {
 export const makeBct: Executor = async (ctx, q, a) => {
   const plain = bytesOf(a.plain_hex);
   const header = Buffer.concat([BCT_MAGIC, ctx.identity.bctKeyId, randomBytes(24)]);
-  const sealed = await ctx.pool.run('xchachaSeal', [ctx.identity.bctKey(), header.subarray(12, 36), plain, bctAad(header, q.machine_id)], { priority: laneOf(q) });
+  const sealed = await ctx.pool.run(
+    'xchachaSeal',
+    [ctx.identity.bctKey(), header.subarray(12, 36), plain, bctAad(header, q.machine_id)],
+    { priority: laneOf(q) },
+  );
   const packet = Buffer.concat([header, sealed]);
   return {
-    fields: { packet_hex: packet.toString('hex'), format: 'BCT1', key_id: ctx.identity.bctKeyId.toString('hex'), plaintext_bytes: plain.length },
+    fields: {
+      packet_hex: packet.toString('hex'),
+      format: 'BCT1',
+      key_id: ctx.identity.bctKeyId.toString('hex'),
+      plaintext_bytes: plain.length,
+    },
     input_digest: sha256Hex(plain),
     output_digest: sha256Hex(packet),
     status: 'ok',
@@ -37,9 +46,18 @@ export const verifyBct: Executor = async (ctx, q, a) => {
   else if (!packet.subarray(4, 12).equals(ctx.identity.bctKeyId)) reason = 'unknown_key';
   else {
     const header = packet.subarray(0, 36);
-    plain = await ctx.pool.run('xchachaOpen', [ctx.identity.bctKey(), header.subarray(12, 36), packet.subarray(36), bctAad(header, q.machine_id)], { priority: laneOf(q) });
+    plain = await ctx.pool.run(
+      'xchachaOpen',
+      [ctx.identity.bctKey(), header.subarray(12, 36), packet.subarray(36), bctAad(header, q.machine_id)],
+      { priority: laneOf(q) },
+    );
     if (!plain) reason = 'not_authentic_or_not_this_machine';
   }
   const verdict = plain ? { valid: true, plain_hex: Buffer.from(plain).toString('hex') } : { valid: false, reason };
-  return { fields: verdict, input_digest: sha256Hex(packet), output_digest: canonicalDigest(verdict), status: plain ? 'valid' : 'invalid' };
+  return {
+    fields: verdict,
+    input_digest: sha256Hex(packet),
+    output_digest: canonicalDigest(verdict),
+    status: plain ? 'valid' : 'invalid',
+  };
 };

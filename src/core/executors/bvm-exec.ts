@@ -10,8 +10,16 @@ export const bvmExec: Executor = async (ctx, q, a) => {
   const r = await ctx.pool.run('bvmRun', [image, input, { fuel, maxOutput: q.max_output }], { priority: laneOf(q) });
   const outputSha = sha256Hex(r.output);
   return {
-    fields: { bvm: { status: r.status, halted: r.halted, steps: r.steps, pc: r.pc, fuel, max_output: q.max_output }, output_hex: Buffer.from(r.output).toString('hex') },
-    input_digest: canonicalDigest({ image_sha256: sha256Hex(image), input_sha256: sha256Hex(input), fuel, max_output: q.max_output }),
+    fields: {
+      bvm: { status: r.status, halted: r.halted, steps: r.steps, pc: r.pc, fuel, max_output: q.max_output },
+      output_hex: Buffer.from(r.output).toString('hex'),
+    },
+    input_digest: canonicalDigest({
+      image_sha256: sha256Hex(image),
+      input_sha256: sha256Hex(input),
+      fuel,
+      max_output: q.max_output,
+    }),
     output_digest: canonicalDigest({ status: r.status, steps: r.steps, pc: r.pc, output_sha256: outputSha }),
     status: r.status,
   };

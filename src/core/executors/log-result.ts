@@ -2,7 +2,9 @@
 // under a freshly signed checkpoint, and the same as one c2sp.org/tlog-proof@v1 text.
 import type { Appended, TransparencyLog } from '../tlog.ts';
 
-export function logFields(log: TransparencyLog, a: Appended & { entry: Uint8Array }, publicKey: string): Record<string, unknown> {
+export function logFields(
+  log: TransparencyLog, a: Appended & { entry: Uint8Array }, publicKey: string,
+): Record<string, unknown> {
   return {
     log: {
       origin: log.origin, leaf_index: a.index, tree_size: a.size,

@@ -11,7 +11,10 @@ interface Summary { count: number; head_hash: string; from: string; to: string }
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 export function parseSummary(bytes: Buffer): Summary {
-  const bad = (why: string): never => { throw new ServiceError('invalid_request', `plain_hex must be UTF-8 JSON {count, head_hash, from, to}: ${why}`, { field: 'plain_hex' }); };
+  const bad = (why: string): never => {
+    const msg = `plain_hex must be UTF-8 JSON {count, head_hash, from, to}: ${why}`;
+    throw new ServiceError('invalid_request', msg, { field: 'plain_hex' });
+  };
   let v: unknown;
   try { v = JSON.parse(bytes.toString('utf8')); } catch { return bad('not JSON'); }
   if (!v || typeof v !== 'object' || Array.isArray(v)) return bad('not an object');
@@ -19,8 +22,12 @@ export function parseSummary(bytes: Buffer): Summary {
   const extra = Object.keys(o).filter((k) => !['count', 'head_hash', 'from', 'to'].includes(k));
   if (extra.length) bad(`unknown field ${extra[0]}`);
   if (!Number.isSafeInteger(o.count) || (o.count as number) < 0) bad('count must be a non-negative integer');
-  if (typeof o.head_hash !== 'string' || !/^[0-9a-f]{64}$/.test(o.head_hash)) bad('head_hash must be 64 lowercase hex digits');
-  for (const f of ['from', 'to'] as const) if (typeof o[f] !== 'string' || !RFC3339.test(o[f] as string)) bad(`${f} must be an RFC 3339 time`);
+  if (typeof o.head_hash !== 'string' || !/^[0-9a-f]{64}$/.test(o.head_hash)) {
+    bad('head_hash must be 64 lowercase hex digits');
+  }
+  for (const f of ['from', 'to'] as const) {
+    if (typeof o[f] !== 'string' || !RFC3339.test(o[f] as string)) bad(`${f} must be an RFC 3339 time`);
+  }
   if (Date.parse(o.from as string) > Date.parse(o.to as string)) bad('from is after to');
   return { count: o.count as number, head_hash: o.head_hash as string, from: o.from as string, to: o.to as string };
 }
@@ -31,7 +38,10 @@ export const machineEventLog: Executor = async (ctx, q, a) => {
   const log = ctx.logs.events;
   let entry: Record<string, unknown> = {};
   const appended = await log.append((index) => {
-    entry = { format: 'svc_machine_event_log_v1', log_origin: log.origin, index, machine_id: q.machine_id, quote_id: q.quote_id, summary, appended_at: ctx.now().toISOString() };
+    entry = {
+      format: 'svc_machine_event_log_v1', log_origin: log.origin, index, machine_id: q.machine_id,
+      quote_id: q.quote_id, summary, appended_at: ctx.now().toISOString(),
+    };
     return Buffer.from(canonicalJson(entry), 'utf8');
   });
   return {

@@ -11,17 +11,31 @@ import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 export const SEALED_INFO = new TextEncoder().encode('svc sealed-message v1');
-export const SEALED_SUITE = { kem: 'DHKEM(X25519, HKDF-SHA256)', kem_id: 0x0020, kdf: 'HKDF-SHA256', kdf_id: 0x0001, aead: 'ChaCha20Poly1305', aead_id: 0x0003, mode: 'base' } as const;
+export const SEALED_SUITE = {
+  kem: 'DHKEM(X25519, HKDF-SHA256)', kem_id: 0x0020,
+  kdf: 'HKDF-SHA256', kdf_id: 0x0001,
+  aead: 'ChaCha20Poly1305', aead_id: 0x0003,
+  mode: 'base',
+} as const;
 
-export const hpkeSuite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Chacha20Poly1305() });
+export const hpkeSuite = new CipherSuite({
+  kem: new DhkemX25519HkdfSha256(),
+  kdf: new HkdfSha256(),
+  aead: new Chacha20Poly1305(),
+});
+
+const NOT_A_RECIPIENT_KEY = 'packet_hex must be the recipient\'s 32-byte X25519 public key';
 
 /** HPKE base-mode seal; `ekm` (fixed ephemeral key material) only for known-answer tests. */
-export async function hpkeSeal(recipientPublicKey: Uint8Array, plaintext: Uint8Array, info: Uint8Array = SEALED_INFO, aad?: Uint8Array, ekm?: Uint8Array): Promise<{ enc: Uint8Array; ct: Uint8Array }> {
+export async function hpkeSeal(
+  recipientPublicKey: Uint8Array, plaintext: Uint8Array, info: Uint8Array = SEALED_INFO, aad?: Uint8Array,
+  ekm?: Uint8Array,
+): Promise<{ enc: Uint8Array; ct: Uint8Array }> {
   let pk: CryptoKey;
   try {
     pk = await hpkeSuite.kem.deserializePublicKey(recipientPublicKey);
   } catch (e) {
-    throw new ServiceError('invalid_request', 'packet_hex must be the recipient\'s 32-byte X25519 public key', { field: 'packet_hex' }, { cause: e });
+    throw new ServiceError('invalid_request', NOT_A_RECIPIENT_KEY, { field: 'packet_hex' }, { cause: e });
   }
   const r = await hpkeSuite.seal({ recipientPublicKey: pk, info, ...(ekm ? { ekm } : {}) }, plaintext, aad);
   return { enc: new Uint8Array(r.enc), ct: new Uint8Array(r.ct) };
@@ -29,12 +43,18 @@ export async function hpkeSeal(recipientPublicKey: Uint8Array, plaintext: Uint8A
 
 export const sealedMessage: Executor = async (_ctx, q, a) => {
   const recipient = bytesOf(a.packet_hex), plain = bytesOf(a.plain_hex);
-  if (recipient.length !== 32) throw new ServiceError('invalid_request', 'packet_hex must be the recipient\'s 32-byte X25519 public key', { field: 'packet_hex' });
+  if (recipient.length !== 32) {
+    throw new ServiceError('invalid_request', NOT_A_RECIPIENT_KEY, { field: 'packet_hex' });
+  }
   const { enc, ct } = await hpkeSeal(recipient, plain);
   const out = { enc_hex: Buffer.from(enc).toString('hex'), ciphertext_hex: Buffer.from(ct).toString('hex') };
   return {
     fields: { suite: SEALED_SUITE, info_hex: Buffer.from(SEALED_INFO).toString('hex'), aad_hex: '', ...out },
-    input_digest: canonicalDigest({ recipient_sha256: sha256Hex(recipient), plaintext_sha256: sha256Hex(plain), machine_id: q.machine_id }),
+    input_digest: canonicalDigest({
+      recipient_sha256: sha256Hex(recipient),
+      plaintext_sha256: sha256Hex(plain),
+      machine_id: q.machine_id,
+    }),
     output_digest: canonicalDigest(out),
     status: 'ok',
   };

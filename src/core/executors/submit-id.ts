@@ -14,7 +14,8 @@ export const submitId: Executor = async (ctx, q, a) => {
   const doc = bytesOf(a.plain_hex);
   const record = {
     format: 'svc_identity_v1', id: deriveId(doc), document_sha256: sha256Hex(doc), document_bytes: doc.length,
-    machine_id: q.machine_id, quote_id: q.quote_id, registered_at: ctx.now().toISOString(), node_id: ctx.identity.nodeId, key_id: ctx.identity.keyId,
+    machine_id: q.machine_id, quote_id: q.quote_id, registered_at: ctx.now().toISOString(),
+    node_id: ctx.identity.nodeId, key_id: ctx.identity.keyId,
   };
   const signature = ctx.identity.sign(Buffer.from(canonicalJson(record), 'utf8')).toString('base64url');
   return {

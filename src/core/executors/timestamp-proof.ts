@@ -11,13 +11,16 @@ export const TIMESTAMP_ACCURACY_MS = 1000;
 
 export const timestampProof: Executor = async (ctx, _q, a) => {
   const digest = bytesOf(a.plain_hex);
-  if (digest.length !== 32) throw new ServiceError('invalid_request', 'plain_hex must be a 32-byte SHA-256 digest', { field: 'plain_hex' });
+  if (digest.length !== 32) {
+    throw new ServiceError('invalid_request', 'plain_hex must be a 32-byte SHA-256 digest', { field: 'plain_hex' });
+  }
   const log = ctx.logs.timestamps;
   let token: Record<string, unknown> = {};
   const appended = await log.append((index) => {
     token = {
       format: 'svc_timestamp_v1', log_origin: log.origin, serial: index, digest_sha256: digest.toString('hex'),
-      time: ctx.now().toISOString(), accuracy_ms: TIMESTAMP_ACCURACY_MS, node_id: ctx.identity.nodeId, key_id: ctx.identity.keyId,
+      time: ctx.now().toISOString(), accuracy_ms: TIMESTAMP_ACCURACY_MS,
+      node_id: ctx.identity.nodeId, key_id: ctx.identity.keyId,
     };
     return Buffer.from(canonicalJson(token), 'utf8');
   });
@@ -25,7 +28,11 @@ export const timestampProof: Executor = async (ctx, _q, a) => {
   return {
     fields: { token, token_signature: tokenSignature, ...logFields(log, appended, ctx.identity.public.public_key) },
     input_digest: sha256Hex(digest),
-    output_digest: sha256Hex(canonicalJson({ token, token_signature: tokenSignature, checkpoint: appended.checkpoint })),
+    output_digest: sha256Hex(canonicalJson({
+      token,
+      token_signature: tokenSignature,
+      checkpoint: appended.checkpoint,
+    })),
     status: 'ok',
   };
 };

@@ -4,7 +4,13 @@
 import type { CoreContext } from '../context.ts';
 import type { QuoteRecord } from '../quotes.ts';
 
-export interface ExecutionArgs { machine_id: string; quote_id: string; bits?: number; plain_hex?: string; packet_hex?: string }
+export interface ExecutionArgs {
+  machine_id: string;
+  quote_id: string;
+  bits?: number;
+  plain_hex?: string;
+  packet_hex?: string;
+}
 
 export interface Outcome {
   /** service-specific result fields (merged into the reply) */

@@ -14,12 +14,18 @@ export const verifyResult: Executor = async (ctx, _q, a) => {
   let m: Record<string, unknown> | null = null;
   try { m = JSON.parse(material.toString('utf8')) as Record<string, unknown>; } catch { /* reported below */ }
   if (!m || typeof m !== 'object' || FIELDS.some((f) => typeof m![f] !== 'string')) {
-    verdict = { valid: false, reason: `malformed: packet_hex must be UTF-8 JSON with string fields ${FIELDS.join(', ')}` };
+    const reason = `malformed: packet_hex must be UTF-8 JSON with string fields ${FIELDS.join(', ')}`;
+    verdict = { valid: false, reason };
   } else {
     const want = Buffer.from(resultTag(ctx.kernels, ctx.identity, m as Record<(typeof FIELDS)[number], string>), 'hex');
     const got = Buffer.from(m.result_tag as string, 'hex');
     const ok = got.length === want.length && timingSafeEqual(got, want);
     verdict = ok ? { valid: true } : { valid: false, reason: 'tag_mismatch' };
   }
-  return { fields: verdict, input_digest: sha256Hex(material), output_digest: canonicalDigest(verdict), status: verdict.valid ? 'valid' : 'invalid' };
+  return {
+    fields: verdict,
+    input_digest: sha256Hex(material),
+    output_digest: canonicalDigest(verdict),
+    status: verdict.valid ? 'valid' : 'invalid',
+  };
 };
