@@ -55,7 +55,7 @@ test('machine tokens are stored hashed and never logged; key files 0600, data di
   t.false((s.stdout + s.stderr).includes(secret), 'the token is not in the logs');
   t.false((s.stdout + s.stderr).includes('wrong-token-value'), 'nor is a wrong one');
   t.is(statSync(s.dataDir).mode & 0o777, 0o700);
-  for (const f of ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'edge-key.pem']) {
+  for (const f of ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'quote-key.bin', 'edge-key.pem']) {
     t.is(statSync(join(s.dataDir, f)).mode & 0o777, 0o600, f);
   }
   const id = NodeIdentity.loadOrCreate(s.dataDir);
