@@ -5,7 +5,9 @@
 
 export const ERRORS = {
   // 400: the request itself is wrong
-  invalid_request: { status: 400, expose: true, doc: 'a field is missing, malformed or out of range (the message names it)' },
+  invalid_request: {
+    status: 400, expose: true, doc: 'a field is missing, malformed or out of range (the message names it)',
+  },
   bad_frame: { status: 400, expose: true, doc: 'svc/1: the line is not a JSON object request' },
   unsupported_version: { status: 400, expose: true, doc: 'svc/1: "v" is not "svc/1"' },
   unknown_command: { status: 400, expose: true, doc: 'svc/1: no such command' },
@@ -24,7 +26,9 @@ export const ERRORS = {
   quote_not_accepted: { status: 409, expose: true, doc: 'execution needs an accepted quote' },
   quote_wrong_service: { status: 409, expose: true, doc: 'the quote is for another service' },
   quote_wrong_machine: { status: 409, expose: true, doc: 'the quote belongs to another machine_id' },
-  input_mismatch: { status: 409, expose: true, doc: 'the execution input differs from the quoted one (digest, bits or size)' },
+  input_mismatch: {
+    status: 409, expose: true, doc: 'the execution input differs from the quoted one (digest, bits or size)',
+  },
   execution_mismatch: { status: 409, expose: true, doc: 'the quote was already executed with a different request' },
   insufficient_balance: { status: 409, expose: true, doc: 'available units do not cover the quote' },
   invoice_expired: { status: 409, expose: true, doc: 'the invoice expired before settlement' },
@@ -40,7 +44,11 @@ export const ERRORS = {
   // 429/503: try later
   rate_limited: { status: 429, expose: true, doc: 'too many requests in this rate-limit class' },
   busy: { status: 503, expose: true, doc: 'the kernel queue, the connection or a shared budget is full; retry later' },
-  service_unavailable: { status: 503, expose: true, doc: 'the service cannot run this now (for example an execution not offered by this node)' },
+  service_unavailable: {
+    status: 503,
+    expose: true,
+    doc: 'the service cannot run this now (for example an execution not offered by this node)',
+  },
   cancelled: { status: 503, expose: true, doc: 'the job was cancelled (client went away or shutdown)' },
   edge_unavailable: { status: 502, expose: true, doc: 'HTTP: the gateway cannot reach the core edge' },
   // 500: ours
@@ -71,7 +79,9 @@ export class ServiceError extends Error {
 
   /** The plain form that crosses thread and process boundaries (errors lose their class there). */
   toWire(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
-    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
   }
 
   static fromWire(w: { code?: unknown; message?: unknown; details?: unknown }): ServiceError {
@@ -94,7 +104,11 @@ export function isFault(e: unknown): boolean {
 /** What a caller may see of any error: catalogue errors as they are, anything else as `internal`. */
 export function exposeError(e: unknown): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (e instanceof ServiceError) {
-    return ERRORS[e.code].expose ? e.toWire() : { code: e.code, message: e.code === 'kernel_failed' ? 'kernel job failed; nothing was charged' : 'internal error; nothing was charged' };
+    if (ERRORS[e.code].expose) return e.toWire();
+    const message = e.code === 'kernel_failed'
+      ? 'kernel job failed; nothing was charged'
+      : 'internal error; nothing was charged';
+    return { code: e.code, message };
   }
   return { code: 'internal', message: 'internal error; nothing was charged' };
 }

@@ -86,7 +86,13 @@ function onSignals(log: Logger, stop: () => Promise<void>): void {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'svcd stopping: no new connections, finishing in-flight work');
-    stop().then(() => { log.info('svcd stopped'); process.exit(0); }, (e: unknown) => { log.error({ err: e }, 'svcd stop failed'); process.exit(1); });
+    stop().then(() => {
+      log.info('svcd stopped');
+      process.exit(0);
+    }, (e: unknown) => {
+      log.error({ err: e }, 'svcd stop failed');
+      process.exit(1);
+    });
   };
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
@@ -98,7 +104,9 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   if (!parts.core) {
     const backend = svc1Caller({ kind: 'tcp', host: '127.0.0.1', port: config.backendPort });
     const gw = await startGateway(config, log, backend);
-    writeReady(config, { http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null });
+    writeReady(config, {
+      http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null,
+    });
     log.info({ http: gw.url }, 'svcd gateway ready');
     onSignals(log, () => gw.close());
     return;
@@ -112,7 +120,12 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     (e) => log.error({ err: e }, 'core call failed'),
   );
   const gw = parts.gateway ? await startGateway(config, log, direct, port(listeners.addresses.edge)) : null;
-  const ready = { http: gw?.url ?? null, ...listeners.addresses, data_dir: config.dataDir, edge_cert_sha256: core.tls.fingerprint256 };
+  const ready = {
+    http: gw?.url ?? null,
+    ...listeners.addresses,
+    data_dir: config.dataDir,
+    edge_cert_sha256: core.tls.fingerprint256,
+  };
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   onSignals(log, async () => {
@@ -127,8 +140,11 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
 async function printManifest(): Promise<number> {
   const config = loadConfig();
   const identity = NodeIdentity.loadOrCreate(config.dataDir);
-  const tls = await loadTlsMaterial({ dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost] });
-  const baseUrl = config.baseUrl ?? `http://${config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost}:${config.httpPort}`;
+  const tls = await loadTlsMaterial({
+    dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost],
+  });
+  const httpHost = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
+  const baseUrl = config.baseUrl ?? `http://${httpHost}:${config.httpPort}`;
   const edgePort = config.publicEdgePort ?? config.edgePort;
   if (edgePort === 0) {
     throw new Error('SVC_EDGE_PORT is 0 (picked at start), so the manifest cannot name it: set SVC_PUBLIC_EDGE_PORT');
@@ -149,7 +165,12 @@ switch (cmd) {
     process.exitCode = runSelfCheck();
     break;
   case 'manifest':
-    printManifest().then((c) => { process.exitCode = c; }, (e: unknown) => { console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`); process.exitCode = 1; });
+    printManifest().then((c) => {
+      process.exitCode = c;
+    }, (e: unknown) => {
+      console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`);
+      process.exitCode = 1;
+    });
     break;
   case 'start':
   case 'core':

@@ -22,18 +22,29 @@ const wasmPath = kernelWasmPath('release');
 const DENO = here('../node_modules/.bin/deno');
 
 function makeBundle() {
-  const sha = ownVectors('sha256.json').vectors.filter((v: any) => !v.repeat).map((v: any) => ({ name: v.name, msg: v.msg_hex, want: v.digest }));
-  const hmac = ownVectors('hmac-sha256.json').vectors.filter((v: any) => !v.truncate).map((v: any) => ({ name: v.name, key: v.key, data: v.data, want: v.mac }));
-  const ch = ownVectors('chacha20-poly1305.json').aead.map((v: any, i: number) => ({ name: `rfc8439-${i}`, x: false, ...v }));
-  const xc = ownVectors('xchacha20-poly1305.json').aead.map((v: any, i: number) => ({ name: `xchacha-${i}`, x: true, ...v }));
+  const sha = ownVectors('sha256.json').vectors.filter((v: any) => !v.repeat)
+    .map((v: any) => ({ name: v.name, msg: v.msg_hex, want: v.digest }));
+  const hmac = ownVectors('hmac-sha256.json').vectors.filter((v: any) => !v.truncate)
+    .map((v: any) => ({ name: v.name, key: v.key, data: v.data, want: v.mac }));
+  const ch = ownVectors('chacha20-poly1305.json').aead
+    .map((v: any, i: number) => ({ name: `rfc8439-${i}`, x: false, ...v }));
+  const xc = ownVectors('xchacha20-poly1305.json').aead
+    .map((v: any, i: number) => ({ name: `xchacha-${i}`, x: true, ...v }));
   const merkle = ownVectors('merkle.json');
   const r = prng(31337);
-  const pulse = [1, 7, 8, 256, 1000, 65536].map((bits) => ({ bits, seed: hex(r.bytes(32)), context: hex(r.bytes(40)) }));
+  const pulse = [1, 7, 8, 256, 1000, 65536]
+    .map((bits) => ({ bits, seed: hex(r.bytes(32)), context: hex(r.bytes(40)) }));
   const ex = (n: string) => readFileSync(here(`../docs/examples/${n}`), 'utf8');
   const bvm = [
     { name: 'fib', image: hex(assemble(ex('fib.bvm')).image), input: '', fuel: 10_000, maxOutput: 64 },
-    { name: 'hash-chain', image: hex(assemble(ex('hash-chain.bvm')).image), input: hex(r.bytes(40)), fuel: 10_000, maxOutput: 64 },
-    { name: 'sum-input', image: hex(assemble(ex('sum-input.bvm')).image), input: hex(r.bytes(300)), fuel: 100_000, maxOutput: 8 },
+    {
+      name: 'hash-chain', image: hex(assemble(ex('hash-chain.bvm')).image), input: hex(r.bytes(40)),
+      fuel: 10_000, maxOutput: 64,
+    },
+    {
+      name: 'sum-input', image: hex(assemble(ex('sum-input.bvm')).image), input: hex(r.bytes(300)),
+      fuel: 100_000, maxOutput: 8,
+    },
     { name: 'out-of-fuel', image: hex(assemble('l: jmp l').image), input: '', fuel: 12345, maxOutput: 0 },
     { name: 'garbage', image: hex(r.bytes(100)), input: '', fuel: 100, maxOutput: 8 },
   ];
@@ -50,15 +61,23 @@ test.serial('Node: raw-ABI runner reproduces the published vectors', async (t) =
   nodeResults = await runVectors(readFileSync(wasmPath), bundle);
   for (const v of bundle.sha256) t.is(nodeResults[`sha256/${v.name}`], v.want);
   for (const v of bundle.hmac) t.is(nodeResults[`hmac/${v.name}`], v.want);
-  for (const v of bundle.aead) t.deepEqual(nodeResults[`aead/${v.name}`], { sealed: v.ciphertext + v.tag, opened: v.plaintext });
+  for (const v of bundle.aead) {
+    t.deepEqual(nodeResults[`aead/${v.name}`], { sealed: v.ciphertext + v.tag, opened: v.plaintext });
+  }
   t.deepEqual(nodeResults['merkle/roots'], bundle.merkle.roots);
   t.is((nodeResults['bvm/fib'] as any).output, '000101020305080d15223759');
   t.true(Object.keys(nodeResults).length > 25);
 });
 
 test.serial('Deno: identical results from the same .wasm', async (t) => {
-  if (!existsSync(DENO)) { t.fail(`deno not found at ${DENO}: npm install should provide it (dev dependency)`); return; }
-  const { stdout } = await run(DENO, ['run', '--quiet', `--allow-read=${dir},${wasmPath}`, here('./cross-runtime/deno-main.js'), wasmPath, bundlePath], {
+  if (!existsSync(DENO)) {
+    t.fail(`deno not found at ${DENO}: npm install should provide it (dev dependency)`);
+    return;
+  }
+  const args = [
+    'run', '--quiet', `--allow-read=${dir},${wasmPath}`, here('./cross-runtime/deno-main.js'), wasmPath, bundlePath,
+  ];
+  const { stdout } = await run(DENO, args, {
     env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(dir, 'deno-cache'), NO_COLOR: '1' },
   });
   const out = JSON.parse(stdout);
@@ -67,7 +86,9 @@ test.serial('Deno: identical results from the same .wasm', async (t) => {
 });
 
 (hasChromium ? test.serial : test.serial.skip)(
-  hasChromium ? 'Chromium: identical results from the same .wasm in a page' : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
+  hasChromium
+    ? 'Chromium: identical results from the same .wasm in a page'
+    : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
   async (t) => {
     const files: Record<string, [string, Buffer]> = {
       '/page.html': ['text/html', readFileSync(here('./cross-runtime/page.html'))],
@@ -98,5 +119,7 @@ test.serial('Deno: identical results from the same .wasm', async (t) => {
 );
 
 if (!hasChromium && process.env.CI) {
-  test('CI must run the browser check', (t) => t.fail(`CI=true but ${CHROMIUM} is missing: .ci/run must install chromium`));
+  test('CI must run the browser check', (t) => {
+    t.fail(`CI=true but ${CHROMIUM} is missing: .ci/run must install chromium`);
+  });
 }

@@ -12,7 +12,8 @@ export function ownVectors<T = any>(name: string): T {
   return JSON.parse(readFileSync(fileURLToPath(new URL(`./vectors/${name}`, import.meta.url)), 'utf8')) as T;
 }
 
-export const SHARED_VECTORS = process.env.SVC_SHARED_VECTORS ?? fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
+export const SHARED_VECTORS = process.env.SVC_SHARED_VECTORS
+  ?? fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
 
 export function sharedPath(rel: string): string | null {
   const p = `${SHARED_VECTORS.replace(/\/$/, '')}/${rel}`;
@@ -23,7 +24,12 @@ export function sharedPath(rel: string): string | null {
  * Declares a test over a file in ../shared/vectors; when the folder is absent the test is
  * registered as skipped, with the reason in its title, so the run shows what did not run.
  */
-export function sharedTest(test: TestFn, title: string, rel: string, fn: (t: ExecutionContext, path: string) => void | Promise<void>): void {
+export function sharedTest(
+  test: TestFn,
+  title: string,
+  rel: string,
+  fn: (t: ExecutionContext, path: string) => void | Promise<void>,
+): void {
   const p = sharedPath(rel);
   if (p) test(title, (t) => fn(t, p));
   else test.skip(`${title} — SKIPPED: ../shared/vectors/${rel} not found (set SVC_SHARED_VECTORS)`, () => {});
@@ -47,8 +53,11 @@ export function prng(seed: number) {
 /** Lengths around every block boundary up to 70,000 bytes, plus random ones. */
 export function interestingLengths(seed = 1, randomCount = 200): number[] {
   const r = prng(seed);
-  const set = new Set<number>([0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 55, 56, 57, 63, 64, 65, 111, 112, 119, 120, 127, 128, 129,
-    191, 192, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193, 65535, 65536, 65537, 70000]);
+  const set = new Set<number>([
+    0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 55, 56, 57, 63, 64, 65, 111, 112, 119, 120, 127, 128, 129,
+    191, 192, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193,
+    65535, 65536, 65537, 70000,
+  ]);
   while (set.size < 44 + randomCount) set.add(r.int(70001));
   return [...set].sort((a, b) => a - b);
 }

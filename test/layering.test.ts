@@ -27,18 +27,24 @@ const areaOf = (file: string) => relative(SRC, file).split('/')[0]!;
 test('src/ imports respect the floors: no upward edges, no sibling edges, no cli/gateway → core', (t) => {
   const bad: string[] = [];
   let edges = 0;
+  const imports = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g;
   for (const file of files(SRC)) {
     const from = areaOf(file);
     if (from === 'tools') continue; // build and test scripts, not part of the service
-    for (const m of readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g)) {
+    for (const m of readFileSync(file, 'utf8').matchAll(imports)) {
       const spec = m[1] ?? m[2]!;
       const to = areaOf(resolve(dirname(file), spec));
       if (to === from) continue;
       edges++;
       const ff = FLOOR[from], tf = FLOOR[to];
-      if (ff === undefined || tf === undefined) { bad.push(`${relative(SRC, file)} → ${spec} (unknown area)`); continue; }
+      if (ff === undefined || tf === undefined) {
+        bad.push(`${relative(SRC, file)} → ${spec} (unknown area)`);
+        continue;
+      }
       if (tf <= ff) bad.push(`${relative(SRC, file)} → ${spec} (${from} may not import ${to})`);
-      if ((from === 'cli' || from === 'gateway') && to === 'core') bad.push(`${relative(SRC, file)} → ${spec} (talk to the core through src/client)`);
+      if ((from === 'cli' || from === 'gateway') && to === 'core') {
+        bad.push(`${relative(SRC, file)} → ${spec} (talk to the core through src/client)`);
+      }
     }
   }
   t.true(edges > 20, `${edges} cross-area imports read`);

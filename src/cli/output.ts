@@ -9,9 +9,12 @@ export class UsageError extends Error {}
 
 function printValue(prefix: string, v: unknown, out: string[]): void {
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) printValue(prefix ? `${prefix}.${k}` : k, x, out);
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      printValue(prefix ? `${prefix}.${k}` : k, x, out);
+    }
   } else {
-    out.push(`${prefix}: ${Array.isArray(v) ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ') : String(v)}`);
+    const item = (x: unknown) => (typeof x === 'object' ? JSON.stringify(x) : String(x));
+    out.push(`${prefix}: ${Array.isArray(v) ? v.map(item).join(', ') : String(v)}`);
   }
 }
 

@@ -29,7 +29,9 @@ export async function main(argv: string[]): Promise<number> {
     .description('administrative settlement: credit a paid, unexpired invoice exactly once (SETTLE_INVOICE); '
       + 'the same reference again is a no-op, another reference is refused')
     .argument('<invoice_id>').requiredOption('--reference <ref>', 'payment reference (transaction id)')
-    .action((id: string, o: { reference: string }) => run('SETTLE_INVOICE', { invoice_id: id, reference: o.reference }));
+    .action((id: string, o: { reference: string }) => run('SETTLE_INVOICE', {
+      invoice_id: id, reference: o.reference,
+    }));
   program.command('credit-late-payment')
     .description('credit a payment that arrived after its invoice expired, once (CREDIT_LATE_PAYMENT); '
       + 'check first that the payment was meant for this invoice: its amount may since belong to a newer one')
@@ -37,9 +39,11 @@ export async function main(argv: string[]): Promise<number> {
     .action((id: string, o: { reference: string }) => run('CREDIT_LATE_PAYMENT', {
       invoice_id: id, reference: o.reference,
     }));
-  program.command('recover-runtime').description('restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)')
+  program.command('recover-runtime')
+    .description('restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)')
     .action(() => run('RECOVER_RUNTIME', {}));
-  program.command('rotate-token').description('issue a new machine token; the old one stops working').argument('<machine_id>')
+  program.command('rotate-token').description('issue a new machine token; the old one stops working')
+    .argument('<machine_id>')
     .action((id: string) => run('ROTATE_TOKEN', { machine_id: id }));
   // subcommands copy settings when created, so each needs its own override: a usage error in a
   // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
@@ -47,7 +51,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
-    if (e instanceof CommanderError) return e.code === 'commander.helpDisplayed' || e.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+    if (e instanceof CommanderError) {
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+    }
     return reportError(e, false);
   }
   return code;

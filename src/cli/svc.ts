@@ -1,6 +1,7 @@
 // svc — the public client kit CLI: the contract's 19 public command forms over svc/1 to the edge,
-// plus verify-pulse and verify-log (offline checks of GET_PULSE and log-backed results). Commands and their help come from the
-// command registry. Exit codes: 0 ok, 1 the service said no, 2 usage, 3 connection/TLS failure.
+// plus verify-pulse and verify-log (offline checks of GET_PULSE and log-backed results). Commands and
+// their help come from the command registry. Exit codes: 0 ok, 1 the service said no, 2 usage,
+// 3 connection/TLS failure.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
@@ -14,7 +15,16 @@ import { EXIT, UsageError, render, reportError } from './output.ts';
 import { verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 
-interface Globals { edge: string; json?: boolean; pin?: string; ca?: string; insecure?: boolean; machineId?: string; credentials?: string; timeout: string }
+interface Globals {
+  edge: string;
+  json?: boolean;
+  pin?: string;
+  ca?: string;
+  insecure?: boolean;
+  machineId?: string;
+  credentials?: string;
+  timeout: string;
+}
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -25,13 +35,23 @@ const int = (name: string) => (v: string) => {
 function endpoint(g: Globals): Endpoint {
   let hp;
   try { hp = parseHostPort(g.edge, 9443); } catch (e) { throw new UsageError((e as Error).message); }
-  if (g.insecure) process.stderr.write('WARNING: --insecure: the edge certificate is NOT verified; anyone on the path can read and change this traffic. Use --pin or --ca.\n');
+  if (g.insecure) {
+    process.stderr.write('WARNING: --insecure: the edge certificate is NOT verified;'
+      + ' anyone on the path can read and change this traffic. Use --pin or --ca.\n');
+  }
   return { kind: 'tls', host: hp.host, port: hp.port, pin: g.pin, ca: g.ca, insecure: g.insecure };
 }
 
-async function call(g: Globals, cmd: string, args: Record<string, unknown>, opts: { auth?: boolean } = {}): Promise<Record<string, unknown>> {
+async function call(
+  g: Globals,
+  cmd: string,
+  args: Record<string, unknown>,
+  opts: { auth?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const machineId = args.machine_id as string | undefined;
-  const auth = opts.auth ? { machine_id: machineId, token: tokenFor(machineId, credentialsPath(g.credentials)) } : undefined;
+  const auth = opts.auth
+    ? { machine_id: machineId, token: tokenFor(machineId, credentialsPath(g.credentials)) }
+    : undefined;
   const client = await SvcClient.connect(endpoint(g), Number(g.timeout));
   try {
     return await client.request(cmd, args, auth);
@@ -46,7 +66,9 @@ function needMachine(g: Globals): string {
   return m;
 }
 
-function inputHex(o: { plainHex?: string; plainFile?: string; packetHex?: string; packetFile?: string }): Record<string, string> {
+function inputHex(
+  o: { plainHex?: string; plainFile?: string; packetHex?: string; packetFile?: string },
+): Record<string, string> {
   const out: Record<string, string> = {};
   if (o.plainHex && o.plainFile) throw new UsageError('give --plain-hex or --plain-file, not both');
   if (o.packetHex && o.packetFile) throw new UsageError('give --packet-hex or --packet-file, not both');
@@ -82,24 +104,34 @@ function quoteHelp(s: Service): string {
   return `Input: --bytes is required: the most input bytes the execution may send (${s.bytes.min}..${s.bytes.max}).`;
 }
 
-export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>): Command {
+export function buildProgram(
+  run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>,
+): Command {
   const program = new Command('svc')
-    .description(`svc public client kit ${VERSIONS.clientKit}: speaks ${VERSIONS.coreProtocol} to the core edge over TLS`)
+    .description(
+      `svc public client kit ${VERSIONS.clientKit}: speaks ${VERSIONS.coreProtocol} to the core edge over TLS`,
+    )
     .version(VERSIONS.clientKit, '-V, --version')
     .option('--edge <host:port>', 'core edge address', process.env.SVC_EDGE ?? '127.0.0.1:9443')
     .option('--json', 'machine-readable JSON output')
-    .option('--pin <sha256>', 'pin the edge certificate by its SHA-256 fingerprint (hex, colons allowed)', process.env.SVC_EDGE_PIN)
+    .option(
+      '--pin <sha256>',
+      'pin the edge certificate by its SHA-256 fingerprint (hex, colons allowed)',
+      process.env.SVC_EDGE_PIN,
+    )
     .option('--ca <file>', 'trust this CA certificate file for the edge')
     .option('--insecure', 'do not verify the edge certificate (local development only; prints a warning)')
     .option('--machine-id <id>', 'caller machine_id (or SVC_MACHINE_ID)')
     .option('--credentials <file>', 'credentials file (default ~/.config/svc/credentials.json, or SVC_CREDENTIALS)')
     .option('--timeout <ms>', 'connect timeout in milliseconds', '10000')
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', '\nMachine token: SVC_MACHINE_TOKEN, or the credentials file fund-account writes (mode 0600).\nExit codes: 0 ok, 1 the service said no (error code printed), 2 usage, 3 connection/TLS failure.');
+    .addHelpText('after', '\nMachine token: SVC_MACHINE_TOKEN, or the credentials file fund-account writes (mode 0600).'
+      + '\nExit codes: 0 ok, 1 the service said no (error code printed), 2 usage, 3 connection/TLS failure.');
   const g = () => program.opts<Globals>();
   const purpose = (name: string) => COMMANDS.find((c) => c.name === name)!.purpose;
 
-  program.command('hello').description(purpose('HELLO')).option('--nonce <nonce>', 'nonce for the edge proof (8..128 of A-Z a-z 0-9 _ -)')
+  program.command('hello').description(purpose('HELLO'))
+    .option('--nonce <nonce>', 'nonce for the edge proof (8..128 of A-Z a-z 0-9 _ -)')
     .action((o: { nonce?: string }) => run(() => call(g(), 'HELLO', clean({ nonce: o.nonce })), g));
   program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}), g));
   program.command('balance').description(purpose('BALANCE'))
@@ -110,8 +142,10 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
   for (const s of SERVICES) {
     const body = quoteBodySchema(s.service);
     const props = body.properties as Record<string, Schema>;
-    const c = program.command(`quote-${s.service}`).description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
-      .option('--bits <n>', `bits (min 1, default 65536${'maxBits' in s ? `, max ${s.maxBits}` : ''})`, int('--bits'));
+    const maxBits = 'maxBits' in s ? `, max ${s.maxBits}` : '';
+    const c = program.command(`quote-${s.service}`)
+      .description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
+      .option('--bits <n>', `bits (min 1, default 65536${maxBits})`, int('--bits'));
     if (s.bytes !== null) {
       const bytes = new Option('--bytes <n>', String(props.bytes!.description)).argParser(int('--bytes'));
       c.addOption((body.required as string[]).includes('bytes') ? bytes.makeOptionMandatory() : bytes);
@@ -135,11 +169,16 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
     }, g));
   }
 
-  program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>').option('--idempotency-key <key>', 'replay-safe key')
-    .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => call(g(), 'ACCEPT_QUOTE', clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey }), { auth: true }), g));
+  program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
+    .option('--idempotency-key <key>', 'replay-safe key')
+    .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
+      const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
+      return call(g(), 'ACCEPT_QUOTE', args, { auth: true });
+    }, g));
 
   for (const s of SERVICES) {
-    const c = program.command(s.service).description(`${purpose(s.command)} (${s.command}; paid: needs an accepted quote)`).argument('<quote_id>')
+    const c = program.command(s.service)
+      .description(`${purpose(s.command)} (${s.command}; paid: needs an accepted quote)`).argument('<quote_id>')
       .option('--bits <n>', 'bits (at most the quoted bits)', int('--bits'));
     const inputs = executionInputs(s);
     for (const i of inputs) inputFlags(c, i.field, `${i.about}${i.required ? '' : ' (optional)'}`);
@@ -153,17 +192,33 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
   }
 
   program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
-    .action((id: string) => run(() => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }), g));
+    .action((id: string) => run(
+      () => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }),
+      g,
+    ));
   program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
-    .action((id: string) => run(() => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }), g));
-  program.command('fund-account').description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
+    .action((id: string) => run(
+      () => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }),
+      g,
+    ));
+  program.command('fund-account')
+    .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
     .requiredOption('--units <n>', 'whole svcC to fund (min 1)', int('--units'))
-    .addOption(new Option('--network <network>', 'payment network').choices(['TRON', 'Solana', 'Base']).makeOptionMandatory())
+    .addOption(
+      new Option('--network <network>', 'payment network').choices(['TRON', 'Solana', 'Base']).makeOptionMandatory(),
+    )
     .addOption(new Option('--asset <asset>', 'stablecoin').choices(['USDT', 'USDC']).makeOptionMandatory())
     .option('--idempotency-key <key>', 'replay-safe key')
     .action((o: { units: number; network: string; asset: string; idempotencyKey?: string }) => run(async () => {
       const machineId = needMachine(g());
-      const r = await call(g(), 'FUND_ACCOUNT', clean({ machine_id: machineId, units: o.units, network: o.network, asset: o.asset, idempotency_key: o.idempotencyKey }), { auth: true });
+      const args = clean({
+        machine_id: machineId,
+        units: o.units,
+        network: o.network,
+        asset: o.asset,
+        idempotency_key: o.idempotencyKey,
+      });
+      const r = await call(g(), 'FUND_ACCOUNT', args, { auth: true });
       if (typeof r.machine_token === 'string') {
         const path = credentialsPath(g().credentials);
         saveToken(machineId, r.machine_token, path);
@@ -172,39 +227,65 @@ export function buildProgram(run: (fn: () => Promise<Record<string, unknown>>, g
       return r;
     }, g));
   program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
-    .action((id: string) => run(() => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }), g));
+    .action((id: string) => run(
+      () => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }),
+      g,
+    ));
 
-  program.command('verify-pulse').description('check a GET_PULSE output offline once its seed is revealed (docs/verify.md)')
+  program.command('verify-pulse')
+    .description('check a GET_PULSE output offline once its seed is revealed (docs/verify.md)')
     .requiredOption('--result <file>', 'the get-pulse result (JSON, as printed by --json)')
     .option('--pulse <file>', 'pulse k (JSON from PULSE); fetched from the edge when omitted')
     .option('--reveal <file>', 'pulse k+1 (JSON from PULSE); fetched from the edge when omitted')
     .option('--public-key <b64url>', 'node Ed25519 public key; taken from the fetched pulse when omitted')
     .action((o: { result: string; pulse?: string; reveal?: string; publicKey?: string }) => run(async () => {
       const result = JSON.parse(readFileSync(o.result, 'utf8')) as PulseResult;
-      if (!result.pulse || typeof result.pulse.index !== 'number') throw new UsageError(`${o.result} is not a get-pulse result`);
+      if (!result.pulse || typeof result.pulse.index !== 'number') {
+        throw new UsageError(`${o.result} is not a get-pulse result`);
+      }
       const load = async (file: string | undefined, index: number) =>
-        (file ? JSON.parse(readFileSync(file, 'utf8')) : await call(g(), 'PULSE', { index })) as SignedPulse & { public_key?: string };
+        (file ? JSON.parse(readFileSync(file, 'utf8')) : await call(g(), 'PULSE', { index })) as
+          SignedPulse & { public_key?: string };
       const committed = await load(o.pulse, result.pulse.index);
       const revealing = await load(o.reveal, result.pulse.index + 1).catch((e: unknown) => {
-        if (e instanceof ServiceError && e.code === 'not_found') throw new ServiceError('not_found', `pulse ${result.pulse.index + 1} is not published yet: the seed is revealed when the period ends (period ${committed.pulse.period_ms} ms)`);
+        if (e instanceof ServiceError && e.code === 'not_found') {
+          throw new ServiceError('not_found', `pulse ${result.pulse.index + 1} is not published yet:`
+            + ` the seed is revealed when the period ends (period ${committed.pulse.period_ms} ms)`);
+        }
         throw e;
       });
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
       const v = verifyPulse(result, committed, revealing, key);
-      if (!v.ok) throw new ServiceError('invalid_request', `verification FAILED: ${v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ')}`, { checks: v.checks });
+      if (!v.ok) {
+        const failed = v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
+        throw new ServiceError('invalid_request', `verification FAILED: ${failed}`, { checks: v.checks });
+      }
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));
-  program.command('verify-log').description('check a TIMESTAMP_PROOF or MACHINE_EVENT_LOG result offline: signed checkpoint + RFC 6962 inclusion (docs/verify.md)')
+  program.command('verify-log')
+    .description('check a TIMESTAMP_PROOF or MACHINE_EVENT_LOG result offline:'
+      + ' signed checkpoint + RFC 6962 inclusion (docs/verify.md)')
     .requiredOption('--result <file>', 'the execution result (JSON, as printed by --json)')
-    .option('--public-key <b64url>', 'node Ed25519 public key you trust (default: the one in the result; pin yours from the manifest)')
+    .option(
+      '--public-key <b64url>',
+      'node Ed25519 public key you trust (default: the one in the result; pin yours from the manifest)',
+    )
     .action((o: { result: string; publicKey?: string }) => run(async () => {
-      const r = JSON.parse(readFileSync(o.result, 'utf8')) as { tlog_proof?: string; log?: { entry_base64?: string; public_key?: string; origin?: string } };
-      if (!r.tlog_proof || !r.log?.entry_base64) throw new UsageError(`${o.result} is not a timestamp-proof or machine-event-log result`);
+      const r = JSON.parse(readFileSync(o.result, 'utf8')) as {
+        tlog_proof?: string;
+        log?: { entry_base64?: string; public_key?: string; origin?: string };
+      };
+      if (!r.tlog_proof || !r.log?.entry_base64) {
+        throw new UsageError(`${o.result} is not a timestamp-proof or machine-event-log result`);
+      }
       const key = o.publicKey ?? r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
       const v = verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
-      if (!v.ok) throw new ServiceError('invalid_request', `verification FAILED: ${v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ')}`, { checks: v.checks });
+      if (!v.ok) {
+        const failed = v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
+        throw new ServiceError('invalid_request', `verification FAILED: ${failed}`, { checks: v.checks });
+      }
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));
   return program;
@@ -226,7 +307,9 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') {
+        return EXIT.ok;
+      }
       return EXIT.usage;
     }
     return reportError(e, false);

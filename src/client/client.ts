@@ -28,14 +28,19 @@ export function parseHostPort(s: string, defaultPort = 9443): { host: string; po
   const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]+)(?::(\d+))?$/.exec(s);
   if (!m) throw new ServiceError('invalid_request', `not a HOST:PORT: ${s}`);
   const port = m[2] ? Number(m[2]) : defaultPort;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ServiceError('invalid_request', `bad port in ${s}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new ServiceError('invalid_request', `bad port in ${s}`);
+  }
   return { host: m[1]!, port };
 }
 
 export const normalizeFingerprint = (f: string) => f.replaceAll(':', '').toLowerCase();
 
 export class ConnectionError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) { super(message, options); this.name = 'ConnectionError'; }
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConnectionError';
+  }
 }
 
 /** One live socket and the requests waiting on it. */
@@ -145,14 +150,20 @@ export class SvcClient {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#conn && !this.#conn.dead) { this.#conn.dead = new ConnectionError('client closed'); this.#conn.socket.end(); }
+    if (this.#conn && !this.#conn.dead) {
+      this.#conn.dead = new ConnectionError('client closed');
+      this.#conn.socket.end();
+    }
   }
 }
 
 async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
     const socket = await new Promise<Socket>((resolve, reject) => {
       let s: Socket;
-      const timer = setTimeout(() => { s?.destroy(); reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`)); }, timeoutMs);
+      const timer = setTimeout(() => {
+        s?.destroy();
+        reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
       const done = (e?: Error) => { clearTimeout(timer); if (e) reject(e); else resolve(s); };
       if (ep.kind === 'tls') {
         const pinned = ep.pin ? normalizeFingerprint(ep.pin) : null;
@@ -169,19 +180,31 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
           if (pinned) {
             const cert = t.getPeerCertificate(true) as PeerCertificate & { raw?: Buffer };
             const got = cert.raw ? new X509Certificate(cert.raw).fingerprint256 : '';
-            if (normalizeFingerprint(got) !== pinned) { t.destroy(); done(new ConnectionError(`edge certificate fingerprint ${normalizeFingerprint(got)} does not match the pin`)); return; }
+            if (normalizeFingerprint(got) !== pinned) {
+              t.destroy();
+              done(new ConnectionError(`edge certificate fingerprint ${normalizeFingerprint(got)}`
+                + ' does not match the pin'));
+              return;
+            }
           }
-          if (t.alpnProtocol !== ALPN) { t.destroy(); done(new ConnectionError(`edge did not negotiate ALPN ${ALPN}`)); return; }
+          if (t.alpnProtocol !== ALPN) {
+            t.destroy();
+            done(new ConnectionError(`edge did not negotiate ALPN ${ALPN}`));
+            return;
+          }
           done();
         });
         s = t;
-        t.once('error', (e) => done(new ConnectionError(`TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`, { cause: e })));
+        t.once('error', (e) => {
+          done(new ConnectionError(`TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`, { cause: e }));
+        });
       } else {
         s = ep.kind === 'tcp'
           ? netConnect({ host: ep.host, port: ep.port, ...(ep.localAddress ? { localAddress: ep.localAddress } : {}) })
           : netConnect({ path: ep.path });
         s.once('connect', () => done());
-        s.once('error', (e) => done(new ConnectionError(`connection to ${ep.kind === 'tcp' ? `${ep.host}:${ep.port}` : ep.path} failed: ${e.message}`, { cause: e })));
+        const where = ep.kind === 'tcp' ? `${ep.host}:${ep.port}` : ep.path;
+        s.once('error', (e) => done(new ConnectionError(`connection to ${where} failed: ${e.message}`, { cause: e })));
       }
     });
     socket.setNoDelay(true);

@@ -3,7 +3,10 @@
 // manifest hash published in DNS stays valid until something real changes.
 import { COMMANDS, CAPABILITIES, commandSpec } from '../protocol/registry.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
-import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY, UNIT_SCALE, price, pricebookText } from '../protocol/pricing.ts';
+import {
+  PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY, UNIT_SCALE,
+  price, pricebookText,
+} from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import type { Schema } from '../protocol/schemas.ts';
 import { SERVICES } from '../protocol/services.ts';
@@ -14,8 +17,14 @@ import { DOCUMENT_PATHS, PUBLIC_ROUTES, WELL_KNOWN, publicRoute } from './routes
 export { DOCUMENT_PATHS, WELL_KNOWN };
 
 export const POLICY = {
-  discovery: 'free', receipt_verification: 'free', quote_generation: 'free, limited', sandbox: 'free, anonymous, limited',
-  integration: 'free', real_execution: 'paid', anonymous_real_execution: 'not allowed', execution_requires_account_balance: 'yes',
+  discovery: 'free',
+  receipt_verification: 'free',
+  quote_generation: 'free, limited',
+  sandbox: 'free, anonymous, limited',
+  integration: 'free',
+  real_execution: 'paid',
+  anonymous_real_execution: 'not allowed',
+  execution_requires_account_balance: 'yes',
   commercial_tiers: 'planned', settlement: 'crypto only',
 };
 
@@ -51,7 +60,11 @@ const RAIL_KEYS = ['USDT_TRON', 'USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA'] as co
 
 function pricing() {
   return {
-    price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION, unit: 'svcC', unit_scale: Number(UNIT_SCALE),
+    price_book: PRICE_BOOK,
+    price_version: PRICE_VERSION,
+    quote_terms_version: QUOTE_TERMS_VERSION,
+    unit: 'svcC',
+    unit_scale: Number(UNIT_SCALE),
     reference_value_usd_per_svcC: REFERENCE_VALUE_USD_PER_SVCC, unit_policy: UNIT_POLICY,
     dimensions: { bits: 'coefficient times sqrt(bits) over 256', data: 'units per KiB', time: 'units per ms' },
     priority_multipliers: { standard: 1, priority: 2, critical: 4 },
@@ -62,20 +75,46 @@ export function buildManifest(node: NodeInfo, site: SiteInfo): Record<string, un
   return {
     format: VERSIONS.manifestFormat,
     discovery_version: VERSIONS.discovery,
-    api_version: VERSIONS.api, gateway_version: VERSIONS.gateway, mcp_server_version: VERSIONS.mcpServer, client_kit_version: VERSIONS.clientKit,
+    api_version: VERSIONS.api,
+    gateway_version: VERSIONS.gateway,
+    mcp_server_version: VERSIONS.mcpServer,
+    client_kit_version: VERSIONS.clientKit,
     core_protocol: VERSIONS.coreProtocol,
     base_url: site.base_url, path_prefix: VERSIONS.pathPrefix,
-    edge: { host: site.edge_host, port: site.edge_port, transport: 'TLS 1.3 over TCP, dual-stack', alpn: VERSIONS.coreProtocol, cert_sha256: node.edge_cert_sha256 },
+    edge: {
+      host: site.edge_host,
+      port: site.edge_port,
+      transport: 'TLS 1.3 over TCP, dual-stack',
+      alpn: VERSIONS.coreProtocol,
+      cert_sha256: node.edge_cert_sha256,
+    },
     node: { node_id: node.node_id, key_id: node.key_id, alg: node.alg, public_key: node.public_key },
     capability_count: VERSIONS.capabilityCount,
     capabilities: CAPABILITIES,
-    commands: COMMANDS.map((c) => ({ name: c.name, group: c.group, access: c.access, http: c.http ? `${c.http.method} ${c.http.path}` : null, cli: c.cli.length ? c.cli : null, billing: c.billing, auth: c.auth, rate_class: c.rateClass, execution: c.execution, purpose: c.purpose })),
+    commands: COMMANDS.map((c) => ({
+      name: c.name,
+      group: c.group,
+      access: c.access,
+      http: c.http ? `${c.http.method} ${c.http.path}` : null,
+      cli: c.cli.length ? c.cli : null,
+      billing: c.billing,
+      auth: c.auth,
+      rate_class: c.rateClass,
+      execution: c.execution,
+      purpose: c.purpose,
+    })),
     pricing: pricing(),
-    payment: { settlement: 'crypto only', automated_rails: ['USDT/TRON', 'USDC/Base', 'USDC/Solana', 'USDT/Solana'], reserved_rails: [], wallets: Object.fromEntries(RAIL_KEYS.map((k) => [k, site.wallets[k] ?? '<WALLET_ADDRESS>'])) },
+    payment: {
+      settlement: 'crypto only',
+      automated_rails: ['USDT/TRON', 'USDC/Base', 'USDC/Solana', 'USDT/Solana'],
+      reserved_rails: [],
+      wallets: Object.fromEntries(RAIL_KEYS.map((k) => [k, site.wallets[k] ?? '<WALLET_ADDRESS>'])),
+    },
     policy: POLICY,
     limits: publishedLimits(site),
     documents: Object.fromEntries(Object.entries(DOCUMENT_PATHS).map(([k, p]) => [k, site.base_url + p])),
-    discovery_hash_note: 'the manifest hash (SHA-256 of these bytes) is an unsigned public liveness value, not authentication, payment or authorization',
+    discovery_hash_note: 'the manifest hash (SHA-256 of these bytes) is an unsigned public liveness value,'
+      + ' not authentication, payment or authorization',
   };
 }
 
@@ -91,10 +130,17 @@ export function manifestHash(node: NodeInfo, site: SiteInfo): string {
 /** The manifest as flat key=value lines (nested keys joined with dots, arrays comma-joined). */
 export function manifestKv(node: NodeInfo, site: SiteInfo): string {
   const out: string[] = [];
+  // an array item: a command (or anything named) by its name, other objects as JSON, scalars as text
+  const itemText = (x: unknown) =>
+    (typeof x === 'object' && x !== null ? (x as { name?: string }).name ?? JSON.stringify(x) : String(x));
   const walk = (prefix: string, v: unknown) => {
-    if (Array.isArray(v)) out.push(`${prefix}=${v.map((x) => (typeof x === 'object' && x !== null ? (x as { name?: string }).name ?? JSON.stringify(x) : String(x))).join(',')}`);
-    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
-    else out.push(`${prefix}=${String(v)}`);
+    if (Array.isArray(v)) {
+      out.push(`${prefix}=${v.map(itemText).join(',')}`);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
+    } else {
+      out.push(`${prefix}=${String(v)}`);
+    }
   };
   walk('', buildManifest(node, site));
   out.push(`manifest_sha256=${manifestHash(node, site)}`);
@@ -104,8 +150,12 @@ export function manifestKv(node: NodeInfo, site: SiteInfo): string {
 export function pricebookPointer(site: SiteInfo): Record<string, unknown> {
   const text = pricebookText();
   return {
-    format: VERSIONS.pricebookPointerFormat, price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
-    url: site.base_url + DOCUMENT_PATHS.pricebook_text, sha256: sha256Hex(text),
+    format: VERSIONS.pricebookPointerFormat,
+    price_book: PRICE_BOOK,
+    price_version: PRICE_VERSION,
+    quote_terms_version: QUOTE_TERMS_VERSION,
+    url: site.base_url + DOCUMENT_PATHS.pricebook_text,
+    sha256: sha256Hex(text),
     media_type: publicRoute('pricebookText').type,
   };
 }
@@ -117,8 +167,20 @@ export function serviceCatalog(site: SiteInfo): Record<string, unknown> {
       const c = COMMANDS.find((x) => x.name === s.command)!;
       return {
         service: s.service, command: s.command, purpose: c.purpose, group: c.group,
-        quote: { method: 'POST', url: `${site.base_url}/api/v1/quotes/${s.service}`, billing: s.quoteBilling, binds_input: s.quoteInput },
-        execute: { method: 'POST', url: `${site.base_url}${c.http!.path}`, billing: c.billing, auth: c.auth, input: s.execInput, ...('auxInput' in s ? { aux_input: s.auxInput } : {}) },
+        quote: {
+          method: 'POST',
+          url: `${site.base_url}/api/v1/quotes/${s.service}`,
+          billing: s.quoteBilling,
+          binds_input: s.quoteInput,
+        },
+        execute: {
+          method: 'POST',
+          url: `${site.base_url}${c.http!.path}`,
+          billing: c.billing,
+          auth: c.auth,
+          input: s.execInput,
+          ...('auxInput' in s ? { aux_input: s.auxInput } : {}),
+        },
         cli: { quote: `quote-${s.service}`, execute: s.service },
         example_price: price(s.service, 65536, s.service === 'get-pulse' ? 0 : 1024, 'standard'),
       };
@@ -127,7 +189,14 @@ export function serviceCatalog(site: SiteInfo): Record<string, unknown> {
 }
 
 export function nodeDocument(node: NodeInfo, site: SiteInfo): Record<string, unknown> {
-  return { format: 'svc_node_v1', ...node, edge: `${site.edge_host}:${site.edge_port}`, core_protocol: VERSIONS.coreProtocol, base_url: site.base_url, role: 'core+gateway' };
+  return {
+    format: 'svc_node_v1',
+    ...node,
+    edge: `${site.edge_host}:${site.edge_port}`,
+    core_protocol: VERSIONS.coreProtocol,
+    base_url: site.base_url,
+    role: 'core+gateway',
+  };
 }
 
 export function nodesDocument(node: NodeInfo, site: SiteInfo): Record<string, unknown> {
@@ -137,7 +206,13 @@ export function nodesDocument(node: NodeInfo, site: SiteInfo): Record<string, un
 export function networkDocument(site: SiteInfo): Record<string, unknown> {
   return {
     format: 'svc_network_v1', base_url: site.base_url,
-    edge: { host: site.edge_host, port: site.edge_port, ip_versions: ['IPv4', 'IPv6'], transport: 'TLS 1.3', alpn: VERSIONS.coreProtocol },
+    edge: {
+      host: site.edge_host,
+      port: site.edge_port,
+      ip_versions: ['IPv4', 'IPv6'],
+      transport: 'TLS 1.3',
+      alpn: VERSIONS.coreProtocol,
+    },
     backend: 'loopback TCP over IPv4 only (not public)',
   };
 }
@@ -146,10 +221,21 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
   return {
     format: 'svc_bootstrap_v1',
     steps: [
-      { step: 1, what: 'create a funding invoice and pay it', http: 'POST /api/v1/invoices', cli: 'fund-account', note: 'the first invoice for a machine_id returns its machine token once; send it as Authorization: Bearer' },
+      {
+        step: 1,
+        what: 'create a funding invoice and pay it',
+        http: 'POST /api/v1/invoices',
+        cli: 'fund-account',
+        note: 'the first invoice for a machine_id returns its machine token once; send it as Authorization: Bearer',
+      },
       { step: 2, what: 'create a quote', http: 'POST /api/v1/quotes/{service}', cli: 'quote-<service>' },
       { step: 3, what: 'accept the quote', http: 'POST /api/v1/quotes/{quote_id}/accept', cli: 'accept-quote' },
-      { step: 4, what: 'call the execution with the accepted quote_id', http: 'POST /api/v1/executions/{service}', cli: '<service>' },
+      {
+        step: 4,
+        what: 'call the execution with the accepted quote_id',
+        http: 'POST /api/v1/executions/{service}',
+        cli: '<service>',
+      },
       { step: 5, what: 'verify the receipt for free', http: 'POST /api/v1/receipts/verify', cli: 'verify-receipt' },
     ],
     try_first: {
@@ -162,19 +248,37 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
 
 export function agentCard(node: NodeInfo, site: SiteInfo): Record<string, unknown> {
   return {
-    name: 'svc', description: 'Metered computation-and-proof service: verifiable randomness (GET_PULSE), sealed tokens, attestations, timestamps, Merkle event logs and a bounded VM, with signed receipts that verify offline.',
+    name: 'svc',
+    description: 'Metered computation-and-proof service: verifiable randomness (GET_PULSE), sealed tokens,'
+      + ' attestations, timestamps, Merkle event logs and a bounded VM, with signed receipts that verify offline.',
     url: site.base_url, version: VERSIONS.gateway, provider: { organization: 'svc operator', url: site.base_url },
     documentationUrl: site.base_url + '/docs',
     capabilities: { streaming: false, pushNotifications: false },
     defaultInputModes: ['application/json'], defaultOutputModes: ['application/json'],
-    skills: SERVICES.map((s) => ({ id: s.service, name: s.command, description: COMMANDS.find((c) => c.name === s.command)!.purpose, tags: ['paid', s.service] })),
-    interfaces: { openapi: site.base_url + DOCUMENT_PATHS.openapi, llms: site.base_url + DOCUMENT_PATHS.llms, core: `svc/1 over TLS at ${site.edge_host}:${site.edge_port}` },
-    authentication: { schemes: ['bearer'], note: 'machine token from the first funding invoice; discovery, quotes, receipt verification and the sandbox need none' },
+    skills: SERVICES.map((s) => ({
+      id: s.service,
+      name: s.command,
+      description: COMMANDS.find((c) => c.name === s.command)!.purpose,
+      tags: ['paid', s.service],
+    })),
+    interfaces: {
+      openapi: site.base_url + DOCUMENT_PATHS.openapi,
+      llms: site.base_url + DOCUMENT_PATHS.llms,
+      core: `svc/1 over TLS at ${site.edge_host}:${site.edge_port}`,
+    },
+    authentication: {
+      schemes: ['bearer'],
+      note: 'machine token from the first funding invoice;'
+        + ' discovery, quotes, receipt verification and the sandbox need none',
+    },
     node: { node_id: node.node_id, public_key: node.public_key },
   };
 }
 
-/** Every published document by its manifest key, and every other discovery route (aliases included) by route id. */
+/**
+ * Every published document by its manifest key, and every other discovery route (aliases included) by
+ * route id.
+ */
 export function wellKnownIndex(site: SiteInfo): Record<string, unknown> {
   const others = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.tag === 'Discovery' && !r.doc);
   return {
@@ -202,12 +306,16 @@ export function hostMetaJson(site: SiteInfo): Record<string, unknown> {
   };
 }
 
-const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const xmlEscape = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function hostMetaXml(site: SiteInfo): string {
+  const target = (l: { href?: string; template?: string }) =>
+    (l.href ? `href="${xmlEscape(l.href)}"` : `template="${xmlEscape(l.template!)}"`);
   const links = (hostMetaJson(site).links as { rel: string; type: string; href?: string; template?: string }[])
-    .map((l) => `  <Link rel="${xmlEscape(l.rel)}" type="${xmlEscape(l.type)}" ${l.href ? `href="${xmlEscape(l.href)}"` : `template="${xmlEscape(l.template!)}"`}/>`).join('\n');
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">\n${links}\n</XRD>\n`;
+    .map((l) => `  <Link rel="${xmlEscape(l.rel)}" type="${xmlEscape(l.type)}" ${target(l)}/>`).join('\n');
+  return '<?xml version="1.0" encoding="UTF-8"?>\n'
+    + `<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">\n${links}\n</XRD>\n`;
 }
 
 /** RFC 7033 JRD for a resource; null when the resource is not ours. */
@@ -230,26 +338,33 @@ export function llmsTxt(site: SiteInfo): string {
   const lines = [
     '# svc',
     '',
-    '> Metered computation-and-proof service. Discovery, quotes (limited), receipt verification and an anonymous sandbox are free; executions are paid from an account funded with stablecoin invoices (USDT/TRON, USDC/Base, USDC/Solana, USDT/Solana). Every execution returns a signed receipt that verifies offline.',
+    '> Metered computation-and-proof service. Discovery, quotes (limited), receipt verification and an anonymous'
+      + ' sandbox are free; executions are paid from an account funded with stablecoin invoices (USDT/TRON,'
+      + ' USDC/Base, USDC/Solana, USDT/Solana). Every execution returns a signed receipt that verifies offline.',
     '',
-    `Core protocol: svc/1 (line-delimited JSON over TLS 1.3, ALPN svc/1) at ${site.edge_host}:${site.edge_port}. HTTP/JSON gateway: ${b}${VERSIONS.pathPrefix} (API ${VERSIONS.api}).`,
+    `Core protocol: svc/1 (line-delimited JSON over TLS 1.3, ALPN svc/1) at ${site.edge_host}:${site.edge_port}.`
+      + ` HTTP/JSON gateway: ${b}${VERSIONS.pathPrefix} (API ${VERSIONS.api}).`,
     '',
     '## Start here',
     `- [OpenAPI description](${b}${DOCUMENT_PATHS.openapi}): every route, schema and error`,
     `- [Manifest](${b}${DOCUMENT_PATHS.manifest}): capabilities (${VERSIONS.capabilityCount}), node key,`
       + ' edge certificate, pricing, limits',
-    `- [Service catalog](${b}${DOCUMENT_PATHS.service_catalog}) and [pricebook](${b}${DOCUMENT_PATHS.pricebook_text})`,
-    `- [Agent guide](${b}${publicRoute('pageForAgents').path}) and [bootstrap steps](${b}${DOCUMENT_PATHS.bootstrap})`,
+    `- [Service catalog](${b}${DOCUMENT_PATHS.service_catalog})`
+      + ` and [pricebook](${b}${DOCUMENT_PATHS.pricebook_text})`,
+    `- [Agent guide](${b}${publicRoute('pageForAgents').path})`
+      + ` and [bootstrap steps](${b}${DOCUMENT_PATHS.bootstrap})`,
     `- MCP: POST ${b}${mcp.path}: ${mcp.purpose}`,
     '',
     '## Documents',
     ...PUBLIC_ROUTES.filter((r) => r.doc).map((r) => `- [${r.purpose}](${b}${r.path}): ${r.type.split(';')[0]}`),
     '',
     '## Paid flow',
-    '1. POST /api/v1/invoices {machine_id, units, network, asset}: pay amount_due to pay_to; the first invoice returns machine_token once (send it as Authorization: Bearer).',
+    '1. POST /api/v1/invoices {machine_id, units, network, asset}: pay amount_due to pay_to;'
+      + ' the first invoice returns machine_token once (send it as Authorization: Bearer).',
     '2. POST /api/v1/quotes/{service} {machine_id, ...}: free quote with quote_units and expires_at.',
     '3. POST /api/v1/quotes/{quote_id}/accept {machine_id}: reserves the units.',
-    '4. POST /api/v1/executions/{service} {machine_id, quote_id, ...}: runs, charges, returns receipt_id and result_tag.',
+    '4. POST /api/v1/executions/{service} {machine_id, quote_id, ...}:'
+      + ' runs, charges, returns receipt_id and result_tag.',
     '5. POST /api/v1/receipts/verify {machine_id, receipt_id}: free; returns the signed receipt.',
     '',
     '## Services',
@@ -262,25 +377,38 @@ export function llmsTxt(site: SiteInfo): string {
       + ` quotes live ${SANDBOX_LIMITS.ttlSeconds} s.`,
     '',
     '## Errors',
-    'Every failure is {"ok":false,"request_id","error":{"code","message","source"}}; 400 invalid request, 401 token, 404 not found, 409 invalid state, 422 idempotency key reused, 429 rate limited (Retry-After), 502 core edge unavailable.',
+    'Every failure is {"ok":false,"request_id","error":{"code","message","source"}}; 400 invalid request,'
+      + ' 401 token, 404 not found, 409 invalid state, 422 idempotency key reused, 429 rate limited (Retry-After),'
+      + ' 502 core edge unavailable.',
     '',
-    `svcC is an internal accounting reference unit (1.00 USD reference), not a token, currency or redeemable asset (${UNIT_POLICY}).`,
+    'svcC is an internal accounting reference unit (1.00 USD reference), not a token, currency or redeemable asset'
+      + ` (${UNIT_POLICY}).`,
   ];
   return lines.join('\n') + '\n';
 }
 
 export function robotsTxt(site: SiteInfo): string {
-  return `User-agent: *\nAllow: /\nDisallow: /api/v1/executions/\nDisallow: /api/v1/invoices\nSitemap: ${site.base_url}/sitemap.xml\n`;
+  return 'User-agent: *\nAllow: /\nDisallow: /api/v1/executions/\nDisallow: /api/v1/invoices\n'
+    + `Sitemap: ${site.base_url}/sitemap.xml\n`;
 }
 
 export function sitemapXml(site: SiteInfo): string {
   const urls = PUBLIC_ROUTES.filter((r) => r.sitemap)
     .map((r) => `  <url><loc>${xmlEscape(site.base_url + r.path)}</loc></url>`).join('\n');
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls}\n</urlset>\n`;
+  return '<?xml version="1.0" encoding="UTF-8"?>\n'
+    + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls}\n</urlset>\n`;
 }
 
 export function webManifest(): Record<string, unknown> {
-  return { name: 'svc — metered computation and proof', short_name: 'svc', start_url: '/', display: 'standalone', background_color: '#ffffff', theme_color: '#1d3557', icons: [] };
+  return {
+    name: 'svc — metered computation and proof',
+    short_name: 'svc',
+    start_url: '/',
+    display: 'standalone',
+    background_color: '#ffffff',
+    theme_color: '#1d3557',
+    icons: [],
+  };
 }
 
 export { pricebookText };

@@ -24,5 +24,10 @@ export interface SiteInfo {
 
 export function siteFromBaseUrl(baseUrl: string, edgePort: number, wallets: Record<string, string>): SiteInfo {
   const u = new URL(baseUrl);
-  return { base_url: baseUrl.replace(/\/+$/, ''), edge_host: u.hostname.replace(/^\[|\]$/g, ''), edge_port: edgePort, wallets };
+  return {
+    base_url: baseUrl.replace(/\/+$/, ''),
+    edge_host: u.hostname.replace(/^\[|\]$/g, ''),
+    edge_port: edgePort,
+    wallets,
+  };
 }

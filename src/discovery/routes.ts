@@ -200,7 +200,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
     auth: 'none', rateClass: 'public_low', execution: false, cors: false, sitemap: false, request: JSON_RPC_REQUEST,
     purpose: 'stateless MCP (Streamable HTTP, JSON responses) with the whitelisted free tools; both protocol eras',
     // 202: a notification, accepted (no body, as MCP's Streamable HTTP transport says); 404: an
-    // unknown method (2026-07-28 answers it at the HTTP level); 406: an Accept that excludes application/json, the only form this endpoint answers in
+    // unknown method (2026-07-28 answers it at the HTTP level); 406: an Accept that excludes
+    // application/json, the only form this endpoint answers in
     statuses: statusesOf('POST', { also: [202, 404, 406] }),
   },
   api('apiIndex', '/api/v1', 'JSON route index', 'envelope'),

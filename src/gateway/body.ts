@@ -24,18 +24,24 @@ export function setBodyBudget(bytes: number): void {
 
 export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > MAX_BODY) throw new ServiceError('payload_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY}`);
+  if (declared > MAX_BODY) {
+    throw new ServiceError('payload_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY}`);
+  }
   const text = await readText(req);
   if (!text) return {};
   const type = String(req.headers['content-type'] ?? 'application/json');
-  if (!/^application\/([\w.+-]*\+)?json\b/i.test(type)) throw new ServiceError('invalid_request', 'content-type must be application/json');
+  if (!/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+    throw new ServiceError('invalid_request', 'content-type must be application/json');
+  }
   // before JSON.parse: a deeper value would overflow JSON.stringify and structuredClone later
   if (exceedsJsonDepth(text)) {
     throw new ServiceError('invalid_request', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   let v: unknown;
   try { v = JSON.parse(text); } catch { throw new ServiceError('invalid_request', 'request body is not valid JSON'); }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ServiceError('invalid_request', 'request body must be a JSON object');
+  if (!v || typeof v !== 'object' || Array.isArray(v)) {
+    throw new ServiceError('invalid_request', 'request body must be a JSON object');
+  }
   return v as Record<string, unknown>;
 }
 

@@ -59,17 +59,33 @@ export interface KernelExports {
   chacha20_xor(keyPtr: Ptr, noncePtr: Ptr, counter: number, inPtr: Ptr, len: number, outPtr: Ptr): number;
   hchacha20_subkey(keyPtr: Ptr, nonce16Ptr: Ptr, outPtr: Ptr): number;
   poly1305_mac(keyPtr: Ptr, msgPtr: Ptr, msgLen: number, outPtr: Ptr): number;
-  chacha20poly1305_seal(keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, msgPtr: Ptr, msgLen: number, outPtr: Ptr): number;
-  chacha20poly1305_open(keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, ctPtr: Ptr, ctLen: number, outPtr: Ptr): number;
-  xchacha20poly1305_seal(keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, msgPtr: Ptr, msgLen: number, outPtr: Ptr): number;
-  xchacha20poly1305_open(keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, ctPtr: Ptr, ctLen: number, outPtr: Ptr): number;
+  chacha20poly1305_seal(
+    keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, msgPtr: Ptr, msgLen: number, outPtr: Ptr,
+  ): number;
+  chacha20poly1305_open(
+    keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, ctPtr: Ptr, ctLen: number, outPtr: Ptr,
+  ): number;
+  xchacha20poly1305_seal(
+    keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, msgPtr: Ptr, msgLen: number, outPtr: Ptr,
+  ): number;
+  xchacha20poly1305_open(
+    keyPtr: Ptr, noncePtr: Ptr, aadPtr: Ptr, aadLen: number, ctPtr: Ptr, ctLen: number, outPtr: Ptr,
+  ): number;
   merkle_leaf_hash(inPtr: Ptr, inLen: number, outPtr: Ptr): number;
   merkle_node_hash(leftPtr: Ptr, rightPtr: Ptr, outPtr: Ptr): number;
   merkle_root(leavesPtr: Ptr, n: number, outPtr: Ptr): number;
   merkle_inclusion_proof(leavesPtr: Ptr, n: number, index: number, outPtr: Ptr, outCap: number): number;
   merkle_consistency_proof(leavesPtr: Ptr, n: number, m: number, outPtr: Ptr, outCap: number): number;
-  merkle_verify_inclusion(leafHashPtr: Ptr, index: bigint, size: bigint, proofPtr: Ptr, proofLen: number, rootPtr: Ptr): number;
-  merkle_verify_consistency(size1: bigint, size2: bigint, root1Ptr: Ptr, root2Ptr: Ptr, proofPtr: Ptr, proofLen: number): number;
-  pulse_expand(seedPtr: Ptr, seedLen: number, ctxPtr: Ptr, ctxLen: number, bits: number, outPtr: Ptr, outCap: number): number;
-  bvm_run(imgPtr: Ptr, imgLen: number, inPtr: Ptr, inLen: number, fuel: number, maxOut: number, outPtr: Ptr, resPtr: Ptr): number;
+  merkle_verify_inclusion(
+    leafHashPtr: Ptr, index: bigint, size: bigint, proofPtr: Ptr, proofLen: number, rootPtr: Ptr,
+  ): number;
+  merkle_verify_consistency(
+    size1: bigint, size2: bigint, root1Ptr: Ptr, root2Ptr: Ptr, proofPtr: Ptr, proofLen: number,
+  ): number;
+  pulse_expand(
+    seedPtr: Ptr, seedLen: number, ctxPtr: Ptr, ctxLen: number, bits: number, outPtr: Ptr, outCap: number,
+  ): number;
+  bvm_run(
+    imgPtr: Ptr, imgLen: number, inPtr: Ptr, inLen: number, fuel: number, maxOut: number, outPtr: Ptr, resPtr: Ptr,
+  ): number;
 }

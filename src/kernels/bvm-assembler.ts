@@ -33,7 +33,11 @@ function tokenize(text: string, line: number): string[] {
     if (/\s|,/.test(c)) { i++; continue; }
     if (c === '"') {
       let j = i + 1, s = '"';
-      while (j < text.length && text[j] !== '"') { if (text[j] === '\\') { s += text[j]; j++; } s += text[j] ?? ''; j++; }
+      while (j < text.length && text[j] !== '"') {
+        if (text[j] === '\\') { s += text[j]; j++; }
+        s += text[j] ?? '';
+        j++;
+      }
       if (j >= text.length) fail(line, 'unterminated string');
       out.push(s + '"'); i = j + 1; continue;
     }
@@ -51,14 +55,32 @@ function unquote(tok: string, line: number): Uint8Array {
   const enc = new TextEncoder();
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
-    if (c !== '\\') { const cp = body.codePointAt(i)!; const ch = String.fromCodePoint(cp); bytes.push(...enc.encode(ch)); i += ch.length - 1; continue; }
+    if (c !== '\\') {
+      const cp = body.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      bytes.push(...enc.encode(ch));
+      i += ch.length - 1;
+      continue;
+    }
     const n = body[++i];
     if (n === 'n') bytes.push(10); else if (n === 't') bytes.push(9); else if (n === '0') bytes.push(0);
     else if (n === '"' || n === '\\') bytes.push(n.charCodeAt(0));
-    else if (n === 'x') { const h = body.slice(i + 1, i + 3); if (!/^[0-9a-f]{2}$/i.test(h)) fail(line, 'bad \\x escape'); bytes.push(parseInt(h, 16)); i += 2; }
-    else fail(line, `bad escape \\${n ?? ''}`);
+    else if (n === 'x') {
+      const h = body.slice(i + 1, i + 3);
+      if (!/^[0-9a-f]{2}$/i.test(h)) fail(line, 'bad \\x escape');
+      bytes.push(parseInt(h, 16));
+      i += 2;
+    } else {
+      fail(line, `bad escape \\${n ?? ''}`);
+    }
   }
   return Uint8Array.from(bytes);
+}
+
+/** A hex:… data operand as bytes. */
+function hexOperand(tok: string, line: number): Uint8Array {
+  if (!/^hex:([0-9a-f]{2})*$/i.test(tok)) fail(line, `bad hex ${tok}`);
+  return Uint8Array.from(tok.slice(4).match(/../g) ?? [], (h) => parseInt(h, 16));
 }
 
 /** Assembles BVM text into a program image. */
@@ -92,7 +114,7 @@ export function assemble(source: string): AssembleResult {
       let at = parseInt32(rest[0]!, line, 0, BVM_LIMITS.maxMemory - 1);
       for (const t of rest.slice(1)) {
         const bytes = t.startsWith('"') ? unquote(t, line)
-          : /^hex:/i.test(t) ? (/^hex:([0-9a-f]{2})*$/i.test(t) ? Uint8Array.from(t.slice(4).match(/../g) ?? [], (h) => parseInt(h, 16)) : fail(line, `bad hex ${t}`))
+          : /^hex:/i.test(t) ? hexOperand(t, line)
           : Uint8Array.of(parseInt32(t, line, -128, 255) & 0xff);
         for (const b of bytes) { if (data.has(at)) fail(line, `data byte ${at} set twice`); data.set(at++, b); }
       }
@@ -121,7 +143,10 @@ export function assemble(source: string): AssembleResult {
   for (const f of fixups) {
     const v = labels[f.label];
     if (v === undefined) fail(f.line, `undefined label ${f.label}`);
-    code[f.at] = v & 0xff; code[f.at + 1] = (v >>> 8) & 0xff; code[f.at + 2] = (v >>> 16) & 0xff; code[f.at + 3] = (v >>> 24) & 0xff;
+    code[f.at] = v & 0xff;
+    code[f.at + 1] = (v >>> 8) & 0xff;
+    code[f.at + 2] = (v >>> 16) & 0xff;
+    code[f.at + 3] = (v >>> 24) & 0xff;
   }
   if (code.length === 0) fail(lines.length, 'program has no instructions');
   if (code.length > BVM_LIMITS.maxCode) fail(lines.length, `code is ${code.length} bytes, limit ${BVM_LIMITS.maxCode}`);
@@ -139,7 +164,10 @@ export function assemble(source: string): AssembleResult {
 }
 
 /** Builds an image from raw code bytes (docs/bvm.md §Image). */
-export function buildImage(code: Uint8Array, opts: { memSize?: number; dataOffset?: number; data?: Uint8Array } = {}): Uint8Array {
+export function buildImage(
+  code: Uint8Array,
+  opts: { memSize?: number; dataOffset?: number; data?: Uint8Array } = {},
+): Uint8Array {
   const data = opts.data ?? new Uint8Array(0);
   const img = new Uint8Array(24 + code.length + data.length);
   const dv = new DataView(img.buffer);
@@ -164,8 +192,11 @@ export function disassemble(code: Uint8Array): string[] {
     if (!info) { out.push(`${pc}: .byte 0x${code[pc]!.toString(16).padStart(2, '0')}`); pc++; continue; }
     const n = IMM_BYTES[info.imm];
     if (pc + 1 + n > code.length) { out.push(`${pc}: ${info.name} <truncated>`); break; }
-    const arg = info.imm === 'i32' ? ` ${dv.getInt32(pc + 1, true)}` : info.imm === 'target' ? ` ${dv.getUint32(pc + 1, true)}`
-      : info.imm === 'i8' ? ` ${dv.getInt8(pc + 1)}` : info.imm === 'u8' ? ` ${dv.getUint8(pc + 1)}` : '';
+    const arg = info.imm === 'i32' ? ` ${dv.getInt32(pc + 1, true)}`
+      : info.imm === 'target' ? ` ${dv.getUint32(pc + 1, true)}`
+      : info.imm === 'i8' ? ` ${dv.getInt8(pc + 1)}`
+      : info.imm === 'u8' ? ` ${dv.getUint8(pc + 1)}`
+      : '';
     out.push(`${pc}: ${info.name}${arg}`);
     pc += 1 + n;
   }

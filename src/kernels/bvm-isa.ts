@@ -15,8 +15,9 @@ export interface OpInfo {
   readonly cost: 'one' | 'bulk' | 'sha256';
 }
 
-const op = (name: string, code: number, imm: Immediate, pops: number, pushes: number, cost: OpInfo['cost'] = 'one'): OpInfo =>
-  ({ name, code, imm, pops, pushes, cost });
+const op = (
+  name: string, code: number, imm: Immediate, pops: number, pushes: number, cost: OpInfo['cost'] = 'one',
+): OpInfo => ({ name, code, imm, pops, pushes, cost });
 
 export const ISA: readonly OpInfo[] = [
   op('halt', 0x00, 'none', 0, 0),

@@ -2,7 +2,9 @@
 // reusable scratch region in the module's memory (static buffers, DESIGN.md §7: ~3.6x cheaper per
 // MiB than loader-managed arrays); views are re-created whenever memory has grown.
 // Argument checks live here and name the argument; the kernels trust their inputs' shapes.
-import { BVM_LIMITS, BVM_STATUS, KERNEL_ERRORS, MERKLE_MAX_PROOF_HASHES, PULSE_MAX_BITS, type BvmStatus, type KernelExports } from './abi.ts';
+import {
+  BVM_LIMITS, BVM_STATUS, KERNEL_ERRORS, MERKLE_MAX_PROOF_HASHES, PULSE_MAX_BITS, type BvmStatus, type KernelExports,
+} from './abi.ts';
 import { compileKernels, instantiateKernels } from './wasm.ts';
 import { ServiceError } from '../errors.ts';
 
@@ -25,7 +27,9 @@ export interface BvmOptions {
 
 function checkBytes(name: string, v: unknown, len?: number): asserts v is Uint8Array {
   if (!(v instanceof Uint8Array)) throw new ServiceError('invalid_request', `${name} must be a Uint8Array`);
-  if (len !== undefined && v.length !== len) throw new ServiceError('invalid_request', `${name} must be ${len} bytes, got ${v.length}`);
+  if (len !== undefined && v.length !== len) {
+    throw new ServiceError('invalid_request', `${name} must be ${len} bytes, got ${v.length}`);
+  }
 }
 
 function checkUint(name: string, v: unknown, min: number, max: number): asserts v is number {
@@ -36,7 +40,9 @@ function checkUint(name: string, v: unknown, min: number, max: number): asserts 
 
 function kernelError(code: number, what: string): ServiceError {
   const name = KERNEL_ERRORS[code as keyof typeof KERNEL_ERRORS] ?? 'unknown';
-  return new ServiceError('kernel_failed', `${what}: kernel error ${code} (${name})`, { kernel_code: code, kernel_error: name });
+  return new ServiceError('kernel_failed', `${what}: kernel error ${code} (${name})`, {
+    kernel_code: code, kernel_error: name,
+  });
 }
 
 const SHA_CHUNK = 32 * 1024;
@@ -171,17 +177,25 @@ export class Kernels {
   }
 
   /** XChaCha20-Poly1305 seal: ciphertext ‖ 16-byte tag. */
-  xchachaSeal(key: Uint8Array, nonce24: Uint8Array, plaintext: Uint8Array, aad: Uint8Array = new Uint8Array(0)): Uint8Array {
+  xchachaSeal(
+    key: Uint8Array, nonce24: Uint8Array, plaintext: Uint8Array, aad: Uint8Array = new Uint8Array(0),
+  ): Uint8Array {
     return this.#seal(true, key, nonce24, plaintext, aad);
   }
-  xchachaOpen(key: Uint8Array, nonce24: Uint8Array, sealed: Uint8Array, aad: Uint8Array = new Uint8Array(0)): Uint8Array | null {
+  xchachaOpen(
+    key: Uint8Array, nonce24: Uint8Array, sealed: Uint8Array, aad: Uint8Array = new Uint8Array(0),
+  ): Uint8Array | null {
     return this.#open(true, key, nonce24, sealed, aad);
   }
   /** ChaCha20-Poly1305 (RFC 8439) seal with a 12-byte nonce. */
-  chachaSeal(key: Uint8Array, nonce12: Uint8Array, plaintext: Uint8Array, aad: Uint8Array = new Uint8Array(0)): Uint8Array {
+  chachaSeal(
+    key: Uint8Array, nonce12: Uint8Array, plaintext: Uint8Array, aad: Uint8Array = new Uint8Array(0),
+  ): Uint8Array {
     return this.#seal(false, key, nonce12, plaintext, aad);
   }
-  chachaOpen(key: Uint8Array, nonce12: Uint8Array, sealed: Uint8Array, aad: Uint8Array = new Uint8Array(0)): Uint8Array | null {
+  chachaOpen(
+    key: Uint8Array, nonce12: Uint8Array, sealed: Uint8Array, aad: Uint8Array = new Uint8Array(0),
+  ): Uint8Array | null {
     return this.#open(false, key, nonce12, sealed, aad);
   }
 
@@ -247,19 +261,35 @@ export class Kernels {
   }
 
   /** RFC 9162 §2.1.3.2. Returns {ok} or {ok:false, reason}. Hashes of the wrong size never verify. */
-  verifyInclusion(leafHash: Uint8Array, index: bigint | number, treeSize: bigint | number, proof: readonly Uint8Array[], root: Uint8Array): { ok: true } | { ok: false; reason: string } {
+  verifyInclusion(
+    leafHash: Uint8Array,
+    index: bigint | number,
+    treeSize: bigint | number,
+    proof: readonly Uint8Array[],
+    root: Uint8Array,
+  ): { ok: true } | { ok: false; reason: string } {
     checkBytes('leafHash', leafHash); checkBytes('root', root);
-    if (leafHash.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) return { ok: false, reason: 'hash_size' };
+    if (leafHash.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) {
+      return { ok: false, reason: 'hash_size' };
+    }
     if (proof.length > MERKLE_MAX_PROOF_HASHES) return { ok: false, reason: 'proof_too_long' };
     const idx = BigInt(index), size = BigInt(treeSize);
     if (idx < 0n || size < 0n || idx >= 1n << 64n || size >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
     const [lf, p, rt] = this.#layout([leafHash, this.#flatProof(proof), root], []) as [number, number, number];
-    const r = this.raw.merkle_verify_inclusion(lf, BigInt.asIntN(64, idx), BigInt.asIntN(64, size), p, proof.length * 32, rt);
+    const r = this.raw.merkle_verify_inclusion(
+      lf, BigInt.asIntN(64, idx), BigInt.asIntN(64, size), p, proof.length * 32, rt,
+    );
     return r === 1 ? { ok: true } : { ok: false, reason: KERNEL_ERRORS[r as -3] ?? 'invalid_proof' };
   }
 
   /** RFC 9162 §2.1.4.2. */
-  verifyConsistency(size1: bigint | number, size2: bigint | number, root1: Uint8Array, root2: Uint8Array, proof: readonly Uint8Array[]): { ok: true } | { ok: false; reason: string } {
+  verifyConsistency(
+    size1: bigint | number,
+    size2: bigint | number,
+    root1: Uint8Array,
+    root2: Uint8Array,
+    proof: readonly Uint8Array[],
+  ): { ok: true } | { ok: false; reason: string } {
     checkBytes('root1', root1); checkBytes('root2', root2);
     const s1 = BigInt(size1), s2 = BigInt(size2);
     // equal sizes: the roots must be identical and the proof empty, whatever their length
@@ -267,11 +297,15 @@ export class Kernels {
       const same = root1.length === root2.length && root1.every((b, i) => b === root2[i]);
       return proof.length === 0 && same ? { ok: true } : { ok: false, reason: 'invalid_proof' };
     }
-    if (root1.length !== 32 || root2.length !== 32 || proof.some((p) => p.length !== 32)) return { ok: false, reason: 'hash_size' };
+    if (root1.length !== 32 || root2.length !== 32 || proof.some((p) => p.length !== 32)) {
+      return { ok: false, reason: 'hash_size' };
+    }
     if (proof.length > MERKLE_MAX_PROOF_HASHES) return { ok: false, reason: 'proof_too_long' };
     if (s1 < 0n || s2 < 0n || s1 >= 1n << 64n || s2 >= 1n << 64n) return { ok: false, reason: 'out_of_range' };
     const [a, b, p] = this.#layout([root1, root2, this.#flatProof(proof)], []) as [number, number, number];
-    const r = this.raw.merkle_verify_consistency(BigInt.asIntN(64, s1), BigInt.asIntN(64, s2), a, b, p, proof.length * 32);
+    const r = this.raw.merkle_verify_consistency(
+      BigInt.asIntN(64, s1), BigInt.asIntN(64, s2), a, b, p, proof.length * 32,
+    );
     return r === 1 ? { ok: true } : { ok: false, reason: KERNEL_ERRORS[r as -3] ?? 'invalid_proof' };
   }
 

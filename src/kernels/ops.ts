@@ -6,8 +6,14 @@ import type { BvmOptions, BvmResult, Kernels } from './kernels.ts';
 export interface OpTable {
   sha256: { args: [data: Uint8Array]; result: Uint8Array };
   hmacSha256: { args: [key: Uint8Array, message: Uint8Array]; result: Uint8Array };
-  xchachaSeal: { args: [key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array]; result: Uint8Array };
-  xchachaOpen: { args: [key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array]; result: Uint8Array | null };
+  xchachaSeal: {
+    args: [key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array];
+    result: Uint8Array;
+  };
+  xchachaOpen: {
+    args: [key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array];
+    result: Uint8Array | null;
+  };
   merkleRoot: { args: [leafHashes: Uint8Array[]]; result: Uint8Array };
   pulseExpand: { args: [seed: Uint8Array, context: Uint8Array, bits: number]; result: Uint8Array };
   bvmRun: { args: [image: Uint8Array, input: Uint8Array, opts: BvmOptions]; result: BvmResult };

@@ -80,12 +80,17 @@ export class KernelPool {
     if (route === 'inline' || (route === 'auto' && this.routesInline(op, args))) {
       return (OPS[op] as (k: Kernels, ...a: unknown[]) => OpTable[K]['result'])(this.#inline, ...args);
     }
-    if (this.#inFlight >= this.#capacity) throw new ServiceError('busy', 'kernel queue is full, retry later', { capacity: this.#capacity });
+    if (this.#inFlight >= this.#capacity) {
+      throw new ServiceError('busy', 'kernel queue is full, retry later', { capacity: this.#capacity });
+    }
     const transferList = opts.transferInputs ? collectBuffers(args) : undefined;
     let reply: WorkerReply;
     this.#inFlight++;
     try {
-      reply = await this.#piscina.run({ op, args, [queueOptionsSymbol]: { priority: opts.priority ?? 'normal' } }, { signal: opts.signal ?? null, transferList });
+      reply = await this.#piscina.run(
+        { op, args, [queueOptionsSymbol]: { priority: opts.priority ?? 'normal' } },
+        { signal: opts.signal ?? null, transferList },
+      );
     } catch (e) {
       throw mapPoolError(e);
     } finally {
@@ -112,7 +117,9 @@ function collectBuffers(args: readonly unknown[]): ArrayBuffer[] {
   const visit = (v: unknown) => {
     if (v instanceof Uint8Array) {
       // only whole, unshared buffers can be moved safely
-      if (v.buffer instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) seen.add(v.buffer);
+      if (v.buffer instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) {
+        seen.add(v.buffer);
+      }
     } else if (Array.isArray(v)) v.forEach(visit);
   };
   args.forEach(visit);
@@ -123,7 +130,11 @@ function mapPoolError(e: unknown): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { name?: string; message?: string } | undefined;
   const msg = err?.message ?? String(e);
-  if (msg.includes('Task queue is at limit') || msg.includes('No task queue available')) return new ServiceError('busy', 'kernel queue is full, retry later', undefined, { cause: e });
-  if (err?.name === 'AbortError' || msg.includes('aborted')) return new ServiceError('cancelled', 'kernel job cancelled', undefined, { cause: e });
+  if (msg.includes('Task queue is at limit') || msg.includes('No task queue available')) {
+    return new ServiceError('busy', 'kernel queue is full, retry later', undefined, { cause: e });
+  }
+  if (err?.name === 'AbortError' || msg.includes('aborted')) {
+    return new ServiceError('cancelled', 'kernel job cancelled', undefined, { cause: e });
+  }
   return new ServiceError('kernel_failed', 'kernel worker failed', { reason: msg }, { cause: e });
 }

@@ -58,6 +58,8 @@ export function instantiateKernels(mod: WebAssembly.Module): KernelExports {
   const exports = instance.exports as unknown as KernelExports;
   memory = exports.memory;
   const abi = exports.ABI_VERSION.value as number;
-  if (abi !== ABI_VERSION) throw new Error(`build/kernels.wasm has ABI ${abi}, this code expects ${ABI_VERSION}: run npm run asbuild`);
+  if (abi !== ABI_VERSION) {
+    throw new Error(`build/kernels.wasm has ABI ${abi}, this code expects ${ABI_VERSION}: run npm run asbuild`);
+  }
   return exports;
 }

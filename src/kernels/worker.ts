@@ -14,14 +14,18 @@ export type WorkerReply = { ok: true; value: unknown } | { ok: false; error: Ret
 
 export default function run(task: { op: string; args: unknown[] }): WorkerReply | ReturnType<typeof Piscina.move> {
   if (data.testOps && task.op === '__exit') process.exit(70); // lets tests prove crashed workers are replaced
-  if (!isOpName(task.op)) return { ok: false, error: { code: 'invalid_request', message: `unknown kernel op ${String(task.op)}` } };
+  if (!isOpName(task.op)) {
+    return { ok: false, error: { code: 'invalid_request', message: `unknown kernel op ${String(task.op)}` } };
+  }
   try {
     const value = (OPS[task.op] as (k: Kernels, ...a: unknown[]) => unknown)(kernels, ...task.args);
     const reply: WorkerReply = { ok: true, value };
     const buf = value instanceof Uint8Array ? value.buffer : (value as { output?: Uint8Array } | null)?.output?.buffer;
     return buf instanceof ArrayBuffer ? withTransfer(reply, buf) : reply;
   } catch (e) {
-    const err = e instanceof ServiceError ? e : new ServiceError('kernel_failed', 'kernel job failed', { cause: String(e) });
+    const err = e instanceof ServiceError
+      ? e
+      : new ServiceError('kernel_failed', 'kernel job failed', { cause: String(e) });
     return { ok: false, error: err.toWire() };
   }
 }

@@ -6,5 +6,6 @@ const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 export function verifyWithRawKey(publicKeyRaw: Uint8Array, data: Uint8Array, signature: Uint8Array): boolean {
   if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;
-  return verify(null, data, createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKeyRaw]), format: 'der', type: 'spki' }), signature);
+  const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKeyRaw]), format: 'der', type: 'spki' });
+  return verify(null, data, key, signature);
 }

@@ -72,7 +72,9 @@ export function priorityClass(priority: 'low' | 'normal' | 'high' | 'standard' |
 
 export function estimateMs(service: ServiceName, bits: number, bytes: number): number {
   const c = COSTS[service];
-  return Math.max(1, Math.ceil(c.base_ms + c.ms_per_kib * Math.ceil(bytes / 1024) + (c.ms_per_mbit * bits) / (1 << 20)));
+  return Math.max(1, Math.ceil(
+    c.base_ms + c.ms_per_kib * Math.ceil(bytes / 1024) + (c.ms_per_mbit * bits) / (1 << 20),
+  ));
 }
 
 export function usdString(units: bigint): string {
@@ -84,25 +86,44 @@ export function usdString(units: bigint): string {
 export function price(service: ServiceName, bits: number, bytes: number, klass: PriorityClass): Price {
   const c = COSTS[service];
   const estimated_ms = estimateMs(service, bits, bytes);
-  const units = (bitsUnits(c.coef_bits, bits) + BigInt(UNITS_PER_KIB) * BigInt(Math.ceil(bytes / 1024)) + BigInt(UNITS_PER_MS) * BigInt(estimated_ms)) * MULTIPLIERS[klass];
+  const units = (
+    bitsUnits(c.coef_bits, bits)
+    + BigInt(UNITS_PER_KIB) * BigInt(Math.ceil(bytes / 1024))
+    + BigInt(UNITS_PER_MS) * BigInt(estimated_ms)
+  ) * MULTIPLIERS[klass];
   if (units > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('price out of range');
-  return { service, bits, input_bytes: bytes, estimated_ms, priority_class: klass, quote_units: Number(units), usd_estimate: usdString(units) };
+  return {
+    service,
+    bits,
+    input_bytes: bytes,
+    estimated_ms,
+    priority_class: klass,
+    quote_units: Number(units),
+    usd_estimate: usdString(units),
+  };
 }
 
 /** The public pricebook as key=value lines (SPEC: "Pricebook text is key=value lines"). */
 export function pricebookText(): string {
   const lines = [
     `price_book=${PRICE_BOOK}`, `price_version=${PRICE_VERSION}`, `quote_terms_version=${QUOTE_TERMS_VERSION}`,
-    `unit=svcC`, `unit_scale=${UNIT_SCALE}`, `reference_value_usd_per_svcC=${REFERENCE_VALUE_USD_PER_SVCC}`, `unit_policy=${UNIT_POLICY}`,
+    `unit=svcC`, `unit_scale=${UNIT_SCALE}`, `reference_value_usd_per_svcC=${REFERENCE_VALUE_USD_PER_SVCC}`,
+    `unit_policy=${UNIT_POLICY}`,
     `units_per_kib=${UNITS_PER_KIB}`, `units_per_ms=${UNITS_PER_MS}`,
     ...Object.entries(MULTIPLIERS).map(([k, v]) => `multiplier.${k}=${v}`),
     'formula=ceil(coef_bits*sqrt(bits)/256)+units_per_kib*ceil(bytes/1024)+units_per_ms*estimated_ms, times multiplier',
   ];
   for (const s of SERVICE_NAMES) {
     const c = COSTS[s];
-    lines.push(`service.${s}.coef_bits=${c.coef_bits}`, `service.${s}.base_ms=${c.base_ms}`, `service.${s}.ms_per_kib=${c.ms_per_kib}`, `service.${s}.ms_per_mbit=${c.ms_per_mbit}`);
+    lines.push(
+      `service.${s}.coef_bits=${c.coef_bits}`,
+      `service.${s}.base_ms=${c.base_ms}`,
+      `service.${s}.ms_per_kib=${c.ms_per_kib}`,
+      `service.${s}.ms_per_mbit=${c.ms_per_mbit}`,
+    );
     const ex = price(s, 65536, s === 'get-pulse' ? 0 : 1024, 'standard');
-    lines.push(`example.${s}=bits:${ex.bits},input_bytes:${ex.input_bytes},estimated_ms:${ex.estimated_ms},priority_class:${ex.priority_class},quote_units:${ex.quote_units},usd_estimate:${ex.usd_estimate}`);
+    lines.push(`example.${s}=bits:${ex.bits},input_bytes:${ex.input_bytes},estimated_ms:${ex.estimated_ms}`
+      + `,priority_class:${ex.priority_class},quote_units:${ex.quote_units},usd_estimate:${ex.usd_estimate}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -13,7 +13,8 @@ import {
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
 export type Access = 'public' | 'auth' | 'paid' | 'reserved' | 'admin';
-export type Billing = 'free' | 'free_limited' | 'sandbox_free_limited' | 'controlled' | 'paid' | 'free_limited_quote' | 'paid_required';
+export type Billing =
+  | 'free' | 'free_limited' | 'sandbox_free_limited' | 'controlled' | 'paid' | 'free_limited_quote' | 'paid_required';
 export type AuthLevel = 'none' | 'machine_context' | 'required' | 'admin';
 export type RateClass = 'public_low' | 'paid_execution';
 
@@ -69,32 +70,45 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'HELLO', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/hello' }, cli: ['hello'],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'protocol greeting and public edge proof',
-    args: obj({ nonce: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$', description: 'caller nonce the edge proof signs' } }),
-    result: result({ protocol: { type: 'string', const: VERSIONS.coreProtocol }, node_id: { type: 'string' }, edge_proof: { type: 'object' } }, ['protocol', 'node_id', 'edge_proof']),
+    args: obj({
+      nonce: { type: 'string', pattern: '^[A-Za-z0-9_-]{8,128}$', description: 'caller nonce the edge proof signs' },
+    }),
+    result: result({
+      protocol: { type: 'string', const: VERSIONS.coreProtocol },
+      node_id: { type: 'string' },
+      edge_proof: { type: 'object' },
+    }, ['protocol', 'node_id', 'edge_proof']),
   },
   {
     name: 'CAPS', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/caps' }, cli: ['caps'],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'machine-readable capability advertisement',
     args: none,
-    result: result({ protocol: { type: 'string' }, capability_count: { type: 'integer', const: VERSIONS.capabilityCount }, capabilities: { type: 'array' } }, ['protocol', 'capability_count', 'capabilities']),
+    result: result({
+      protocol: { type: 'string' },
+      capability_count: { type: 'integer', const: VERSIONS.capabilityCount },
+      capabilities: { type: 'array' },
+    }, ['protocol', 'capability_count', 'capabilities']),
   },
   {
-    name: 'BALANCE', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/balance' }, cli: ['balance'],
+    name: 'BALANCE', group: 'Finance', access: 'auth',
+    http: { method: 'POST', path: '/api/v1/balance' }, cli: ['balance'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'authenticated account balance view',
     args: obj({ machine_id: machineId }, ['machine_id']),
     result: balanceResult,
   },
   {
-    name: 'QUOTE', group: 'Finance', access: 'public', http: { method: 'POST', path: '/api/v1/quotes/{service}' }, cli: SERVICE_NAMES.map((s) => `quote-${s}`),
+    name: 'QUOTE', group: 'Finance', access: 'public',
+    http: { method: 'POST', path: '/api/v1/quotes/{service}' }, cli: SERVICE_NAMES.map((s) => `quote-${s}`),
     billing: 'free_limited', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'price and reservation preview',
     args: quoteArgs,
     result: quoteResult,
   },
   {
-    name: 'ACCEPT_QUOTE', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/quotes/{quote_id}/accept' }, cli: ['accept-quote'],
+    name: 'ACCEPT_QUOTE', group: 'Finance', access: 'auth',
+    http: { method: 'POST', path: '/api/v1/quotes/{quote_id}/accept' }, cli: ['accept-quote'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'accept an issued quote after funding',
     args: obj({ quote_id: id, machine_id: machineId, idempotency_key: idempotencyKey }, ['quote_id', 'machine_id']),
@@ -118,24 +132,28 @@ export const COMMANDS: readonly CommandSpec[] = [
     result: receiptResult,
   },
   {
-    name: 'VERIFY_RECEIPT', group: 'Receipt', access: 'public', http: { method: 'POST', path: '/api/v1/receipts/verify' }, cli: ['verify-receipt'],
+    name: 'VERIFY_RECEIPT', group: 'Receipt', access: 'public',
+    http: { method: 'POST', path: '/api/v1/receipts/verify' }, cli: ['verify-receipt'],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'verify receipt material for free',
     args: receiptArgs,
     result: receiptResult,
   },
   {
-    name: 'FUND_ACCOUNT', group: 'Finance', access: 'auth', http: { method: 'POST', path: '/api/v1/invoices' }, cli: ['fund-account'],
+    name: 'FUND_ACCOUNT', group: 'Finance', access: 'auth',
+    http: { method: 'POST', path: '/api/v1/invoices' }, cli: ['fund-account'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'create account funding invoice',
     args: obj({
       machine_id: machineId, units: { type: 'integer', minimum: 1, maximum: LIMITS.invoiceUnitsMax },
-      network: { type: 'string', enum: ['TRON', 'Solana', 'Base'] }, asset: { type: 'string', enum: ['USDT', 'USDC'] }, idempotency_key: idempotencyKey,
+      network: { type: 'string', enum: ['TRON', 'Solana', 'Base'] }, asset: { type: 'string', enum: ['USDT', 'USDC'] },
+      idempotency_key: idempotencyKey,
     }, ['machine_id', 'units', 'network', 'asset']),
     result: invoiceResult,
   },
   {
-    name: 'INVOICE_STATUS', group: 'Finance', access: 'auth', http: { method: 'GET', path: '/api/v1/invoices/{invoice_id}' }, cli: ['invoice-status'],
+    name: 'INVOICE_STATUS', group: 'Finance', access: 'auth',
+    http: { method: 'GET', path: '/api/v1/invoices/{invoice_id}' }, cli: ['invoice-status'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'check invoice settlement state',
     args: obj({ invoice_id: id, machine_id: machineId }, ['invoice_id', 'machine_id']),
@@ -153,7 +171,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
     purpose: 'administrative runtime recovery',
     args: none,
-    result: result({ pool_restarted: { type: 'boolean' }, released_quotes: { type: 'integer' }, ledger: { type: 'object' } }, ['pool_restarted', 'released_quotes', 'ledger']),
+    result: result({
+      pool_restarted: { type: 'boolean' },
+      released_quotes: { type: 'integer' },
+      ledger: { type: 'object' },
+    }, ['pool_restarted', 'released_quotes', 'ledger']),
   },
 ];
 
@@ -162,12 +184,17 @@ export const AUXILIARY: readonly CommandSpec[] = [
   {
     name: 'HEALTH', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/health' }, cli: [],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
-    purpose: 'liveness and readiness of the core', args: none, result: result({ status: { type: 'string' } }, ['status']),
+    purpose: 'liveness and readiness of the core',
+    args: none,
+    result: result({ status: { type: 'string' } }, ['status']),
   },
   {
-    name: 'PAYMENT_INFO', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/payment-info' }, cli: [],
+    name: 'PAYMENT_INFO', group: 'Auxiliary', access: 'public',
+    http: { method: 'GET', path: '/api/v1/payment-info' }, cli: [],
     billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
-    purpose: 'payment rails and receiving addresses', args: none, result: result({ rails: { type: 'array' } }, ['rails']),
+    purpose: 'payment rails and receiving addresses',
+    args: none,
+    result: result({ rails: { type: 'array' } }, ['rails']),
   },
   {
     name: 'PULSE', group: 'Auxiliary', access: 'public', http: null, cli: [],

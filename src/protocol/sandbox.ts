@@ -10,7 +10,9 @@ export const SANDBOX_SCHEMAS: Record<'quote' | 'accept' | 'execute' | 'verify', 
   quote: obj({
     machine_id: { ...machineId, default: 'sandbox_machine' },
     bits: { type: 'integer', minimum: 1, maximum: SANDBOX_LIMITS.maxBits, default: SANDBOX_LIMITS.maxBits },
-    max_output: { type: 'integer', minimum: 1, maximum: SANDBOX_LIMITS.maxOutputBytes, default: SANDBOX_LIMITS.maxOutputBytes },
+    max_output: {
+      type: 'integer', minimum: 1, maximum: SANDBOX_LIMITS.maxOutputBytes, default: SANDBOX_LIMITS.maxOutputBytes,
+    },
     priority: { type: 'string', enum: ['normal', 'standard'], default: 'normal' },
   }),
   accept: obj({ machine_id: machineId }, ['machine_id']),
@@ -44,7 +46,9 @@ export const SANDBOX_RESULTS: Record<keyof typeof SANDBOX_SCHEMAS, Schema> = {
   }, ['sandbox', 'receipt_id', 'valid', 'receipt', 'signature', 'public_key']),
 };
 
-const validators = Object.fromEntries(Object.entries(SANDBOX_SCHEMAS).map(([k, v]) => [k, compileValidator(v)])) as Record<keyof typeof SANDBOX_SCHEMAS, (b: Record<string, unknown>) => void>;
+const validators = Object.fromEntries(
+  Object.entries(SANDBOX_SCHEMAS).map(([k, v]) => [k, compileValidator(v)]),
+) as Record<keyof typeof SANDBOX_SCHEMAS, (b: Record<string, unknown>) => void>;
 
 /** Validates (and fills defaults into) a sandbox request; throws invalid_request naming the field. */
 export function validateSandbox(kind: keyof typeof SANDBOX_SCHEMAS, body: Record<string, unknown>): void {

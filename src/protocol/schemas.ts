@@ -34,7 +34,11 @@ export const hex: Schema = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', max
 export const id: Schema = text(1, 128);
 /** A payment reference (transaction id) recorded on a settled invoice. */
 export const reference: Schema = text(1, 256, 'payment reference (transaction id)');
-export const units: Schema = { type: 'string', pattern: '^[0-9]{1,30}$', description: 'integer internal units as a decimal string (1 svcC = 100000000)' };
+export const units: Schema = {
+  type: 'string',
+  pattern: '^[0-9]{1,30}$',
+  description: 'integer internal units as a decimal string (1 svcC = 100000000)',
+};
 export const priority: Schema = { type: 'string', enum: ['low', 'normal', 'high'], default: 'normal' };
 
 export const obj = (properties: Record<string, Schema>, required: string[] = [], extra: Schema = {}): Schema =>
@@ -115,34 +119,46 @@ export function executionArgsSchema(command: string): Schema {
 }
 
 export const priceSchema: Schema = result({
-  service: { type: 'string' }, bits: { type: 'integer' }, input_bytes: { type: 'integer' }, estimated_ms: { type: 'integer' },
-  priority_class: { type: 'string', enum: ['standard', 'priority', 'critical'] }, quote_units: { type: 'integer' }, usd_estimate: { type: 'string' },
+  service: { type: 'string' }, bits: { type: 'integer' }, input_bytes: { type: 'integer' },
+  estimated_ms: { type: 'integer' },
+  priority_class: { type: 'string', enum: ['standard', 'priority', 'critical'] },
+  quote_units: { type: 'integer' }, usd_estimate: { type: 'string' },
 }, ['service', 'bits', 'input_bytes', 'estimated_ms', 'priority_class', 'quote_units', 'usd_estimate']);
 
 export const quoteResult: Schema = result({
-  quote_id: id, service: { type: 'string' }, machine_id: machineId, state: { type: 'string', enum: ['issued', 'accepted', 'executed', 'expired'] },
-  price: priceSchema, quote_units: { type: 'integer' }, price_version: { type: 'string' }, quote_terms_version: { type: 'integer' },
+  quote_id: id, service: { type: 'string' }, machine_id: machineId,
+  state: { type: 'string', enum: ['issued', 'accepted', 'executed', 'expired'] },
+  price: priceSchema, quote_units: { type: 'integer' }, price_version: { type: 'string' },
+  quote_terms_version: { type: 'integer' },
   expires_at: { type: 'string' },
-}, ['quote_id', 'service', 'machine_id', 'state', 'quote_units', 'price', 'price_version', 'quote_terms_version', 'expires_at']);
+}, [
+  'quote_id', 'service', 'machine_id', 'state', 'quote_units', 'price', 'price_version', 'quote_terms_version',
+  'expires_at',
+]);
 
 export const executionResult: Schema = result({
-  quote_id: id, receipt_id: id, result_tag: { type: 'string' }, service: { type: 'string' }, units_charged: { type: 'integer' },
+  quote_id: id, receipt_id: id, result_tag: { type: 'string' }, service: { type: 'string' },
+  units_charged: { type: 'integer' },
 }, ['quote_id', 'receipt_id', 'result_tag', 'service', 'units_charged']);
 
 export const balanceResult: Schema = result({
-  machine_id: machineId, available_units: units, reserved_units: units, unit_scale: { type: 'integer' }, available_svcC: { type: 'string' },
+  machine_id: machineId, available_units: units, reserved_units: units, unit_scale: { type: 'integer' },
+  available_svcC: { type: 'string' },
 }, ['machine_id', 'available_units', 'reserved_units', 'unit_scale']);
 
 export const invoiceResult: Schema = result({
-  invoice_id: id, machine_id: machineId, state: { type: 'string', enum: ['pending', 'settled', 'expired'] }, units: { type: 'integer' },
+  invoice_id: id, machine_id: machineId, state: { type: 'string', enum: ['pending', 'settled', 'expired'] },
+  units: { type: 'integer' },
   rail: { type: 'string' }, network: { type: 'string' }, asset: { type: 'string' }, pay_to: { type: 'string' },
   amount_due: { type: 'string', description: 'token base units (6 decimals)' }, amount_due_decimal: { type: 'string' },
-  expires_at: { type: 'string' }, machine_token: { type: 'string', description: 'returned once, when this invoice claimed the machine_id' },
+  expires_at: { type: 'string' },
+  machine_token: { type: 'string', description: 'returned once, when this invoice claimed the machine_id' },
   credit_units: { ...units, description: 'internal units credited on settlement: amount_due × 100' },
   settlement_reference: { type: 'string' },
   settled_late: { type: 'boolean', description: 'credited by the operator after the invoice expired' },
 }, ['invoice_id', 'machine_id', 'state', 'units', 'rail', 'pay_to', 'amount_due', 'expires_at']);
 
 export const receiptResult: Schema = result({
-  receipt_id: id, receipt: { type: 'object' }, signature: { type: 'string' }, public_key: { type: 'string' }, key_id: { type: 'string' }, valid: { type: 'boolean' },
+  receipt_id: id, receipt: { type: 'object' }, signature: { type: 'string' }, public_key: { type: 'string' },
+  key_id: { type: 'string' }, valid: { type: 'boolean' },
 }, ['receipt_id', 'receipt', 'signature', 'public_key', 'key_id']);

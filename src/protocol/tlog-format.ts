@@ -12,7 +12,12 @@ export const ED25519_NOTE_TYPE = 0x01;
 export const TLOG_PROOF_HEADER = 'c2sp.org/tlog-proof@v1';
 
 export function noteKeyHash(name: string, publicKeyRaw: Uint8Array): Buffer {
-  return createHash('sha256').update(name, 'utf8').update(Buffer.from([0x0a, ED25519_NOTE_TYPE])).update(publicKeyRaw).digest().subarray(0, 4);
+  return createHash('sha256')
+    .update(name, 'utf8')
+    .update(Buffer.from([0x0a, ED25519_NOTE_TYPE]))
+    .update(publicKeyRaw)
+    .digest()
+    .subarray(0, 4);
 }
 
 export function checkpointBody(origin: string, size: number | bigint, root: Uint8Array): string {
@@ -23,8 +28,15 @@ export function signatureLine(name: string, keyHash: Uint8Array, signature: Uint
   return `${EM_DASH} ${name} ${Buffer.concat([keyHash, signature]).toString('base64')}\n`;
 }
 
-export function formatTlogProof(index: number | bigint, proof: readonly Uint8Array[], signedCheckpoint: string, extra?: Uint8Array): string {
-  return `${TLOG_PROOF_HEADER}\n${extra ? `extra ${Buffer.from(extra).toString('base64')}\n` : ''}index ${index}\n${proof.map((h) => `${Buffer.from(h).toString('base64')}\n`).join('')}\n${signedCheckpoint}`;
+export function formatTlogProof(
+  index: number | bigint,
+  proof: readonly Uint8Array[],
+  signedCheckpoint: string,
+  extra?: Uint8Array,
+): string {
+  const extraLine = extra ? `extra ${Buffer.from(extra).toString('base64')}\n` : '';
+  const hashLines = proof.map((h) => `${Buffer.from(h).toString('base64')}\n`).join('');
+  return `${TLOG_PROOF_HEADER}\n${extraLine}index ${index}\n${hashLines}\n${signedCheckpoint}`;
 }
 
 export interface ParsedNote { text: string; signatures: { name: string; keyHash: Buffer; signature: Buffer }[] }
@@ -50,9 +62,13 @@ export function parseNote(note: string): ParsedNote {
 
 export function parseCheckpoint(text: string): ParsedCheckpoint {
   const lines = text.split('\n');
-  if (lines.length < 4 || lines[lines.length - 1] !== '') throw new Error('checkpoint: needs origin, size and root lines');
+  if (lines.length < 4 || lines[lines.length - 1] !== '') {
+    throw new Error('checkpoint: needs origin, size and root lines');
+  }
   const [origin, size, root, ...rest] = lines.slice(0, -1) as [string, string, string, ...string[]];
-  if (!origin || !/^(0|[1-9]\d*)$/.test(size) || !B64.test(root)) throw new Error('checkpoint: malformed origin, size or root');
+  if (!origin || !/^(0|[1-9]\d*)$/.test(size) || !B64.test(root)) {
+    throw new Error('checkpoint: malformed origin, size or root');
+  }
   const rootBytes = Buffer.from(root, 'base64');
   if (rootBytes.length !== 32) throw new Error('checkpoint: root is not 32 bytes');
   return { origin, size: BigInt(size), root: rootBytes, extensions: rest };

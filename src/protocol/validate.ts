@@ -11,8 +11,10 @@ function describe(e: ErrorObject): string {
   const field = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : '';
   switch (e.keyword) {
     case 'required': return `${(e.params as { missingProperty: string }).missingProperty} is required`;
-    case 'additionalProperties': return `unknown field ${(e.params as { additionalProperty: string }).additionalProperty}`;
-    case 'enum': return `${field} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'additionalProperties':
+      return `unknown field ${(e.params as { additionalProperty: string }).additionalProperty}`;
+    case 'enum':
+      return `${field} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
     case 'pattern':
       if ((e.params as { pattern: string }).pattern === WELL_FORMED) {
         return `${field} is not well-formed Unicode (unpaired surrogate)`;

@@ -25,10 +25,13 @@ export type ReplyFrame =
   | { id: FrameId | null; ok: true; result: Record<string, unknown> }
   | { id: FrameId | null; ok: false; error: { code: ErrorCode; message: string; details?: Record<string, unknown> } };
 
-export type Parsed = { ok: true; req: RequestFrame; spec: CommandSpec } | { ok: false; id: FrameId | null; error: ServiceError };
+export type Parsed =
+  | { ok: true; req: RequestFrame; spec: CommandSpec }
+  | { ok: false; id: FrameId | null; error: ServiceError };
 
 const isId = (v: unknown): v is FrameId =>
-  (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && v.length > 0 && v.length <= 64);
+  (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)
+  || (typeof v === 'string' && v.length > 0 && v.length <= 64);
 
 /** Parses one line into a request frame, or an error that names what is wrong with it. */
 export function parseRequest(line: string): Parsed {
@@ -38,22 +41,40 @@ export function parseRequest(line: string): Parsed {
     return { ok: false, id: frameIdOf(pruneJsonBelow(line, 1)), error };
   }
   let v: unknown;
-  try { v = JSON.parse(line); } catch { return { ok: false, id: null, error: new ServiceError('bad_frame', 'line is not valid JSON') }; }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return { ok: false, id: null, error: new ServiceError('bad_frame', 'frame must be a JSON object') };
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return { ok: false, id: null, error: new ServiceError('bad_frame', 'line is not valid JSON') };
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) {
+    return { ok: false, id: null, error: new ServiceError('bad_frame', 'frame must be a JSON object') };
+  }
   const f = v as Record<string, unknown>;
   const id = isId(f.id) ? f.id : null;
-  if (id === null) return { ok: false, id: null, error: new ServiceError('bad_frame', 'id must be a non-negative integer or a string of 1..64 characters') };
-  if (f.v !== PROTOCOL) return { ok: false, id, error: new ServiceError('unsupported_version', `v must be "${PROTOCOL}"`) };
+  if (id === null) {
+    const error = new ServiceError('bad_frame', 'id must be a non-negative integer or a string of 1..64 characters');
+    return { ok: false, id: null, error };
+  }
+  if (f.v !== PROTOCOL) {
+    return { ok: false, id, error: new ServiceError('unsupported_version', `v must be "${PROTOCOL}"`) };
+  }
   if (typeof f.cmd !== 'string') return { ok: false, id, error: new ServiceError('bad_frame', 'cmd must be a string') };
   const spec = commandSpec(f.cmd);
-  if (!spec) return { ok: false, id, error: new ServiceError('unknown_command', `unknown command ${f.cmd.slice(0, 64)}`) };
+  if (!spec) {
+    return { ok: false, id, error: new ServiceError('unknown_command', `unknown command ${f.cmd.slice(0, 64)}`) };
+  }
   const args = f.args === undefined ? {} : f.args;
-  if (!args || typeof args !== 'object' || Array.isArray(args)) return { ok: false, id, error: new ServiceError('bad_frame', 'args must be an object') };
+  if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    return { ok: false, id, error: new ServiceError('bad_frame', 'args must be an object') };
+  }
   let auth: RequestFrame['auth'];
   if (f.auth !== undefined) {
     const a = f.auth as Record<string, unknown> | null;
-    if (!a || typeof a !== 'object' || Array.isArray(a) || (a.machine_id !== undefined && typeof a.machine_id !== 'string') || (a.token !== undefined && typeof a.token !== 'string')) {
-      return { ok: false, id, error: new ServiceError('bad_frame', 'auth must be {machine_id?: string, token?: string}') };
+    if (!a || typeof a !== 'object' || Array.isArray(a)
+      || (a.machine_id !== undefined && typeof a.machine_id !== 'string')
+      || (a.token !== undefined && typeof a.token !== 'string')) {
+      const error = new ServiceError('bad_frame', 'auth must be {machine_id?: string, token?: string}');
+      return { ok: false, id, error };
     }
     auth = { machine_id: a.machine_id as string | undefined, token: a.token as string | undefined };
   }

@@ -12,10 +12,15 @@ test('svc --help lists every public command form; per-command help lists its fla
   const r = await runBin(BIN.svc, ['--help']);
   t.is(r.code, 0);
   for (const c of COMMANDS) for (const name of c.cli) t.regex(r.stdout, new RegExp(`^  ${name} `, 'm'), name);
-  for (const flag of ['--edge', '--json', '--pin', '--ca', '--insecure', '--machine-id', '--credentials']) t.true(r.stdout.includes(flag), flag);
+  for (const flag of ['--edge', '--json', '--pin', '--ca', '--insecure', '--machine-id', '--credentials']) {
+    t.true(r.stdout.includes(flag), flag);
+  }
   t.regex(r.stdout, /Exit codes: 0 ok, 1 the service said no/);
   const q = await runBin(BIN.svc, ['quote-make-bct', '--help']);
-  for (const flag of ['--bits', '--bytes', '--max-output', '--priority', '--ttl-ms', '--idempotency-key', '--plain-hex', '--plain-file']) t.true(q.stdout.includes(flag), flag);
+  const quoteFlags = [
+    '--bits', '--bytes', '--max-output', '--priority', '--ttl-ms', '--idempotency-key', '--plain-hex', '--plain-file',
+  ];
+  for (const flag of quoteFlags) t.true(q.stdout.includes(flag), flag);
   const f = await runBin(BIN.svc, ['fund-account', '--help']);
   t.regex(f.stdout, /--network <network>.*choices: "TRON", "Solana", "Base"/s);
   const a = await runBin(BIN.admin, ['--help']);
@@ -38,7 +43,9 @@ test('exit codes: 0 ok, 1 refused, 2 usage, 3 connection or TLS failure', async 
   const insecure = await runBin(BIN.svc, ['--edge', `127.0.0.1:${s.edgePort}`, '--insecure', 'hello']);
   t.is(insecure.code, 0);
   t.regex(insecure.stderr, /WARNING: --insecure/);
-  const viaCa = await runBin(BIN.svc, ['--edge', `localhost:${s.edgePort}`, '--ca', `${s.dataDir}/edge-cert.pem`, 'hello']);
+  const viaCa = await runBin(BIN.svc, [
+    '--edge', `localhost:${s.edgePort}`, '--ca', `${s.dataDir}/edge-cert.pem`, 'hello',
+  ]);
   t.is(viaCa.code, 0, viaCa.stderr);
   t.is((await runBin(BIN.admin, ['--data-dir', '/nonexistent', 'recover-runtime'])).code, 3);
 });

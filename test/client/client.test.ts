@@ -20,7 +20,9 @@ test('pipelining: 200 requests in flight on one connection resolve to their own 
 test('reconnect: after the server restarts, the same client reaches it again on the next request', async (t) => {
   const s = await Svcd.start();
   t.teardown(async () => { await s.stop(); s.cleanup(); });
-  const c = await SvcClient.connect({ kind: 'tls', host: '127.0.0.1', port: s.edgePort, pin: s.ready.edge_cert_sha256 });
+  const c = await SvcClient.connect({
+    kind: 'tls', host: '127.0.0.1', port: s.edgePort, pin: s.ready.edge_cert_sha256,
+  });
   t.is((await c.request('CAPS')).capability_count, 21);
   await s.stop();
   const down = await t.throwsAsync(c.request('CAPS'));
@@ -33,7 +35,9 @@ test('reconnect: after the server restarts, the same client reaches it again on 
 });
 
 test('LineDecoder: any chunking of a stream gives the same lines as the whole (property)', (t) => {
-  fc.assert(fc.property(fc.array(fc.string({ maxLength: 40 }).filter((x) => !x.includes('\n')), { maxLength: 20 }), fc.array(fc.nat(60), { maxLength: 30 }), (lines, cuts) => {
+  const oneLine = fc.string({ maxLength: 40 }).filter((x) => !x.includes('\n'));
+  const cutList = fc.array(fc.nat(60), { maxLength: 30 });
+  fc.assert(fc.property(fc.array(oneLine, { maxLength: 20 }), cutList, (lines, cuts) => {
     const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''));
     const d = new LineDecoder(1 << 20);
     const got: string[] = [];

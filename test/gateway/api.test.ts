@@ -26,8 +26,11 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → balance → quote → accept → execute → verify receipt', async (t) => {
-  const inv = await call('POST', '/api/v1/invoices', { machine_id: 'http-m', units: 2, network: 'Base', asset: 'USDC' });
+test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → balance → quote'
+  + ' → accept → execute → verify receipt', async (t) => {
+  const inv = await call('POST', '/api/v1/invoices', {
+    machine_id: 'http-m', units: 2, network: 'Base', asset: 'USDC',
+  });
   t.is(inv.status, 200);
   t.deepEqual([inv.body.ok, inv.body.source, inv.body.state], [true, 'svc', 'pending']);
   t.regex(inv.body.request_id, /^[0-9a-f-]{36}$/);
@@ -41,7 +44,9 @@ test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → 
   t.is(q.body.state, 'issued');
   const acc = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'http-m' }, auth);
   t.is(acc.body.state, 'accepted');
-  const ex = await call('POST', '/api/v1/executions/get-pulse', { machine_id: 'http-m', quote_id: q.body.quote_id }, auth);
+  const ex = await call(
+    'POST', '/api/v1/executions/get-pulse', { machine_id: 'http-m', quote_id: q.body.quote_id }, auth,
+  );
   t.is(ex.status, 200);
   t.is(ex.body.output_hex.length, 32);
   const ver = await call('POST', '/api/v1/receipts/verify', { machine_id: 'http-m', receipt_id: ex.body.receipt_id });
@@ -55,10 +60,13 @@ test.serial('errors: ApiError with status and source (api for the gateway, svc f
     ['POST', '/api/v1/quotes/get-pulse', [1, 2], {}, 400, 'invalid_request', 'api'],
     ['POST', '/api/v1/quotes/warp-drive', { machine_id: 'm' }, {}, 404, 'not_found', 'api'],
     ['POST', '/api/v1/balance', { machine_id: 'http-m' }, {}, 401, 'unauthorized', 'svc'],
-    ['POST', '/api/v1/balance', { machine_id: 'http-m' }, { authorization: 'Bearer svcm_nope' }, 401, 'unauthorized', 'svc'],
+    ['POST', '/api/v1/balance', { machine_id: 'http-m' }, { authorization: 'Bearer svcm_nope' },
+      401, 'unauthorized', 'svc'],
     ['POST', '/api/v1/quotes/q_missing/accept', { machine_id: 'http-m' }, {}, 401, 'unauthorized', 'svc'],
-    ['POST', '/api/v1/receipts/verify', { machine_id: 'http-m', receipt_id: 'rcpt_missing' }, {}, 404, 'not_found', 'svc'],
-    ['POST', '/api/v1/invoices', { machine_id: 'fresh', units: 1, network: 'TRON', asset: 'USDC' }, {}, 400, 'unsupported_rail', 'svc'],
+    ['POST', '/api/v1/receipts/verify', { machine_id: 'http-m', receipt_id: 'rcpt_missing' }, {},
+      404, 'not_found', 'svc'],
+    ['POST', '/api/v1/invoices', { machine_id: 'fresh', units: 1, network: 'TRON', asset: 'USDC' }, {},
+      400, 'unsupported_rail', 'svc'],
     ['GET', '/api/v1/nowhere', undefined, {}, 404, 'not_found', 'api'],
   ];
   for (const [m, p, b, h, status, code, source] of cases) {
@@ -68,9 +76,13 @@ test.serial('errors: ApiError with status and source (api for the gateway, svc f
     t.is(typeof r.body.error.message, 'string');
     t.is(r.body.request_id, r.headers.get('x-request-id'));
   }
-  const big = await call('POST', '/api/v1/quotes/get-pulse', JSON.stringify({ machine_id: 'm', pad: 'x'.repeat((1 << 20) + 10) }));
+  const big = await call(
+    'POST', '/api/v1/quotes/get-pulse', JSON.stringify({ machine_id: 'm', pad: 'x'.repeat((1 << 20) + 10) }),
+  );
   t.deepEqual([big.status, big.body.error.code], [413, 'payload_too_large']);
-  const tok = (await call('POST', '/api/v1/invoices', { machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT' })).body.machine_token;
+  const tok = (await call('POST', '/api/v1/invoices', {
+    machine_id: 'conf-m', units: 1, network: 'TRON', asset: 'USDT',
+  })).body.machine_token;
   const auth = { authorization: `Bearer ${tok}` };
   const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'conf-m', bits: 64 });
   const poor = await call('POST', `/api/v1/quotes/${q.body.quote_id}/accept`, { machine_id: 'conf-m' }, auth);
@@ -87,14 +99,21 @@ test.serial('405 carries Allow; request ids are echoed when valid and replaced w
   t.regex(r.headers.get('allow') ?? '', /GET/);
   t.is(r.body.error.code, 'method_not_allowed');
   const ok = await call('GET', '/api/v1/caps', undefined, { 'x-request-id': 'trace-abc.123' });
-  t.deepEqual([ok.body.request_id, ok.headers.get('x-request-id'), ok.body.capability_count], ['trace-abc.123', 'trace-abc.123', 21]);
+  t.deepEqual(
+    [ok.body.request_id, ok.headers.get('x-request-id'), ok.body.capability_count],
+    ['trace-abc.123', 'trace-abc.123', 21],
+  );
   const bad = await call('GET', '/api/v1/caps', undefined, { 'x-request-id': 'has spaces & ~' });
   t.not(bad.body.request_id, 'has spaces & ~');
   t.regex(bad.body.request_id, /^[0-9a-f-]{36}$/);
 });
 
 test.serial('admin commands have no HTTP route; the route index lists every HTTP command', async (t) => {
-  for (const p of ['/api/v1/settle-invoice', '/api/v1/invoices/inv_x/settle', '/api/v1/admin/settle', '/api/v1/recover-runtime', '/api/v1/runtime/recover']) {
+  const adminPaths = [
+    '/api/v1/settle-invoice', '/api/v1/invoices/inv_x/settle', '/api/v1/admin/settle',
+    '/api/v1/recover-runtime', '/api/v1/runtime/recover',
+  ];
+  for (const p of adminPaths) {
     t.is((await call('POST', p, { invoice_id: 'inv_x', reference: 'r' })).status, 404, p);
   }
   const idx = await call('GET', '/api/v1');
@@ -129,19 +148,32 @@ test.serial('Idempotency-Key header: same body replays with Idempotent-Replayed,
 test.serial('sandbox: anonymous quote → accept → execute → verify, within the sandbox limits', async (t) => {
   const q = await call('POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 256 });
   t.deepEqual([q.status, q.body.machine_id, q.body.quote_units, q.body.ttl_seconds], [200, 'sandbox_machine', 0, 300]);
-  const early = await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: q.body.quote_id });
+  const early = await call('POST', '/api/v1/sandbox/executions/get-pulse', {
+    machine_id: 'sandbox_machine', quote_id: q.body.quote_id,
+  });
   t.deepEqual([early.status, early.body.error.code], [409, 'quote_not_accepted']);
-  t.is((await call('POST', `/api/v1/sandbox/quotes/${q.body.quote_id}/accept`, { machine_id: 'sandbox_machine' })).body.state, 'accepted');
-  const ex = await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: q.body.quote_id });
+  const acc = await call('POST', `/api/v1/sandbox/quotes/${q.body.quote_id}/accept`, { machine_id: 'sandbox_machine' });
+  t.is(acc.body.state, 'accepted');
+  const ex = await call('POST', '/api/v1/sandbox/executions/get-pulse', {
+    machine_id: 'sandbox_machine', quote_id: q.body.quote_id,
+  });
   t.is(ex.body.output_hex.length, 64);
   t.is(ex.body.units_charged, 0);
-  const v = await call('POST', '/api/v1/sandbox/receipts/verify', { machine_id: 'sandbox_machine', receipt_id: ex.body.receipt_id });
+  const v = await call('POST', '/api/v1/sandbox/receipts/verify', {
+    machine_id: 'sandbox_machine', receipt_id: ex.body.receipt_id,
+  });
   t.deepEqual([v.body.valid, v.body.receipt.settlement], [true, 'none (sandbox)']);
   for (const bad of [{ bits: 65537 }, { max_output: 8193 }, { priority: 'high' }, { bits: 0 }, { colour: 'red' }]) {
     t.is((await call('POST', '/api/v1/sandbox/quotes/get-pulse', bad)).status, 400, JSON.stringify(bad));
   }
-  t.is((await call('POST', '/api/v1/sandbox/receipts/verify', { machine_id: 'other', receipt_id: ex.body.receipt_id })).status, 404);
-  t.is((await call('POST', '/api/v1/sandbox/executions/get-pulse', { machine_id: 'sandbox_machine', quote_id: 'sbx_q_nope' })).status, 404);
+  const otherMachine = await call('POST', '/api/v1/sandbox/receipts/verify', {
+    machine_id: 'other', receipt_id: ex.body.receipt_id,
+  });
+  t.is(otherMachine.status, 404);
+  const noQuote = await call('POST', '/api/v1/sandbox/executions/get-pulse', {
+    machine_id: 'sandbox_machine', quote_id: 'sbx_q_nope',
+  });
+  t.is(noQuote.status, 404);
 });
 
 test.serial('status, health, payment and payment-info', async (t) => {
@@ -158,7 +190,11 @@ test('rate limits: 429 rate_limited with Retry-After and RateLimit headers', asy
   t.teardown(async () => { await g.stop(); g.cleanup(); });
   const codes: number[] = [];
   let last: Response | null = null;
-  for (let i = 0; i < 5; i++) { last = await fetch(`${g.ready.http}/api/v1/caps`); codes.push(last.status); await last.text(); }
+  for (let i = 0; i < 5; i++) {
+    last = await fetch(`${g.ready.http}/api/v1/caps`);
+    codes.push(last.status);
+    await last.text();
+  }
   t.deepEqual(codes, [200, 200, 200, 429, 429]);
   t.regex(last!.headers.get('retry-after') ?? '', /^\d+$/);
   t.is(last!.headers.get('ratelimit-policy'), '"public_low";q=3;w=60');

@@ -11,25 +11,37 @@ import { COMMANDS } from '../../src/protocol/registry.ts';
 
 let s: Svcd;
 let base: string;
-test.before(async () => { s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' }, ['start']); base = s.ready.http!; });
+test.before(async () => {
+  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' }, ['start']);
+  base = s.ready.http!;
+});
 test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
-test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12), exactly the contract\'s HTTP surface', async (t) => {
-  const doc = buildOpenApi({ base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {} });
+test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12),'
+  + ' exactly the contract\'s HTTP surface', async (t) => {
+  const doc = buildOpenApi({
+    base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {},
+  });
   await t.notThrowsAsync(SwaggerParser.validate(structuredClone(doc) as never));
   const ajv = new Ajv2020({ strict: false });
   const components = (doc.components as { schemas: Record<string, object> }).schemas;
   for (const [name, schema] of Object.entries(components)) ajv.addSchema(schema, `#/components/schemas/${name}`);
-  for (const name of Object.keys(components)) t.notThrows(() => ajv.compile({ $ref: `#/components/schemas/${name}` }), name);
+  for (const name of Object.keys(components)) {
+    t.notThrows(() => ajv.compile({ $ref: `#/components/schemas/${name}` }), name);
+  }
   const paths = doc.paths as Record<string, Record<string, any>>;
-  const want = COMMANDS.filter((c) => c.http && c.name !== 'QUOTE').map((c) => `${c.http!.method.toLowerCase()} ${c.http!.path}`);
+  const want = COMMANDS.filter((c) => c.http && c.name !== 'QUOTE')
+    .map((c) => `${c.http!.method.toLowerCase()} ${c.http!.path}`);
   for (const w of want) { const [m, p] = w.split(' '); t.truthy(paths[p!]?.[m!], w); }
   t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/quotes/') && !p.includes('{')).length, 10);
   t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/executions/')).length, 10);
   t.is(Object.keys(paths).filter((p) => p.startsWith('/api/v1/sandbox/')).length, 4);
   const ops = Object.values(paths).flatMap((p) => Object.values(p));
   t.false(ops.some((o) => ['SETTLE_INVOICE', 'RECOVER_RUNTIME', 'GET_RECEIPT'].includes(o['x-svc-command'])));
-  for (const o of ops) t.true(typeof o['x-svc-billing'] === 'string' && typeof o['x-svc-rate-class'] === 'string' && typeof o['x-svc-execution'] === 'boolean', o.operationId);
+  for (const o of ops) {
+    t.true(typeof o['x-svc-billing'] === 'string' && typeof o['x-svc-rate-class'] === 'string'
+      && typeof o['x-svc-execution'] === 'boolean', o.operationId);
+  }
   t.is(new Set(ops.map((o) => o.operationId)).size, ops.length, 'operationIds are unique');
   const served = await (await fetch(`${base}/openapi.json`)).json() as any;
   t.is(served.servers[0].url, 'https://svc.example.test');
@@ -58,12 +70,16 @@ test('openapi.json: x-svc-billing on each quote route is the contract\'s (free_l
 
 test('well-known documents: status, type, ETag and 304, CORS where conventional', async (t) => {
   const docs: [string, RegExp][] = [
-    ['/openapi.json', /json/], ['/.well-known/openapi.json', /json/], ['/.well-known/svc/openapi.json', /json/], ['/llms.txt', /text\/plain/],
-    ['/robots.txt', /text\/plain/], ['/sitemap.xml', /xml/], ['/site.webmanifest', /manifest\+json/], ['/.well-known/', /json/],
-    ['/.well-known/host-meta', /xrd\+xml/], ['/.well-known/host-meta.json', /json/], ['/.well-known/agent-card.json', /json/], ['/.well-known/agent.json', /json/],
-    ['/.well-known/svc/svc_public_manifest.json', /json/], ['/.well-known/svc/svc_public_manifest.kv', /text\/plain/], ['/.well-known/svc/status.json', /json/],
-    ['/.well-known/svc/bootstrap.json', /json/], ['/.well-known/svc/pricebook.json', /json/], ['/.well-known/svc/svc_service_catalog.json', /json/],
-    ['/.well-known/svc/svc_pricebook_public.txt', /text\/plain/], ['/.well-known/svc/nodes.json', /json/], ['/.well-known/svc/node.json', /json/],
+    ['/openapi.json', /json/], ['/.well-known/openapi.json', /json/], ['/.well-known/svc/openapi.json', /json/],
+    ['/llms.txt', /text\/plain/], ['/robots.txt', /text\/plain/], ['/sitemap.xml', /xml/],
+    ['/site.webmanifest', /manifest\+json/], ['/.well-known/', /json/],
+    ['/.well-known/host-meta', /xrd\+xml/], ['/.well-known/host-meta.json', /json/],
+    ['/.well-known/agent-card.json', /json/], ['/.well-known/agent.json', /json/],
+    ['/.well-known/svc/svc_public_manifest.json', /json/], ['/.well-known/svc/svc_public_manifest.kv', /text\/plain/],
+    ['/.well-known/svc/status.json', /json/], ['/.well-known/svc/bootstrap.json', /json/],
+    ['/.well-known/svc/pricebook.json', /json/], ['/.well-known/svc/svc_service_catalog.json', /json/],
+    ['/.well-known/svc/svc_pricebook_public.txt', /text\/plain/], ['/.well-known/svc/nodes.json', /json/],
+    ['/.well-known/svc/node.json', /json/],
     ['/.well-known/svc/network.json', /json/], ['/api/v1/manifest', /json/], ['/api/v1/pricebook', /json/],
   ];
   for (const [path, type] of docs) {
@@ -81,13 +97,17 @@ test('well-known documents: status, type, ETag and 304, CORS where conventional'
     }
   }
   const wf = await fetch(`${base}/.well-known/webfinger?resource=${encodeURIComponent('https://svc.example.test')}`);
-  t.deepEqual([wf.status, wf.headers.get('access-control-allow-origin'), wf.headers.get('content-type')], [200, '*', 'application/jrd+json']);
+  t.deepEqual(
+    [wf.status, wf.headers.get('access-control-allow-origin'), wf.headers.get('content-type')],
+    [200, '*', 'application/jrd+json'],
+  );
   t.is(((await wf.json()) as any).subject, 'https://svc.example.test');
   t.is((await fetch(`${base}/.well-known/webfinger`)).status, 400);
   t.is((await fetch(`${base}/.well-known/webfinger?resource=acct:nobody@elsewhere`)).status, 404);
 });
 
-test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery, in the .kv, and from `svcd manifest`', async (t) => {
+test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery, in the .kv,'
+  + ' and from `svcd manifest`', async (t) => {
   const bytes = Buffer.from(await (await fetch(`${base}/.well-known/svc/svc_public_manifest.json`)).arrayBuffer());
   const hash = createHash('sha256').update(bytes).digest('hex');
   const m = JSON.parse(bytes.toString('utf8'));
@@ -100,7 +120,8 @@ test('the manifest hash is the SHA-256 of the served bytes, in /api/v1/discovery
   t.deepEqual(Object.keys(m.payment.wallets).sort(), ['USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA', 'USDT_TRON']);
   const disc = await (await fetch(`${base}/api/v1/discovery`)).json() as any;
   t.is(disc.manifest_sha256, hash);
-  t.true((await (await fetch(`${base}/.well-known/svc/svc_public_manifest.kv`)).text()).includes(`manifest_sha256=${hash}`));
+  const kv = await (await fetch(`${base}/.well-known/svc/svc_public_manifest.kv`)).text();
+  t.true(kv.includes(`manifest_sha256=${hash}`));
   const env = { SVC_DATA_DIR: s.dataDir, SVC_BASE_URL: 'https://svc.example.test' };
   const cli = await runBin(BIN.svcd, ['manifest'], { ...env, SVC_EDGE_PORT: String(s.edgePort) });
   t.is(cli.code, 0, cli.stderr);

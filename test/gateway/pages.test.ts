@@ -6,7 +6,10 @@ import { hasChromium, launchChromium, CHROMIUM } from '../support/browser.ts';
 
 const PAGES = ['/', '/docs', '/protocol', '/for-agents', '/pricing', '/status', '/trust', '/.well-known/svc/'];
 
-(hasChromium ? test : test.skip)(hasChromium ? 'pages render in Chromium with headings, no console errors, and working internal links' : `pages in Chromium — SKIPPED: ${CHROMIUM} not found`, async (t) => {
+const title = hasChromium
+  ? 'pages render in Chromium with headings, no console errors, and working internal links'
+  : `pages in Chromium — SKIPPED: ${CHROMIUM} not found`;
+(hasChromium ? test : test.skip)(title, async (t) => {
   const s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
   t.teardown(async () => { await s.stop(); s.cleanup(); });
   const browser = await launchChromium();
@@ -21,7 +24,8 @@ const PAGES = ['/', '/docs', '/protocol', '/for-agents', '/pricing', '/status', 
     t.is(res?.status(), 200, p);
     t.regex(await page.title(), / — svc$/, p);
     t.true(((await page.textContent('h1')) ?? '').length > 3, `${p} has a heading`);
-    for (const href of await page.$$eval('a[href^="/"]', (as) => as.map((a) => a.getAttribute('href')!))) links.add(href.split('#')[0]!);
+    const hrefs = await page.$$eval('a[href^="/"]', (as) => as.map((a) => a.getAttribute('href')!));
+    for (const href of hrefs) links.add(href.split('#')[0]!);
   }
   t.deepEqual(errors, []);
   for (const href of links) t.is((await fetch(s.ready.http + href)).status, 200, `link ${href}`);

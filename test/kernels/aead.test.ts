@@ -52,14 +52,21 @@ function wycheproofAead(x: boolean) {
           t.true(supported, `tcId ${c.tcId}: valid case with unsupported parameters`);
           const sealed = x ? k.xchachaSeal(key, iv, msg, aad) : k.chachaSeal(key, iv, msg, aad);
           t.is(hex(sealed), sealedWant, `tcId ${c.tcId} seal`);
-          const opened = x ? k.xchachaOpen(key, iv, unhex(sealedWant), aad) : k.chachaOpen(key, iv, unhex(sealedWant), aad);
+          const opened = x
+            ? k.xchachaOpen(key, iv, unhex(sealedWant), aad)
+            : k.chachaOpen(key, iv, unhex(sealedWant), aad);
           t.is(opened && hex(opened), c.msg, `tcId ${c.tcId} open`);
           valid++;
         } else {
           // invalid: either the parameters are refused up front or the ciphertext does not open
           let opened: Uint8Array | null = null;
-          try { opened = x ? k.xchachaOpen(key, iv, unhex(sealedWant), aad) : k.chachaOpen(key, iv, unhex(sealedWant), aad); }
-          catch (e) { t.regex((e as Error).message, /must be/, `tcId ${c.tcId} refused for a named reason`); }
+          try {
+            opened = x
+              ? k.xchachaOpen(key, iv, unhex(sealedWant), aad)
+              : k.chachaOpen(key, iv, unhex(sealedWant), aad);
+          } catch (e) {
+            t.regex((e as Error).message, /must be/, `tcId ${c.tcId} refused for a named reason`);
+          }
           t.is(opened, null, `tcId ${c.tcId} must be rejected`);
           invalid++;
         }
@@ -68,8 +75,18 @@ function wycheproofAead(x: boolean) {
     t.true(valid > 200 && invalid > 50, `${valid} valid / ${invalid} invalid`);
   };
 }
-sharedTest(test, 'ChaCha20-Poly1305: Wycheproof chacha20_poly1305_test.json', 'wycheproof/chacha20_poly1305_test.json', wycheproofAead(false));
-sharedTest(test, 'XChaCha20-Poly1305: Wycheproof xchacha20_poly1305_test.json', 'wycheproof/xchacha20_poly1305_test.json', wycheproofAead(true));
+sharedTest(
+  test,
+  'ChaCha20-Poly1305: Wycheproof chacha20_poly1305_test.json',
+  'wycheproof/chacha20_poly1305_test.json',
+  wycheproofAead(false),
+);
+sharedTest(
+  test,
+  'XChaCha20-Poly1305: Wycheproof xchacha20_poly1305_test.json',
+  'wycheproof/xchacha20_poly1305_test.json',
+  wycheproofAead(true),
+);
 
 test('XChaCha20-Poly1305: equals @noble/ciphers on lengths 0..70,000 and random AAD; opens noble output', (t) => {
   const r = prng(8439);
@@ -117,6 +134,10 @@ test('ChaCha20 keystream: counter continuity across the 4-block SIMD path and th
   const key = r.bytes(32), nonce = r.bytes(12);
   const whole = k.chacha20(key, nonce, 7, new Uint8Array(64 * 13));
   for (let b = 0; b < 13; b++) {
-    t.is(hex(k.chacha20(key, nonce, 7 + b, new Uint8Array(64))), hex(whole.subarray(b * 64, b * 64 + 64)), `block ${b}`);
+    t.is(
+      hex(k.chacha20(key, nonce, 7 + b, new Uint8Array(64))),
+      hex(whole.subarray(b * 64, b * 64 + 64)),
+      `block ${b}`,
+    );
   }
 });

@@ -16,8 +16,10 @@ function run(src: string, input: Uint8Array = new Uint8Array(0), fuel = FUEL, ma
   const got = k.bvmRun(image, input, { fuel, maxOutput });
   const ref = runReference(image, input, fuel, maxOutput);
   // every run in this file is also a differential check against the reference interpreter
-  if (got.status !== ref.status || got.steps !== ref.steps || got.pc !== ref.pc || hex(got.output) !== hex(ref.output)) {
-    throw new Error(`wasm/ref disagree on:\n${src}\nwasm=${JSON.stringify({ ...got, output: hex(got.output) })}\nref=${JSON.stringify({ ...ref, output: hex(ref.output) })}`);
+  if (got.status !== ref.status || got.steps !== ref.steps || got.pc !== ref.pc
+    || hex(got.output) !== hex(ref.output)) {
+    throw new Error(`wasm/ref disagree on:\n${src}\nwasm=${JSON.stringify({ ...got, output: hex(got.output) })}`
+      + `\nref=${JSON.stringify({ ...ref, output: hex(ref.output) })}`);
   }
   return got;
 }
@@ -86,7 +88,11 @@ test('BVM opcodes: memory, input and output', (t) => {
   t.is(top('.memory 8\n.data 4 hex:78563412\npush 4\nload32'), 0x12345678);
   t.is(top('.memory 8\n.data 5 0xab\npush 5\nload8'), 0xab);
   t.is(top('push 2\npush 0x1ff\nstore8\npush 2\nload8'), 255, 'store8 keeps the low byte');
-  const r = run('.memory 16\npush 0\npush 1\ninlen\npush 1\nsub\nincopy\npush 0\ninlen\npush 1\nsub\noutcopy\ninlen\nout8\npush 0\ninload8\nout8\nhalt', utf8('hello'));
+  const r = run(
+    '.memory 16\npush 0\npush 1\ninlen\npush 1\nsub\nincopy\n'
+      + 'push 0\ninlen\npush 1\nsub\noutcopy\ninlen\nout8\npush 0\ninload8\nout8\nhalt',
+    utf8('hello'),
+  );
   t.is(r.status, 'halted');
   t.is(Buffer.from(r.output).toString('latin1'), 'ello\x05h');
   const h = run('.memory 64\n.data 0 "abc"\npush 32\npush 0\npush 3\nsha256\npush 32\npush 32\noutcopy\nhalt');
@@ -102,7 +108,11 @@ test('BVM: fuel accounting is exact (1 per instruction, bulk ops by 64-byte chun
   t.deepEqual([r.status, r.steps], ['out_of_fuel', 1000]);
   t.is(run('halt', new Uint8Array(0), 0).status, 'out_of_fuel');
   t.is(run('halt', new Uint8Array(0), 1).status, 'halted');
-  t.is(run('.memory 200\npush 0\npush 100\noutcopy\nhalt', new Uint8Array(0), 4, 300).status, 'out_of_fuel', 'a bulk op needs its whole cost up front');
+  t.is(
+    run('.memory 200\npush 0\npush 100\noutcopy\nhalt', new Uint8Array(0), 4, 300).status,
+    'out_of_fuel',
+    'a bulk op needs its whole cost up front',
+  );
 });
 
 test('BVM traps: every named trap is reachable, with the faulting pc and the output so far', (t) => {
@@ -126,17 +136,23 @@ test('BVM traps: every named trap is reachable, with the faulting pc and the out
   const r = k.bvmRun(img, new Uint8Array(0), { fuel: 10, maxOutput: 10 });
   t.deepEqual([r.status, r.pc, r.steps, hex(r.output)], ['invalid_opcode', 3, 2, '41']);
   // truncated immediate
-  t.is(k.bvmRun(buildImage(Uint8Array.of(0x02, 1, 2)), new Uint8Array(0), { fuel: 10, maxOutput: 0 }).status, 'pc_out_of_bounds');
+  const truncated = buildImage(Uint8Array.of(0x02, 1, 2));
+  t.is(k.bvmRun(truncated, new Uint8Array(0), { fuel: 10, maxOutput: 0 }).status, 'pc_out_of_bounds');
 });
 
 test('BVM images: every malformed header is invalid_image, never a crash', (t) => {
   const good = assemble('.memory 8\n.data 2 1 2\nhalt').image;
   t.is(k.bvmRun(good, new Uint8Array(0), { fuel: 5, maxOutput: 0 }).status, 'halted');
-  const mutate = (f: (dv: DataView, b: Uint8Array) => void) => { const b = good.slice(); f(new DataView(b.buffer), b); return b; };
+  const mutate = (f: (dv: DataView, b: Uint8Array) => void) => {
+    const b = good.slice();
+    f(new DataView(b.buffer), b);
+    return b;
+  };
   const bad = [
     new Uint8Array(0), good.subarray(0, 23), good.subarray(0, good.length - 1), Uint8Array.from([...good, 0]),
     mutate((_, b) => { b[0] = 1; }), mutate((dv) => dv.setUint16(4, 2, true)), mutate((dv) => dv.setUint16(6, 1, true)),
-    mutate((dv) => dv.setUint32(8, 65537, true)), mutate((dv) => dv.setUint32(8, 3, true)), mutate((dv) => dv.setUint32(12, 0, true)),
+    mutate((dv) => dv.setUint32(8, 65537, true)), mutate((dv) => dv.setUint32(8, 3, true)),
+    mutate((dv) => dv.setUint32(12, 0, true)),
     mutate((dv) => dv.setUint32(16, 0xffffffff, true)), mutate((dv) => dv.setUint32(20, 0xfffffffe, true)),
   ];
   for (const img of bad) {
@@ -173,8 +189,10 @@ function checkBounded(image: Uint8Array, input: Uint8Array, fuel: number, maxOut
     && got.status === ref.status && got.steps === ref.steps && got.pc === ref.pc && hex(got.output) === hex(ref.output);
 }
 
-test('BVM property: random byte strings as images or as code always end halted or trapped, within bounds, as the reference does', (t) => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 64 }), fc.nat(5000), fc.nat(64), fc.nat(300),
+test('BVM property: random byte strings as images or as code always end halted or trapped, within bounds,'
+  + ' as the reference does', (t) => {
+  fc.assert(fc.property(
+    fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 64 }), fc.nat(5000), fc.nat(64), fc.nat(300),
     (bytes, input, fuel, maxOutput, memSize) =>
       checkBounded(bytes, input, fuel, maxOutput)
       && checkBounded(buildImage(bytes.length ? bytes : Uint8Array.of(0), { memSize }), input, fuel, maxOutput)),
@@ -183,7 +201,12 @@ test('BVM property: random byte strings as images or as code always end halted o
 });
 
 /** Random well-formed programs: valid opcodes, immediates in range, jump targets on instruction boundaries. */
-const wellFormed = fc.array(fc.record({ op: fc.constantFrom(...ISA), imm: fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }), target: fc.nat() }), { minLength: 1, maxLength: 60 })
+const instruction = fc.record({
+  op: fc.constantFrom(...ISA),
+  imm: fc.integer({ min: -0x8000_0000, max: 0x7fff_ffff }),
+  target: fc.nat(),
+});
+const wellFormed = fc.array(instruction, { minLength: 1, maxLength: 60 })
   .map((instrs) => {
     const starts: number[] = [];
     let at = 0;
@@ -204,7 +227,8 @@ const wellFormed = fc.array(fc.record({ op: fc.constantFrom(...ISA), imm: fc.int
   });
 
 test('BVM property: random well-formed programs end within fuel and bounds, identical to the reference', (t) => {
-  fc.assert(fc.property(wellFormed, fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 20000 }), fc.nat(128), fc.nat(256),
+  fc.assert(fc.property(
+    wellFormed, fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 20000 }), fc.nat(128), fc.nat(256),
     (code, input, fuel, maxOutput, memSize) => checkBounded(buildImage(code, { memSize }), input, fuel, maxOutput)),
   { numRuns: 3000 });
   t.pass();
@@ -219,6 +243,7 @@ test('BVM: random programs with many seeds (deterministic replay)', (t) => {
   const r = prng(2024);
   for (let i = 0; i < 500; i++) {
     const code = r.bytes(1 + r.int(100));
-    t.true(checkBounded(buildImage(code, { memSize: r.int(100) }), r.bytes(r.int(20)), r.int(3000), r.int(40)), `seed case ${i}`);
+    const image = buildImage(code, { memSize: r.int(100) });
+    t.true(checkBounded(image, r.bytes(r.int(20)), r.int(3000), r.int(40)), `seed case ${i}`);
   }
 });

@@ -18,7 +18,8 @@ test('Merkle: RFC 6962 reference tree roots for n = 1..8, empty tree, leaf/node 
   t.is(hex(k.merkleNodeHash(leaves[0], leaves[1])), hex(H(Uint8Array.of(1), leaves[0], leaves[1])));
 });
 
-test('Merkle: roots, inclusion and consistency proofs equal the RFC 6962 recursion on random trees; all verify', (t) => {
+test('Merkle: roots, inclusion and consistency proofs equal the RFC 6962 recursion on random trees;'
+  + ' all verify', (t) => {
   const r = prng(6962);
   for (const n of [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 129, 257, 1000]) {
     const leaves = Array.from({ length: n }, () => k.merkleLeafHash(r.bytes(r.int(50))));
@@ -59,9 +60,15 @@ test('Merkle: malformed proofs are rejected with a reason, never thrown', (t) =>
   const leaves = [1, 2, 3].map((i) => k.merkleLeafHash(Uint8Array.of(i)));
   const root = k.merkleRoot(leaves);
   const proof = k.inclusionProof(leaves, 0);
-  t.deepEqual(k.verifyInclusion(leaves[0]!, 0, 3, [...proof, new Uint8Array(31)], root), { ok: false, reason: 'hash_size' });
+  t.deepEqual(
+    k.verifyInclusion(leaves[0]!, 0, 3, [...proof, new Uint8Array(31)], root),
+    { ok: false, reason: 'hash_size' },
+  );
   t.deepEqual(k.verifyInclusion(leaves[0]!, 3, 3, proof, root), { ok: false, reason: 'invalid_proof' });
-  t.deepEqual(k.verifyInclusion(leaves[0]!, 0, 3, Array(65).fill(new Uint8Array(32)), root), { ok: false, reason: 'proof_too_long' });
+  t.deepEqual(
+    k.verifyInclusion(leaves[0]!, 0, 3, Array(65).fill(new Uint8Array(32)), root),
+    { ok: false, reason: 'proof_too_long' },
+  );
   t.deepEqual(k.verifyInclusion(leaves[0]!, 0, 3, proof, new Uint8Array(9)), { ok: false, reason: 'hash_size' });
   t.false(k.verifyConsistency(3, 2, root, root, []).ok);
   t.throws(() => k.inclusionProof(leaves, 3), { message: /index must be/ });
@@ -74,7 +81,10 @@ function walk(dir: string): string[] {
 const b64 = (s: string | null | undefined) => new Uint8Array(Buffer.from(s ?? '', 'base64'));
 for (const kind of ['inclusion', 'consistency'] as const) {
   const dir = sharedPath(`merkle-rfc6962/${kind}`);
-  if (!dir) { test.skip(`Merkle: transparency-dev ${kind} vectors — SKIPPED: ../shared/vectors not found`, () => {}); continue; }
+  if (!dir) {
+    test.skip(`Merkle: transparency-dev ${kind} vectors — SKIPPED: ../shared/vectors not found`, () => {});
+    continue;
+  }
   test(`Merkle: transparency-dev ${kind} vectors (happy paths verify, all mutations fail)`, (t) => {
     let pass = 0, fail = 0;
     for (const f of walk(dir).filter((p) => p.endsWith('.json'))) {

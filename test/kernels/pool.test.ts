@@ -22,7 +22,10 @@ test('pool: every op gives the same bytes on a worker as inline', async (t) => {
     t.is(hex((await pool.run('xchachaOpen', [key, nonce, sealed, aad], { route }))!), hex(data));
     t.is(await pool.run('xchachaOpen', [key, nonce, sealed.subarray(1), aad], { route }), null);
     t.is(hex(await pool.run('merkleRoot', [leaves], { route })), hex(inline.merkleRoot(leaves)));
-    t.is(hex(await pool.run('pulseExpand', [key, utf8('ctx'), 65536], { route })), hex(inline.pulseExpand(key, utf8('ctx'), 65536)));
+    t.is(
+      hex(await pool.run('pulseExpand', [key, utf8('ctx'), 65536], { route })),
+      hex(inline.pulseExpand(key, utf8('ctx'), 65536)),
+    );
     const b = await pool.run('bvmRun', [image, utf8('abc'), { fuel: 10, maxOutput: 4 }], { route });
     t.deepEqual({ ...b, output: hex(b.output) }, { status: 'halted', halted: true, steps: 3, pc: 2, output: '03' });
   }
@@ -31,7 +34,9 @@ test('pool: every op gives the same bytes on a worker as inline', async (t) => {
 test('pool: argument errors come back as the same ServiceError code and message from a worker', async (t) => {
   const pool = new KernelPool({ threads: 1 });
   t.teardown(() => pool.close());
-  const e = await t.throwsAsync(pool.run('pulseExpand', [new Uint8Array(1), new Uint8Array(0), 0], { route: 'worker' }));
+  const e = await t.throwsAsync(
+    pool.run('pulseExpand', [new Uint8Array(1), new Uint8Array(0), 0], { route: 'worker' }),
+  );
   t.is((e as any).code, 'invalid_request');
   t.regex(e!.message, /bits must be an integer/);
 });
@@ -41,12 +46,19 @@ test('pool: a full queue fails fast with busy, and the pool keeps working after'
   t.teardown(() => pool.close());
   await pool.run('sha256', [new Uint8Array(1)], { route: 'worker' }); // warm: the worker is up
   const ac = new AbortController();
-  const running = [0, 1, 2].map(() => pool.run('bvmRun', [spin, new Uint8Array(0), { fuel: 400_000_000, maxOutput: 0 }], { route: 'worker', signal: ac.signal }).catch((e) => e));
+  const running = [0, 1, 2].map(() => pool.run(
+    'bvmRun',
+    [spin, new Uint8Array(0), { fuel: 400_000_000, maxOutput: 0 }],
+    { route: 'worker', signal: ac.signal },
+  ).catch((e) => e));
   const e = await t.throwsAsync(pool.run('sha256', [new Uint8Array(1)], { route: 'worker' }));
   t.is((e as any).code, 'busy');
   ac.abort();
   for (const r of await Promise.all(running)) t.is(r.code, 'cancelled');
-  t.is(hex(await pool.run('sha256', [new Uint8Array(1)], { route: 'worker' })), createHash('sha256').update(Buffer.alloc(1)).digest('hex'));
+  t.is(
+    hex(await pool.run('sha256', [new Uint8Array(1)], { route: 'worker' })),
+    createHash('sha256').update(Buffer.alloc(1)).digest('hex'),
+  );
 });
 
 test('pool: cancelling a running job stops it (the worker is replaced) and frees the thread', async (t) => {
@@ -54,7 +66,11 @@ test('pool: cancelling a running job stops it (the worker is replaced) and frees
   t.teardown(() => pool.close());
   const ac = new AbortController();
   const started = Date.now();
-  const job = pool.run('bvmRun', [spin, new Uint8Array(0), { fuel: 0xffff_ffff, maxOutput: 0 }], { route: 'worker', signal: ac.signal });
+  const job = pool.run(
+    'bvmRun',
+    [spin, new Uint8Array(0), { fuel: 0xffff_ffff, maxOutput: 0 }],
+    { route: 'worker', signal: ac.signal },
+  );
   setTimeout(() => ac.abort(), 100);
   const e = await t.throwsAsync(job);
   t.is((e as any).code, 'cancelled');
@@ -62,7 +78,10 @@ test('pool: cancelling a running job stops it (the worker is replaced) and frees
   const b = await pool.run('bvmRun', [spin, new Uint8Array(0), { fuel: 1000, maxOutput: 0 }], { route: 'worker' });
   t.is(b.status, 'out_of_fuel');
   const pre = new AbortController(); pre.abort();
-  t.is(((await t.throwsAsync(pool.run('sha256', [new Uint8Array(1)], { signal: pre.signal }))) as any).code, 'cancelled');
+  t.is(
+    ((await t.throwsAsync(pool.run('sha256', [new Uint8Array(1)], { signal: pre.signal }))) as any).code,
+    'cancelled',
+  );
 });
 
 test('pool: a crashed worker is replaced; its job fails with kernel_failed, later jobs succeed', async (t) => {
@@ -70,7 +89,9 @@ test('pool: a crashed worker is replaced; its job fails with kernel_failed, late
   t.teardown(() => pool.close());
   const e = await t.throwsAsync(pool._runTestOp('__exit'));
   t.is((e as any).code, 'kernel_failed');
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => pool.run('sha256', [Uint8Array.of(i)], { route: 'worker' })));
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => pool.run('sha256', [Uint8Array.of(i)], { route: 'worker' })),
+  );
   t.is(results.length, 8);
   t.is(pool.threads, 2);
 });
@@ -104,12 +125,17 @@ test('pool: a closed pool refuses work with busy', async (t) => {
   t.is(((await t.throwsAsync(pool.run('sha256', [new Uint8Array(1)]))) as any).code, 'busy');
 });
 
-test('pool: when workers are busy, high-priority jobs run before normal ones and low ones wait behind both', async (t) => {
+test('pool: when workers are busy, high-priority jobs run before normal ones'
+  + ' and low ones wait behind both', async (t) => {
   const pool = new KernelPool({ threads: 1, maxQueue: 16 });
   t.teardown(() => pool.close());
   await pool.run('sha256', [new Uint8Array(1)], { route: 'worker' });
   const order: string[] = [];
-  const blocker = pool.run('bvmRun', [spin, new Uint8Array(0), { fuel: 30_000_000, maxOutput: 0 }], { route: 'worker' });
+  const blocker = pool.run(
+    'bvmRun',
+    [spin, new Uint8Array(0), { fuel: 30_000_000, maxOutput: 0 }],
+    { route: 'worker' },
+  );
   const jobs = (['low', 'normal', 'high', 'low', 'high', 'normal'] as const).map((p, i) =>
     pool.run('sha256', [Uint8Array.of(i)], { route: 'worker', priority: p }).then(() => order.push(p)));
   await blocker;

@@ -17,8 +17,10 @@ test('pulse: kernel equals the node:crypto reference for every bit count class (
 });
 
 test('pulse: random seeds, contexts and bit counts equal the reference (property)', (t) => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 1, max: 65536 }), (s, c, bits) =>
-    hex(k.pulseExpand(s, c, bits)) === hex(pulseReference(s, c, bits))), { numRuns: 150 });
+  fc.assert(fc.property(
+    fc.uint8Array({ maxLength: 100 }), fc.uint8Array({ maxLength: 300 }), fc.integer({ min: 1, max: 65536 }),
+    (s, c, bits) => hex(k.pulseExpand(s, c, bits)) === hex(pulseReference(s, c, bits)),
+  ), { numRuns: 150 });
   t.pass();
 });
 
@@ -30,7 +32,10 @@ test('pulse: a non-multiple of 8 zero-pads the low bits of the last byte, and bi
     t.is(out[out.length - 1]! & ((1 << unused) - 1), 0, `bits=${bits}`);
   }
   // bits is bound into every block: a shorter pulse is not a prefix of a longer one
-  t.not(hex(k.pulseExpand(seed, new Uint8Array(0), 256)), hex(k.pulseExpand(seed, new Uint8Array(0), 512).subarray(0, 32)));
+  t.not(
+    hex(k.pulseExpand(seed, new Uint8Array(0), 256)),
+    hex(k.pulseExpand(seed, new Uint8Array(0), 512).subarray(0, 32)),
+  );
 });
 
 test('pulse: seed and context boundaries are unambiguous (length-prefixed)', (t) => {
@@ -41,7 +46,10 @@ test('pulse: seed and context boundaries are unambiguous (length-prefixed)', (t)
 
 test('pulse: bits outside 1..65536 are refused with a named error', (t) => {
   for (const bits of [0, -1, 65537, 1.5, Number.NaN]) {
-    t.throws(() => k.pulseExpand(new Uint8Array(1), new Uint8Array(0), bits), { message: /bits must be an integer in 1\.\.65536/ });
+    t.throws(
+      () => k.pulseExpand(new Uint8Array(1), new Uint8Array(0), bits),
+      { message: /bits must be an integer in 1\.\.65536/ },
+    );
   }
   t.is(k.raw.pulse_expand(0, 0, 0, 0, 0, 0, 100), -1, 'raw ABI returns ERR_INPUT');
   t.is(k.raw.pulse_expand(0, 0, 0, 0, 64, 0, 7), -4, 'raw ABI returns ERR_CAPACITY');

@@ -22,7 +22,10 @@ function parseRsp(text: string): Record<string, string>[] {
   let cur: Record<string, string> = {};
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '').trim();
-    if (!line || line.startsWith('#') || line.startsWith('[')) { if (Object.keys(cur).length) { recs.push(cur); cur = {}; } continue; }
+    if (!line || line.startsWith('#') || line.startsWith('[')) {
+      if (Object.keys(cur).length) { recs.push(cur); cur = {}; }
+      continue;
+    }
     const m = /^(\w+) = (\w*)$/.exec(line);
     if (m) cur[m[1]!] = m[2]!;
   }
@@ -82,7 +85,10 @@ test('SHA-256 streaming: any chunking equals one-shot (property)', (t) => {
   fc.assert(fc.property(fc.uint8Array({ maxLength: 3000 }), fc.array(fc.nat(400), { maxLength: 12 }), (data, cuts) => {
     const s = k.createSha256();
     let at = 0;
-    for (const c of cuts) { s.update(data.subarray(at, Math.min(data.length, at + c))); at = Math.min(data.length, at + c); }
+    for (const c of cuts) {
+      s.update(data.subarray(at, Math.min(data.length, at + c)));
+      at = Math.min(data.length, at + c);
+    }
     s.update(data.subarray(at));
     return hex(s.digest()) === hex(k.sha256(data));
   }), { numRuns: 300 });
@@ -104,7 +110,8 @@ test('HMAC-SHA256: RFC 4231 test cases 1-7', (t) => {
   }
 });
 
-sharedTest(test, 'HMAC-SHA256: Wycheproof hmac_sha256_test.json (valid pass, invalid rejected)', 'wycheproof/hmac_sha256_test.json', (t, path) => {
+const hmacTitle = 'HMAC-SHA256: Wycheproof hmac_sha256_test.json (valid pass, invalid rejected)';
+sharedTest(test, hmacTitle, 'wycheproof/hmac_sha256_test.json', (t, path) => {
   const w = readJson(path);
   let valid = 0, invalid = 0;
   for (const g of w.testGroups) {

@@ -30,8 +30,12 @@ const CONTRACT: [name: string, group: string, access: string, http: string | nul
   ['SETTLE_INVOICE', 'Admin', 'admin', null],
   ['RECOVER_RUNTIME', 'Admin', 'admin', null],
 ];
-const CLI_FORMS = ['hello', 'caps', 'balance', 'quote-*', 'accept-quote', 'get-pulse', 'make-bct', 'verify-bct', 'verify-result', 'attest-event',
-  'submit-id', 'bvm-exec', 'sealed-message', 'timestamp-proof', 'machine-event-log', 'get-receipt', 'verify-receipt', 'fund-account', 'invoice-status'];
+const CLI_FORMS = [
+  'hello', 'caps', 'balance', 'quote-*', 'accept-quote',
+  'get-pulse', 'make-bct', 'verify-bct', 'verify-result', 'attest-event',
+  'submit-id', 'bvm-exec', 'sealed-message', 'timestamp-proof', 'machine-event-log',
+  'get-receipt', 'verify-receipt', 'fund-account', 'invoice-status',
+];
 
 test('registry: exactly the contract\'s 21 commands, in order, with group, access and HTTP route', (t) => {
   t.is(COMMANDS.length, 21);
@@ -45,12 +49,19 @@ test('registry: exactly the contract\'s 21 commands, in order, with group, acces
   }
 });
 
-test('registry: CLI forms are the contract\'s 19; only SETTLE_INVOICE and RECOVER_RUNTIME have neither HTTP nor CLI', (t) => {
+test('registry: CLI forms are the contract\'s 19;'
+  + ' only SETTLE_INVOICE and RECOVER_RUNTIME have neither HTTP nor CLI', (t) => {
   const forms = COMMANDS.flatMap((c) => (c.name === 'QUOTE' ? ['quote-*'] : c.cli));
   t.deepEqual(forms.sort(), [...CLI_FORMS].sort());
   t.is(commandSpec('QUOTE')!.cli.length, 10);
-  t.deepEqual(COMMANDS.filter((c) => !c.http && c.cli.length === 0).map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
-  t.deepEqual(COMMANDS.filter((c) => c.auth === 'admin').map((c) => c.name), ['SETTLE_INVOICE', 'RECOVER_RUNTIME']);
+  t.deepEqual(
+    COMMANDS.filter((c) => !c.http && c.cli.length === 0).map((c) => c.name),
+    ['SETTLE_INVOICE', 'RECOVER_RUNTIME'],
+  );
+  t.deepEqual(
+    COMMANDS.filter((c) => c.auth === 'admin').map((c) => c.name),
+    ['SETTLE_INVOICE', 'RECOVER_RUNTIME'],
+  );
   const auxAdmin = ALL_COMMANDS.filter((c) => !c.capability && c.auth === 'admin')
     .map((c) => [c.name, c.http, c.cli.length]);
   t.deepEqual(auxAdmin, [['ROTATE_TOKEN', null, 0], ['CREDIT_LATE_PAYMENT', null, 0]], 'no HTTP or public CLI form');
@@ -65,11 +76,21 @@ test('registry: annotations follow the contract (billing, auth, rate class, exec
       t.is(c.rateClass, 'public_low', c.name);
     }
   }
-  for (const n of ['VERIFY_RESULT', 'ATTEST_EVENT', 'SUBMIT_ID', 'BVM_EXEC']) t.is(commandSpec(n)!.billing, 'paid_required');
-  for (const n of ['GET_PULSE', 'MAKE_BCT', 'VERIFY_BCT', 'SEALED_MESSAGE', 'TIMESTAMP_PROOF', 'MACHINE_EVENT_LOG']) t.is(commandSpec(n)!.billing, 'paid');
-  for (const n of ['ACCEPT_QUOTE', 'FUND_ACCOUNT', 'INVOICE_STATUS']) t.deepEqual([commandSpec(n)!.billing, commandSpec(n)!.auth], ['controlled', 'machine_context']);
-  t.deepEqual(SERVICES.map((s) => s.quoteBilling), ['free_limited', 'free_limited', 'free_limited', ...Array(7).fill('free_limited_quote')]);
-  t.deepEqual(SERVICES.map((s) => commandSpec(s.command)!.http!.path), SERVICES.map((s) => `/api/v1/executions/${s.service}`));
+  const paidRequired = ['VERIFY_RESULT', 'ATTEST_EVENT', 'SUBMIT_ID', 'BVM_EXEC'];
+  for (const n of paidRequired) t.is(commandSpec(n)!.billing, 'paid_required');
+  const paid = ['GET_PULSE', 'MAKE_BCT', 'VERIFY_BCT', 'SEALED_MESSAGE', 'TIMESTAMP_PROOF', 'MACHINE_EVENT_LOG'];
+  for (const n of paid) t.is(commandSpec(n)!.billing, 'paid');
+  for (const n of ['ACCEPT_QUOTE', 'FUND_ACCOUNT', 'INVOICE_STATUS']) {
+    t.deepEqual([commandSpec(n)!.billing, commandSpec(n)!.auth], ['controlled', 'machine_context']);
+  }
+  t.deepEqual(
+    SERVICES.map((s) => s.quoteBilling),
+    ['free_limited', 'free_limited', 'free_limited', ...Array(7).fill('free_limited_quote')],
+  );
+  t.deepEqual(
+    SERVICES.map((s) => commandSpec(s.command)!.http!.path),
+    SERVICES.map((s) => `/api/v1/executions/${s.service}`),
+  );
 });
 
 test('registry: every args and result schema compiles under JSON Schema 2020-12', (t) => {
@@ -81,29 +102,47 @@ test('registry: every args and result schema compiles under JSON Schema 2020-12'
 });
 
 const spec = sharedPath('../spec/SPEC.md');
-(spec ? test : test.skip)(spec ? 'registry: the command table in ../shared/spec/SPEC.md matches' : 'registry vs ../shared/spec/SPEC.md — SKIPPED: not found', (t) => {
+const specTitle = spec
+  ? 'registry: the command table in ../shared/spec/SPEC.md matches'
+  : 'registry vs ../shared/spec/SPEC.md — SKIPPED: not found';
+(spec ? test : test.skip)(specTitle, (t) => {
   const text = readFileSync(spec!, 'utf8');
-  const rows = [...text.matchAll(/^\| ([A-Z_]+) \| (\w+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1], m[2], m[3], m[4]!.trim()]);
+  const rows = [...text.matchAll(/^\| ([A-Z_]+) \| (\w+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$/gm)]
+    .map((m) => [m[1], m[2], m[3], m[4]!.trim()]);
   t.is(rows.length, 21);
   for (const [name, group, access, http] of rows) {
     const c = commandSpec(name!)!;
     t.truthy(c, name);
     t.deepEqual([c.group, c.access], [group, access], name);
-    if (http!.startsWith('GET ') || http!.startsWith('POST ')) t.is(`${c.http!.method} ${c.http!.path.replace('{service}', '*')}`, http ?? '', name);
-    else t.is(c.http, null, name);
+    if (http!.startsWith('GET ') || http!.startsWith('POST ')) {
+      t.is(`${c.http!.method} ${c.http!.path.replace('{service}', '*')}`, http ?? '', name);
+    } else {
+      t.is(c.http, null, name);
+    }
   }
   t.regex(text, /Commands \(21 in total/);
 });
 
 test('version strings match the contract\'s Versioning table', (t) => {
   const want: Record<string, string | number> = {
-    'API version string': 'v1.0.5', 'path prefix': '/api/v1', 'discovery version': '1.0.5', 'public client kit version': 'v1.0.5',
-    'gateway version': '1.0.5', 'MCP server version': '1.0.5', 'core protocol': 'svc/1', 'manifest format': 'svc_public_discovery_v1',
-    'pricebook pointer format': 'svc_pricebook_pointer_v1', price_version: 'svcC_REF_USD_WORK_V6', quote_terms_version: 5, 'capability count': 21,
+    'API version string': 'v1.0.5',
+    'path prefix': '/api/v1',
+    'discovery version': '1.0.5',
+    'public client kit version': 'v1.0.5',
+    'gateway version': '1.0.5',
+    'MCP server version': '1.0.5',
+    'core protocol': 'svc/1',
+    'manifest format': 'svc_public_discovery_v1',
+    'pricebook pointer format': 'svc_pricebook_pointer_v1',
+    price_version: 'svcC_REF_USD_WORK_V6',
+    quote_terms_version: 5,
+    'capability count': 21,
   };
   t.deepEqual(Object.values(VERSIONS), Object.values(want));
   const specFile = sharedPath('../spec/SPEC.md');
   if (!specFile) { t.log('../shared/spec/SPEC.md not found: checked against the typed copy only'); return; }
   const text = readFileSync(specFile, 'utf8');
-  for (const [item, value] of Object.entries(want)) t.true(text.includes(`| ${item} | ${value} |`), `${item} = ${value} in SPEC.md`);
+  for (const [item, value] of Object.entries(want)) {
+    t.true(text.includes(`| ${item} | ${value} |`), `${item} = ${value} in SPEC.md`);
+  }
 });

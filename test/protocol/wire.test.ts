@@ -8,11 +8,20 @@ import { ERRORS } from '../../src/errors.ts';
 test('parseRequest: random strings and random JSON never throw and always name their error', (t) => {
   const check = (line: string) => {
     const r = parseRequest(line);
-    return r.ok ? typeof r.req.cmd === 'string' && r.req.v === 'svc/1' : Object.hasOwn(ERRORS, r.error.code) && r.error.message.length > 0;
+    return r.ok
+      ? typeof r.req.cmd === 'string' && r.req.v === 'svc/1'
+      : Object.hasOwn(ERRORS, r.error.code) && r.error.message.length > 0;
   };
   fc.assert(fc.property(fc.string({ maxLength: 300 }), check), { numRuns: 2000 });
   fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => check(JSON.stringify(v))), { numRuns: 2000 });
-  fc.assert(fc.property(fc.record({ v: fc.constantFrom('svc/1', 'svc/2', 1), id: fc.oneof(fc.nat(), fc.string({ maxLength: 70 }), fc.constant(null)), cmd: fc.oneof(fc.constantFrom('HELLO', 'QUOTE', 'SETTLE_INVOICE'), fc.string()), args: fc.jsonValue({ maxDepth: 2 }), auth: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }), (f) => check(JSON.stringify(f))), { numRuns: 2000 });
+  const frame = fc.record({
+    v: fc.constantFrom('svc/1', 'svc/2', 1),
+    id: fc.oneof(fc.nat(), fc.string({ maxLength: 70 }), fc.constant(null)),
+    cmd: fc.oneof(fc.constantFrom('HELLO', 'QUOTE', 'SETTLE_INVOICE'), fc.string()),
+    args: fc.jsonValue({ maxDepth: 2 }),
+    auth: fc.jsonValue({ maxDepth: 2 }),
+  }, { requiredKeys: [] });
+  fc.assert(fc.property(frame, (f) => check(JSON.stringify(f))), { numRuns: 2000 });
   t.pass();
 });
 

@@ -4,9 +4,11 @@
 // slow on purpose: Int32Array stack, one switch, no allocation per step.
 import { createHash } from 'node:crypto';
 
-export const STATUS = ['halted', 'out_of_fuel', 'stack_overflow', 'stack_underflow', 'memory_out_of_bounds', 'output_limit',
-  'invalid_opcode', 'invalid_image', 'division_by_zero', 'pc_out_of_bounds', 'call_stack_overflow', 'call_stack_underflow',
-  'input_out_of_bounds'] as const;
+export const STATUS = [
+  'halted', 'out_of_fuel', 'stack_overflow', 'stack_underflow', 'memory_out_of_bounds', 'output_limit',
+  'invalid_opcode', 'invalid_image', 'division_by_zero', 'pc_out_of_bounds', 'call_stack_overflow',
+  'call_stack_underflow', 'input_out_of_bounds',
+] as const;
 
 export interface RefResult { status: (typeof STATUS)[number]; steps: number; pc: number; output: Uint8Array }
 
@@ -20,7 +22,8 @@ export function runReference(image: Uint8Array, input: Uint8Array, fuel: number,
   const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
   if (image[0] !== 0 || image[1] !== 0x62 || image[2] !== 0x76 || image[3] !== 0x6d) return done(7);
   if (dv.getUint16(4, true) !== 1 || dv.getUint16(6, true) !== 0) return done(7);
-  const memSize = dv.getUint32(8, true), codeLen = dv.getUint32(12, true), dataLen = dv.getUint32(16, true), dataOff = dv.getUint32(20, true);
+  const memSize = dv.getUint32(8, true), codeLen = dv.getUint32(12, true);
+  const dataLen = dv.getUint32(16, true), dataOff = dv.getUint32(20, true);
   if (memSize > 65536 || codeLen === 0 || codeLen > 65536) return done(7);
   if (dataOff + dataLen > memSize) return done(7);
   if (image.length !== 24 + codeLen + dataLen) return done(7);
@@ -48,9 +51,18 @@ export function runReference(image: Uint8Array, input: Uint8Array, fuel: number,
         if (sp >= STACK_MAX) return done(2);
         st[sp++] = cdv.getInt8(pc + 1); pc += 2; break;
       case 0x04: if (sp < 1) return done(3); sp--; pc++; break;
-      case 0x05: if (sp < 1) return done(3); if (sp >= STACK_MAX) return done(2); st[sp] = st[sp - 1]!; sp++; pc++; break;
-      case 0x06: { if (sp < 2) return done(3); const t = st[sp - 1]!; st[sp - 1] = st[sp - 2]!; st[sp - 2] = t; pc++; break; }
-      case 0x07: if (sp < 2) return done(3); if (sp >= STACK_MAX) return done(2); st[sp] = st[sp - 2]!; sp++; pc++; break;
+      case 0x05:
+        if (sp < 1) return done(3);
+        if (sp >= STACK_MAX) return done(2);
+        st[sp] = st[sp - 1]!; sp++; pc++; break;
+      case 0x06: {
+        if (sp < 2) return done(3);
+        const t = st[sp - 1]!; st[sp - 1] = st[sp - 2]!; st[sp - 2] = t; pc++; break;
+      }
+      case 0x07:
+        if (sp < 2) return done(3);
+        if (sp >= STACK_MAX) return done(2);
+        st[sp] = st[sp - 2]!; sp++; pc++; break;
       case 0x08: {
         if (pc + 2 > codeLen) return done(9);
         const n = code[pc + 1]!;

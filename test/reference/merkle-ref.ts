@@ -16,11 +16,15 @@ export function refRoot(l: Uint8Array[]): Uint8Array {
 export function refPath(m: number, l: Uint8Array[]): Uint8Array[] {
   if (l.length <= 1) return [];
   const k = split(l.length);
-  return m < k ? [...refPath(m, l.slice(0, k)), refRoot(l.slice(k))] : [...refPath(m - k, l.slice(k)), refRoot(l.slice(0, k))];
+  return m < k
+    ? [...refPath(m, l.slice(0, k)), refRoot(l.slice(k))]
+    : [...refPath(m - k, l.slice(k)), refRoot(l.slice(0, k))];
 }
 
 export function refSubproof(m: number, l: Uint8Array[], b: boolean): Uint8Array[] {
   if (m === l.length) return b ? [] : [refRoot(l)];
   const k = split(l.length);
-  return m <= k ? [...refSubproof(m, l.slice(0, k), b), refRoot(l.slice(k))] : [...refSubproof(m - k, l.slice(k), false), refRoot(l.slice(0, k))];
+  return m <= k
+    ? [...refSubproof(m, l.slice(0, k), b), refRoot(l.slice(k))]
+    : [...refSubproof(m - k, l.slice(k), false), refRoot(l.slice(0, k))];
 }
