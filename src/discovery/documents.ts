@@ -5,7 +5,7 @@ import { COMMANDS, CAPABILITIES, commandSpec } from '../protocol/registry.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import {
   PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY, UNIT_SCALE,
-  price, pricebookText,
+  examplePrice, pricebookText,
 } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import type { Schema } from '../protocol/schemas.ts';
@@ -164,7 +164,7 @@ export function serviceCatalog(site: SiteInfo): Record<string, unknown> {
   return {
     format: 'svc_service_catalog_v1', price_version: PRICE_VERSION,
     services: SERVICES.map((s) => {
-      const c = COMMANDS.find((x) => x.name === s.command)!;
+      const c = commandSpec(s.command)!;
       return {
         service: s.service, command: s.command, purpose: c.purpose, group: c.group,
         quote: {
@@ -182,7 +182,7 @@ export function serviceCatalog(site: SiteInfo): Record<string, unknown> {
           ...('auxInput' in s ? { aux_input: s.auxInput } : {}),
         },
         cli: { quote: `quote-${s.service}`, execute: s.service },
-        example_price: price(s.service, 65536, s.service === 'get-pulse' ? 0 : 1024, 'standard'),
+        example_price: examplePrice(s.service),
       };
     }),
   };
@@ -258,7 +258,7 @@ export function agentCard(node: NodeInfo, site: SiteInfo): Record<string, unknow
     skills: SERVICES.map((s) => ({
       id: s.service,
       name: s.command,
-      description: COMMANDS.find((c) => c.name === s.command)!.purpose,
+      description: commandSpec(s.command)!.purpose,
       tags: ['paid', s.service],
     })),
     interfaces: {
@@ -306,14 +306,15 @@ export function hostMetaJson(site: SiteInfo): Record<string, unknown> {
   };
 }
 
-const xmlEscape = (s: string) =>
+/** Text for HTML and XML (element content and double-quoted attributes). */
+export const escapeMarkup = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function hostMetaXml(site: SiteInfo): string {
   const target = (l: { href?: string; template?: string }) =>
-    (l.href ? `href="${xmlEscape(l.href)}"` : `template="${xmlEscape(l.template!)}"`);
+    (l.href ? `href="${escapeMarkup(l.href)}"` : `template="${escapeMarkup(l.template!)}"`);
   const links = (hostMetaJson(site).links as { rel: string; type: string; href?: string; template?: string }[])
-    .map((l) => `  <Link rel="${xmlEscape(l.rel)}" type="${xmlEscape(l.type)}" ${target(l)}/>`).join('\n');
+    .map((l) => `  <Link rel="${escapeMarkup(l.rel)}" type="${escapeMarkup(l.type)}" ${target(l)}/>`).join('\n');
   return '<?xml version="1.0" encoding="UTF-8"?>\n'
     + `<XRD xmlns="http://docs.oasis-open.org/ns/xri/xrd-1.0">\n${links}\n</XRD>\n`;
 }
@@ -368,7 +369,7 @@ export function llmsTxt(site: SiteInfo): string {
     '5. POST /api/v1/receipts/verify {machine_id, receipt_id}: free; returns the signed receipt.',
     '',
     '## Services',
-    ...SERVICES.map((s) => `- ${s.service} (${s.command}): ${COMMANDS.find((c) => c.name === s.command)!.purpose}`),
+    ...SERVICES.map((s) => `- ${s.service} (${s.command}): ${commandSpec(s.command)!.purpose}`),
     '',
     '## Free sandbox (no account)',
     `POST ${b}${sbx('sandboxQuote')} {} → POST ${b}${sbx('sandboxAccept')} {machine_id}`
@@ -394,7 +395,7 @@ export function robotsTxt(site: SiteInfo): string {
 
 export function sitemapXml(site: SiteInfo): string {
   const urls = PUBLIC_ROUTES.filter((r) => r.sitemap)
-    .map((r) => `  <url><loc>${xmlEscape(site.base_url + r.path)}</loc></url>`).join('\n');
+    .map((r) => `  <url><loc>${escapeMarkup(site.base_url + r.path)}</loc></url>`).join('\n');
   return '<?xml version="1.0" encoding="UTF-8"?>\n'
     + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${urls}\n</urlset>\n`;
 }

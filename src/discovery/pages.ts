@@ -2,19 +2,18 @@
 // pricing model and the node facts — no client-side script, so they read the same to people,
 // crawlers and agents. One small stylesheet inline; every page links the others.
 import { MAX_LINE } from '../protocol/line-codec.ts';
-import { COMMANDS } from '../protocol/registry.ts';
+import { COMMANDS, commandSpec } from '../protocol/registry.ts';
 import {
-  PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_POLICY, UNIT_SCALE, price,
+  PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_POLICY, UNIT_SCALE, examplePrice,
 } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
-import { POLICY } from './documents.ts';
+import { POLICY, escapeMarkup } from './documents.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
 import { DOCUMENT_PATHS, NAV, PUBLIC_ROUTES, WELL_KNOWN } from './routes.ts';
 
-export const esc = (s: unknown) =>
-  String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: unknown) => escapeMarkup(String(s));
 
 const ICON = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"
   + "%3Crect width='16' height='16' rx='3' fill='%231d3557'/%3E%3C/svg%3E";
@@ -77,7 +76,7 @@ export function landingPage(node: NodeInfo, site: SiteInfo): string {
   const tryIt = '<p>Try it without an account in the <a href="/for-agents#sandbox">sandbox</a>,'
     + ` read the <a href="/docs">API</a>, or point your agent at <a href="${DOCUMENT_PATHS.llms}">llms.txt</a>.</p>`;
   const services = SERVICES.map((s) => [
-    code(s.service), code(s.command), esc(COMMANDS.find((c) => c.name === s.command)!.purpose),
+    code(s.service), code(s.command), esc(commandSpec(s.command)!.purpose),
   ]);
   const where = `<p>Node ${code(node.node_id)} · edge ${code(`${site.edge_host}:${site.edge_port}`)}`
     + ` (${VERSIONS.coreProtocol} over TLS).</p>`;
@@ -194,7 +193,7 @@ ${retry}`);
 
 export function pricingPage(): string {
   const rows = SERVICES.map((s) => {
-    const p = price(s.service, 65536, s.service === 'get-pulse' ? 0 : 1024, 'standard');
+    const p = examplePrice(s.service);
     return [
       code(s.service),
       esc(s.quoteBilling),

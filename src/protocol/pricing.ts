@@ -103,6 +103,11 @@ export function price(service: ServiceName, bits: number, bytes: number, klass: 
   };
 }
 
+/** The example price each service publishes: 65,536 bits, 1 KiB of input (none for GET_PULSE), standard. */
+export function examplePrice(service: ServiceName): Price {
+  return price(service, 65536, service === 'get-pulse' ? 0 : 1024, 'standard');
+}
+
 /** The public pricebook as key=value lines (SPEC: "Pricebook text is key=value lines"). */
 export function pricebookText(): string {
   const lines = [
@@ -121,7 +126,7 @@ export function pricebookText(): string {
       `service.${s}.ms_per_kib=${c.ms_per_kib}`,
       `service.${s}.ms_per_mbit=${c.ms_per_mbit}`,
     );
-    const ex = price(s, 65536, s === 'get-pulse' ? 0 : 1024, 'standard');
+    const ex = examplePrice(s);
     lines.push(`example.${s}=bits:${ex.bits},input_bytes:${ex.input_bytes},estimated_ms:${ex.estimated_ms}`
       + `,priority_class:${ex.priority_class},quote_units:${ex.quote_units},usd_estimate:${ex.usd_estimate}`);
   }
