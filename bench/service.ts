@@ -209,7 +209,9 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
   }
   for (const r of rows) {
     const a = rows.find((x) => x.case === r.case && x.c === r.c && x.server === r.anchor);
-    r.ratio = a && a.rate > 0 ? r.rate / a.rate : null;
+    // per round, then the median: the anchor run just before shared that round's conditions
+    const ratios = a ? r.rounds.flatMap((v, i) => (a.rounds[i] ? [v / a.rounds[i]!] : [])) : [];
+    r.ratio = ratios.length ? median(ratios) : null;
     const e = cases.find((cs) => cs.name === r.case)!.entries.find((x) => x.name === r.server)!;
     if (e.target && r.c === 32) {
       r.target = e.target.text;

@@ -15,7 +15,7 @@ export interface Row {
   req_per_s: number;
   errors: number;
   non2xx: number;
-  /** the server this row is compared with, and rate / its rate (same case, same c) */
+  /** the server this row is compared with, and the median over rounds of rate / its rate in the round */
   anchor: string | null;
   ratio: number | null;
   target: string | null;
