@@ -171,7 +171,10 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
   for (let round = 0; round < settings.rounds; round++) {
     for (const c of settings.concurrency) {
       for (const cs of cases) {
-        for (const e of cs.entries) {
+        // odd rounds run the servers in reverse (anchor, svcd … svcd, anchor): what one run leaves
+        // behind (a LevelDB compaction, a warm cache) falls on each side equally often
+        const order = round % 2 ? [...cs.entries].reverse() : cs.entries;
+        for (const e of order) {
           const r = await cs.load(e, c, { ms: settings.ms });
           const byC = samples.get(e) ?? new Map<number, LoadResult[]>();
           byC.set(c, [...(byC.get(c) ?? []), r]);
