@@ -65,6 +65,14 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.regex(r.out, headingsRe([...TABLE_HEADINGS, 'Δ rate', 'Δ p99']));
   t.regex(r.out, /\+0\.0%/);
   t.notRegex(r.out, /^written:/m);
+  // the saved "before" run docs/performance.md compares against still reads, row for row
+  const baseline = 'bench/baselines/service-before.json';
+  t.true(doc.includes(`npm run bench:service -- --compare ${baseline}`), 'docs/performance.md gives this command');
+  const b = await bench(['--input', saved, '--compare', baseline]);
+  t.is(b.code, 0, b.err);
+  t.regex(b.out, new RegExp(`Δ: against ${escape(baseline)}`));
+  const rows = b.out.slice(b.out.indexOf('case ')).split('\n\n')[0]!;
+  t.notRegex(rows, /n\/a/, 'every row has its counterpart in the baseline');
 });
 
 test.serial('`--profile DIR` writes a self-time summary of both paths', async (t) => {
