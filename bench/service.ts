@@ -1,0 +1,335 @@
+// Service benchmark (npm run bench:service): the real svcd measured from outside with autocannon,
+// side by side with anchors started in the same run, each server in its own node process. Rounds are
+// interleaved (anchor, svcd, anchor, svcd … per case and concurrency) and the median is kept; the
+// disk's synced-put limit, synced writes per request and bytes per expired quote are measured too.
+// Prints a table, writes bench/results/service-<time>.json. Targets are reported, never asserted.
+// Usage: npm run bench:service [-- --quick] [-- --c 1,8,32] [-- --compare saved.json]
+//        [-- --input run.json] [-- --profile DIR]   (env: BENCH_MS, BENCH_ROUNDS, BENCH_RESULTS_DIR)
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { countSyncCalls, expiredQuoteBytes, hasStrace, syncedPutLimit } from './service/disk.ts';
+import { loadFlows, loadRequests, type Amount, type LoadResult, type Machine } from './service/load.ts';
+import { profileSvcd } from './service/profile.ts';
+import { formatRun, machineLine, median, type Measure, type Row, type Run } from './service/report.ts';
+import {
+  anchorMachines, fundMachines, startAnchor, startSvcd, type Server, type SvcdServer,
+} from './service/servers.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    c: { type: 'string' },
+    compare: { type: 'string' },
+    input: { type: 'string' },
+    profile: { type: 'string' },
+  },
+});
+
+const envInt = (name: string, def: number) => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? def : Number(raw);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
+  return v;
+};
+
+const quick = args.quick;
+const MS = envInt('BENCH_MS', quick ? 300 : 5000);
+const settings = {
+  ms: MS,
+  rounds: envInt('BENCH_ROUNDS', quick ? 1 : 3),
+  concurrency: args.c ? args.c.split(',').map(Number) : quick ? [8] : [1, 8, 32],
+  warmup_ms: Math.max(300, Math.min(2000, MS / 3)),
+  gateways: 2,
+  disk_ms: quick ? 300 : 2000,
+  sync_count_units: quick ? 100 : 500,
+  expiry_quotes: envInt('BENCH_EXPIRY_QUOTES', quick ? 2000 : 20_000),
+  expiry_ttl_ms: 1000,
+};
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const T0 = performance.now();
+/** Progress on stderr, so stdout keeps the table only. */
+const progress = (what: string) => {
+  process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
+};
+const QUOTE_PATH = '/api/v1/quotes/get-pulse';
+const QUOTE_BODY = { machine_id: 'm1', bits: 256 };
+
+interface Entry {
+  server: Server;
+  name: string;
+  anchor: string | null;
+  /** the target at c = 32, as text, and its check */
+  target?: { text: string; met: (r: Row) => boolean };
+}
+
+interface Case {
+  name: string;
+  unit: string;
+  latency: Row['latency'];
+  entries: Entry[];
+  load(e: Entry, c: number, a: Amount): Promise<LoadResult>;
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function machineInfo(): Record<string, unknown> {
+  const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
+  return {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    mem_gib: Math.round(totalmem() / 2 ** 30),
+    commit: `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? '+dirty' : ''}`,
+    loadavg_start: loadavg().map((x) => x.toFixed(2)).join(' '),
+  };
+}
+
+async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<void> }> {
+  const started = await Promise.allSettled([
+    startAnchor('koa+router+ajv', 'bare'),
+    startAnchor('koa+router+ajv+put', 'put'),
+    startSvcd('svcd', 0),
+    startAnchor('koa 3-route', 'paid'),
+    startSvcd('svcd', 0),
+    startSvcd(`svcd core+${settings.gateways}gw`, settings.gateways),
+  ]);
+  const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async () => {
+    for (const s of up) await s.stop();
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const [bare, put, svcdFree, paidAnchor, svcdPaid, svcdK] = up as [
+    Server, Server, SvcdServer, Server, SvcdServer, SvcdServer,
+  ];
+  const n = Math.max(...settings.concurrency);
+  const machines = new Map<Server, Machine[]>([
+    [paidAnchor, anchorMachines(n)],
+    [svcdPaid, await fundMachines(svcdPaid.core, n)],
+    [svcdK, await fundMachines(svcdK.core, n)],
+  ]);
+  const ratioAtLeast = (min: number, p99: number) => (r: Row) => r.ratio !== null && r.ratio >= min && r.p99_ms < p99;
+  const free: Case = {
+    name: 'free quote',
+    unit: 'req/s',
+    latency: 'request',
+    entries: [
+      { server: bare, name: bare.name, anchor: null },
+      { server: put, name: put.name, anchor: bare.name },
+      {
+        server: svcdFree,
+        name: svcdFree.name,
+        anchor: bare.name,
+        target: { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) },
+      },
+    ],
+    load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
+  };
+  const paid: Case = {
+    name: 'paid GET_PULSE flow',
+    unit: 'flows/s',
+    latency: 'flow',
+    entries: [
+      { server: paidAnchor, name: paidAnchor.name, anchor: null },
+      {
+        server: svcdPaid,
+        name: svcdPaid.name,
+        anchor: paidAnchor.name,
+        target: { text: '≥1.0x, p99<50', met: ratioAtLeast(1.0, 50) },
+      },
+      {
+        server: svcdK,
+        name: svcdK.name,
+        anchor: paidAnchor.name,
+        target: { text: '≥1200/s, p99<50', met: (r) => r.rate >= 1200 && r.p99_ms < 50 },
+      },
+    ],
+    load: (e, c, a) => loadFlows(e.server.urls, machines.get(e.server)!, c, a),
+  };
+  return { free, paid, stop };
+}
+
+async function measureRows(cases: Case[]): Promise<Row[]> {
+  for (const cs of cases) {
+    for (const e of cs.entries) await cs.load(e, 8, { ms: settings.warmup_ms });
+  }
+  const samples = new Map<Entry, Map<number, LoadResult[]>>();
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const c of settings.concurrency) {
+      for (const cs of cases) {
+        // odd rounds run the servers in reverse (anchor, svcd … svcd, anchor): what one run leaves
+        // behind (a LevelDB compaction, a warm cache) falls on each side equally often
+        const order = round % 2 ? [...cs.entries].reverse() : cs.entries;
+        for (const e of order) {
+          const r = await cs.load(e, c, { ms: settings.ms });
+          const byC = samples.get(e) ?? new Map<number, LoadResult[]>();
+          byC.set(c, [...(byC.get(c) ?? []), r]);
+          samples.set(e, byC);
+          progress(`round ${round + 1} c=${c} ${cs.name} / ${e.name}: ${r.rate.toFixed(0)} ${cs.unit}`);
+        }
+      }
+    }
+  }
+  const rows: Row[] = [];
+  for (const cs of cases) {
+    for (const c of settings.concurrency) {
+      for (const e of cs.entries) {
+        const rs = samples.get(e)!.get(c)!;
+        rows.push({
+          case: cs.name,
+          server: e.name,
+          c,
+          unit: cs.unit,
+          rate: median(rs.map((r) => r.rate)),
+          p50_ms: median(rs.map((r) => r.p50)),
+          p99_ms: median(rs.map((r) => r.p99)),
+          latency: cs.latency,
+          req_per_s: median(rs.map((r) => r.reqPerSec)),
+          errors: rs.reduce((s, r) => s + r.errors, 0),
+          non2xx: rs.reduce((s, r) => s + r.non2xx, 0),
+          anchor: e.anchor,
+          ratio: null,
+          target: null,
+          met: null,
+          rounds: rs.map((r) => r.rate),
+        });
+      }
+    }
+  }
+  for (const r of rows) {
+    const a = rows.find((x) => x.case === r.case && x.c === r.c && x.server === r.anchor);
+    // per round, then the median: the anchor run just before shared that round's conditions
+    const ratios = a ? r.rounds.flatMap((v, i) => (a.rounds[i] ? [v / a.rounds[i]!] : [])) : [];
+    r.ratio = ratios.length ? median(ratios) : null;
+    const e = cases.find((cs) => cs.name === r.case)!.entries.find((x) => x.name === r.server)!;
+    if (e.target && r.c === 32) {
+      r.target = e.target.text;
+      r.met = e.target.met(r);
+    }
+  }
+  return rows;
+}
+
+/** Synced writes per free quote and per paid flow, counted with strace at c = 1 (null without strace). */
+async function syncMeasures(free: Case, paid: Case): Promise<Measure[]> {
+  const units = settings.sync_count_units;
+  const strace = await hasStrace();
+  const count = async (cs: Case, e: Entry) => {
+    if (!strace) return null;
+    const calls = await countSyncCalls(e.server.pid, () => cs.load(e, 1, { units }));
+    return calls === null ? null : calls / units;
+  };
+  const note = strace ? `strace -f -c on the server process, ${units} at c = 1` : 'strace not found: not measured';
+  const perQuote = await count(free, free.entries[2]!);
+  const info = (name: string, value: number | null): Measure => ({
+    name,
+    value,
+    unit: 'fsyncs',
+    target: null,
+    met: null,
+  });
+  return [
+    {
+      name: 'synced writes per free quote (svcd)',
+      value: perQuote,
+      unit: 'fsyncs',
+      target: '= 0',
+      met: perQuote === null ? null : perQuote === 0,
+      note,
+    },
+    info('synced writes per request (koa+router+ajv+put)', await count(free, free.entries[1]!)),
+    info('synced writes per paid flow (svcd)', await count(paid, paid.entries[1]!)),
+    info('synced writes per paid flow (koa 3-route)', await count(paid, paid.entries[0]!)),
+  ];
+}
+
+async function measure(): Promise<Run> {
+  const machine = machineInfo();
+  const { free, paid, stop } = await startAll();
+  progress('servers up, machines funded');
+  let rows: Row[];
+  let syncs: Measure[];
+  try {
+    rows = await measureRows([free, paid]);
+    progress('rounds done');
+    syncs = await syncMeasures(free, paid);
+    progress('synced writes counted');
+  } finally {
+    await stop();
+  }
+  const disk = await syncedPutLimit(settings.disk_ms);
+  progress('disk synced-put limit measured');
+  const expiry = await expiredQuoteBytes(settings.expiry_quotes, settings.expiry_ttl_ms);
+  progress('bytes per expired quote measured');
+  const bytesTarget = (v: number) => ({ target: '≤ 10', met: v <= 10 });
+  const measures: Measure[] = [
+    {
+      name: 'disk synced puts/s, 1 in flight',
+      value: disk.sequential,
+      unit: 'puts/s',
+      target: null,
+      met: null,
+      note: `200 B LevelDB puts with sync: true in the temp dir, ${settings.disk_ms} ms each`,
+    },
+    { name: 'disk synced puts/s, 32 in flight', value: disk.concurrent32, unit: 'puts/s', target: null, met: null },
+    ...syncs,
+    {
+      name: 'bytes per expired free quote, after restart',
+      value: expiry.per_quote_after_restart,
+      unit: 'B',
+      ...bytesTarget(expiry.per_quote_after_restart),
+      note: `${expiry.quotes} quotes, ttl ${expiry.ttl_ms} ms, sweep ${expiry.sweep_interval_ms} ms; data dir bytes`
+        + ' after stop + start + stop, then after compacting every LevelDB in it',
+    },
+    {
+      name: 'bytes per expired free quote, after compaction',
+      value: expiry.per_quote_after_compaction,
+      unit: 'B',
+      ...bytesTarget(expiry.per_quote_after_compaction),
+    },
+  ];
+  return {
+    kind: 'svc-service-bench',
+    version: 1,
+    when: new Date().toISOString(),
+    machine: { ...machine, loadavg_end: loadavg().map((x) => x.toFixed(2)).join(' ') },
+    settings,
+    rows,
+    measures,
+    details: { disk, expiry },
+  };
+}
+
+const readRun = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Run;
+
+if (args.profile) {
+  await profileSvcd(args.profile, MS, settings.warmup_ms);
+} else {
+  const run = args.input ? readRun(args.input) : await measure();
+  const saved = args.compare ? readRun(args.compare) : undefined;
+  console.log(`\n${machineLine(run)}`);
+  console.log('rate: median over rounds; p50/p99: per request (free quote) or per flow = sum of its 3 requests (paid)');
+  if (saved) console.log(`Δ: against ${args.compare} (${saved.when}, commit ${String(saved.machine.commit)})`);
+  console.log(`\n${formatRun(run, saved)}`);
+  if (!args.input) {
+    const dir = process.env.BENCH_RESULTS_DIR || join(ROOT, 'bench/results');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `service-${run.when.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, JSON.stringify(run, null, 2) + '\n');
+    console.log(`\nwritten: ${file}`);
+  }
+}

@@ -1,0 +1,163 @@
+// A benchmark anchor (bench/service.ts starts each in its own node process, as svcd runs in its own):
+// the least a Koa + @koa/router + Ajv app must do to answer the same requests. Modes: `bare` (validate,
+// reply), `put` (the same plus one synced LevelDB put), `paid` (quote → accept → execute, one synced
+// put each, an Ed25519 signature on execute). No rate limits, no ledger, no auth beyond a bearer check.
+// Usage: node --import tsx bench/service/anchor.ts <bare|put|paid> <data-dir>; prints {"url":…} once listening.
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Level } from 'level';
+
+type Mode = 'bare' | 'put' | 'paid';
+type Json = Record<string, unknown>;
+
+const mode = process.argv[2] as Mode;
+const dataDir = process.argv[3];
+if (!['bare', 'put', 'paid'].includes(mode) || !dataDir) {
+  console.error('usage: anchor.ts <bare|put|paid> <data-dir>');
+  process.exit(2);
+}
+
+// the same shapes svcd's schemas check for these bodies (machine id, quote id, bits, ttl), closed objects
+const text = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' };
+const ajv = new Ajv2020({ useDefaults: true });
+const quoteBody = ajv.compile({
+  type: 'object',
+  properties: {
+    machine_id: text,
+    bits: { type: 'integer', minimum: 1, maximum: 65536, default: 256 },
+    quote_ttl_ms: { type: 'integer', minimum: 1000, maximum: 86_400_000, default: 60_000 },
+  },
+  required: ['machine_id'],
+  additionalProperties: false,
+});
+const acceptBody = ajv.compile({
+  type: 'object',
+  properties: { machine_id: text },
+  required: ['machine_id'],
+  additionalProperties: false,
+});
+const executeBody = ajv.compile({
+  type: 'object',
+  properties: { machine_id: text, quote_id: text },
+  required: ['machine_id', 'quote_id'],
+  additionalProperties: false,
+});
+
+const db = mode === 'bare' ? null : new Level<string, string>(join(dataDir, 'anchor-db'));
+const { privateKey } = generateKeyPairSync('ed25519');
+
+async function readJson(req: IncomingMessage): Promise<Json> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+}
+
+function fail(ctx: Koa.Context, status: number, code: string): void {
+  ctx.status = status;
+  ctx.body = { ok: false, error: { code } };
+}
+
+/** A quote record with svcd's fields, so the reply is about as many bytes as svcd's. */
+function newQuote(body: Json): Json {
+  const now = Date.now();
+  return {
+    quote_id: `q_${randomBytes(15).toString('base64url')}`,
+    service: 'get-pulse',
+    command: 'GET_PULSE',
+    machine_id: body.machine_id,
+    state: 'issued',
+    bits: body.bits,
+    bytes: 0,
+    max_output: 8192,
+    priority: 'normal',
+    price: {
+      service: 'get-pulse',
+      bits: body.bits,
+      input_bytes: 0,
+      estimated_ms: 2,
+      priority_class: 'standard',
+      quote_units: 23125,
+      usd_estimate: '0.00023125',
+    },
+    quote_units: 23125,
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + (body.quote_ttl_ms as number)).toISOString(),
+  };
+}
+
+const put = (k: string, v: Json) => db!.put(k, JSON.stringify(v), { sync: true });
+
+async function getQuote(ctx: Koa.Context, id: string, machineId: unknown): Promise<Json | null> {
+  const raw = await db!.get(`q:${id}`);
+  const q = raw === undefined ? null : (JSON.parse(raw) as Json);
+  if (!q) fail(ctx, 404, 'not_found');
+  else if (q.machine_id !== machineId) fail(ctx, 403, 'quote_wrong_machine');
+  return q && q.machine_id === machineId ? q : null;
+}
+
+const app = new Koa();
+const router = new Router();
+
+router.post('/api/v1/quotes/:service', async (ctx) => {
+  const body = await readJson(ctx.req);
+  if (!quoteBody(body)) return fail(ctx, 400, 'invalid_request');
+  const q = newQuote(body);
+  if (db) await put(`q:${q.quote_id as string}`, q);
+  ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', ...q };
+});
+
+if (mode === 'paid') {
+  const bearer = (ctx: Koa.Context) => /^Bearer \S+$/.test(ctx.get('authorization'));
+
+  router.post('/api/v1/quotes/:quote_id/accept', async (ctx) => {
+    if (!bearer(ctx)) return fail(ctx, 401, 'unauthorized');
+    const body = await readJson(ctx.req);
+    if (!acceptBody(body)) return fail(ctx, 400, 'invalid_request');
+    const q = await getQuote(ctx, ctx.params.quote_id!, body.machine_id);
+    if (!q) return;
+    if (q.state !== 'issued') return fail(ctx, 409, 'quote_not_issued');
+    const next = { ...q, state: 'accepted', accepted_at: new Date().toISOString() };
+    await put(`q:${q.quote_id as string}`, next);
+    ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', ...next };
+  });
+
+  router.post('/api/v1/executions/get-pulse', async (ctx) => {
+    if (!bearer(ctx)) return fail(ctx, 401, 'unauthorized');
+    const body = await readJson(ctx.req);
+    if (!executeBody(body)) return fail(ctx, 400, 'invalid_request');
+    const q = await getQuote(ctx, body.quote_id as string, body.machine_id);
+    if (!q) return;
+    if (q.state !== 'accepted') return fail(ctx, 409, 'quote_not_accepted');
+    const output = randomBytes(32).toString('hex');
+    const receipt = {
+      receipt_id: `rcpt_${randomBytes(15).toString('base64url')}`,
+      quote_id: q.quote_id,
+      machine_id: q.machine_id,
+      units_charged: q.quote_units,
+      output_hex: output,
+      executed_at: new Date().toISOString(),
+    };
+    const signature = sign(null, Buffer.from(JSON.stringify(receipt)), privateKey).toString('base64url');
+    await put(`q:${q.quote_id as string}`, { ...q, state: 'executed', receipt: { ...receipt, signature } });
+    ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', status: 'ok', ...receipt, signature };
+  });
+}
+
+app.use(router.routes());
+app.use(router.allowedMethods());
+
+if (db) await db.open();
+const server = app.listen(0, '127.0.0.1', () => {
+  const a = server.address() as AddressInfo;
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${a.port}`, mode }));
+});
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void (db ? db.close() : Promise.resolve()).then(() => process.exit(0));
+});

@@ -1,0 +1,57 @@
+// `npm run bench:service -- --profile DIR`: svcd under V8's sampling profiler (cpu-prof-preload.mjs,
+// through NODE_OPTIONS, so the harness starts it as usual) while autocannon loads one path at c = 32,
+// free quotes, then paid flows; prints the top self-time functions of svcd's main thread during the
+// measured load (start-up, funding and warm-up samples are left out by time window).
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatSelfTimes, selfTimes } from './cpu-profile.ts';
+import { loadFlows, loadRequests } from './load.ts';
+import { fundMachines, startSvcd } from './servers.ts';
+
+const TOP = 15;
+const PRELOAD = fileURLToPath(new URL('./cpu-prof-preload.mjs', import.meta.url));
+
+/** The profile in dir (one: the preload profiles svcd's main thread only). */
+function mainProfile(dir: string): string {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+  if (files.length === 0) throw new Error(`no .cpuprofile in ${dir}`);
+  return files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]!;
+}
+
+export async function profileSvcd(dir: string, ms: number, warmupMs: number): Promise<void> {
+  const summary: Record<string, unknown> = {};
+  for (const path of ['free', 'paid'] as const) {
+    const out = join(dir, path);
+    const s = await startSvcd('svcd', 0, { NODE_OPTIONS: `--import=${PRELOAD}`, BENCH_CPU_PROF_DIR: out });
+    let result;
+    const now = () => Number(process.hrtime.bigint() / 1000n);
+    const window = { from: 0, to: 0 };
+    try {
+      if (path === 'free') {
+        const body = { machine_id: 'm1', bits: 256 };
+        await loadRequests(s.urls[0]!, '/api/v1/quotes/get-pulse', body, 8, { ms: warmupMs });
+        window.from = now();
+        result = await loadRequests(s.urls[0]!, '/api/v1/quotes/get-pulse', body, 32, { ms });
+        window.to = now();
+      } else {
+        const machines = await fundMachines(s.core, 32);
+        await loadFlows(s.urls, machines, 8, { ms: warmupMs });
+        window.from = now();
+        result = await loadFlows(s.urls, machines, 32, { ms });
+        window.to = now();
+      }
+    } finally {
+      await s.stop(); // SIGTERM: svcd exits through process.exit, which writes the profile
+    }
+    const file = mainProfile(out);
+    const st = selfTimes(file, window);
+    const title = path === 'free'
+      ? `HTTP free quote, c = 32, ${result.rate.toFixed(0)} req/s`
+      : `paid GET_PULSE flow, c = 32, ${result.rate.toFixed(0)} flows/s`;
+    console.log(`\n${formatSelfTimes(title, st, TOP)}\n(profile: ${file}; the measured ${ms} ms only)`);
+    summary[path] = { file, rate: result.rate, busy_ms: st.busyMs, total_ms: st.totalMs, top: st.top.slice(0, 40) };
+  }
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  console.log(`\nwritten: ${join(dir, 'summary.json')}`);
+}

@@ -1,0 +1,118 @@
+// The servers the service bench measures, each in its own node process: the anchors (bench/service/
+// anchor.ts) and the real svcd through the test harness (one `svcd start`, or `svcd core` with K
+// `svcd gateway` processes in front). Knows how to start, fund and stop them; measures nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Svcd, fundMachine } from '../../test/support/svcd.ts';
+import type { Machine } from './load.ts';
+
+/** Limits raised so the bench measures the service, not its rate limiter. */
+export const BENCH_ENV: Record<string, string> = {
+  SVC_RATE_PUBLIC_LOW: '100000000/60',
+  SVC_RATE_PAID_EXECUTION: '100000000/60',
+  SVC_MAX_LIVE_QUOTES_PER_CLIENT: '10000000',
+  SVC_LOG_LEVEL: 'error',
+};
+
+export interface Server {
+  name: string;
+  /** base URLs; more than one when K gateways share the load */
+  urls: string[];
+  /** the process that answers (svcd's core process for a K-gateway topology) */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const ANCHOR = fileURLToPath(new URL('./anchor.ts', import.meta.url));
+
+export type AnchorMode = 'bare' | 'put' | 'paid';
+
+export async function startAnchor(name: string, mode: AnchorMode): Promise<Server> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-anchor-'));
+  const proc = spawn(process.execPath, ['--import', 'tsx', ANCHOR, mode, dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: proc.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`anchor ${mode} exited ${code}`)));
+    lines.once('line', (l) => resolve((JSON.parse(l) as { url: string }).url));
+  });
+  return {
+    name,
+    urls: [url],
+    pid: proc.pid!,
+    stop: async () => {
+      await stopProcess(proc);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+export interface SvcdServer extends Server {
+  /** the process holding the core: funding goes through its edge and admin socket */
+  core: Svcd;
+}
+
+/**
+ * The real svcd: with gateways = 0 one `svcd start` (core and gateway in one process, the gateway
+ * calling the core directly); with gateways = K, `svcd core` and K `svcd gateway` processes that
+ * reach it over svc/1 on the loopback backend port.
+ */
+export async function startSvcd(name: string, gateways: number, env: Record<string, string> = {}): Promise<SvcdServer> {
+  const all = { ...BENCH_ENV, ...env };
+  if (gateways === 0) {
+    const s = await Svcd.start(all, ['start']);
+    return { name, urls: [s.ready.http!], pid: s.proc!.pid!, core: s, stop: () => stopSvcd([s]) };
+  }
+  const core = await Svcd.start(all, ['core']);
+  const gws: Svcd[] = [];
+  try {
+    for (let i = 0; i < gateways; i++) {
+      gws.push(await Svcd.start({ ...all, SVC_BACKEND_PORT: String(core.backendPort) }, ['gateway']));
+    }
+  } catch (e) {
+    await stopSvcd([...gws, core]);
+    throw e;
+  }
+  return {
+    name,
+    urls: gws.map((g) => g.ready.http!),
+    pid: core.proc!.pid!,
+    core,
+    stop: () => stopSvcd([...gws, core]),
+  };
+}
+
+async function stopSvcd(list: Svcd[]): Promise<void> {
+  for (const s of list) {
+    await s.stop();
+    s.cleanup();
+  }
+}
+
+/** Funds n machines (bench0 … bench<n-1>) on a svcd, a few at a time (the edge caps connections per address). */
+export async function fundMachines(s: Svcd, n: number): Promise<Machine[]> {
+  const machines: Machine[] = [];
+  for (let i = 0; i < n; i += 4) {
+    const ids = Array.from({ length: Math.min(4, n - i) }, (_, j) => `bench${i + j}`);
+    const tokens = await Promise.all(ids.map((id) => fundMachine(s, id, 1000)));
+    ids.forEach((id, j) => machines.push({ id, token: tokens[j]! }));
+  }
+  return machines;
+}
+
+/** Machines for an anchor: it checks only that a bearer token is present. */
+export function anchorMachines(n: number): Machine[] {
+  return Array.from({ length: n }, (_, i) => ({ id: `bench${i}`, token: `anchor-token-${i}` }));
+}

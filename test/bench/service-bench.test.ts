@@ -1,0 +1,88 @@
+// The service benchmark runs: the commands docs/performance.md gives, run as written (quick forms,
+// results into a temp dir). Checks that it completes, prints its table headings and writes JSON
+// with the documented row keys. Never checks a number: speed is the bench's output, not a test.
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MEASURE_HEADINGS, ROW_KEYS, TABLE_HEADINGS, type Run } from '../../bench/service/report.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const doc = readFileSync(join(ROOT, 'docs/performance.md'), 'utf8');
+const results = mkdtempSync(join(tmpdir(), 'svc-bench-results-'));
+test.after.always(() => rmSync(results, { recursive: true, force: true }));
+
+/** Runs `npm run bench:service -- …args` from the repository root. */
+function bench(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const opts = { cwd: ROOT, env: { ...process.env, BENCH_RESULTS_DIR: results, ...env }, maxBuffer: 16 << 20 };
+    execFile('npm', ['run', 'bench:service', '--', ...args], opts, (e, out, err) => {
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err });
+    });
+  });
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const headingsRe = (hs: readonly string[]) => new RegExp(hs.map(escape).join('\\s+'));
+
+let saved = '';
+
+test.serial('`npm run bench:service -- --quick` completes, prints the tables and writes the JSON', async (t) => {
+  t.true(doc.includes('npm run bench:service -- --quick'), 'docs/performance.md gives this command');
+  const r = await bench(['--quick']);
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, headingsRe(TABLE_HEADINGS));
+  t.regex(r.out, headingsRe(MEASURE_HEADINGS));
+  saved = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
+  t.true(saved.startsWith(results), saved);
+  const run = JSON.parse(readFileSync(saved, 'utf8')) as Run;
+  t.is(run.kind, 'svc-service-bench');
+  for (const k of ['cpus', 'cpu_model', 'node', 'commit']) t.not(run.machine[k], undefined, k);
+  const servers = run.rows.map((row) => `${row.case} / ${row.server}`);
+  t.deepEqual(servers, [
+    'free quote / koa+router+ajv',
+    'free quote / koa+router+ajv+put',
+    'free quote / svcd',
+    'paid GET_PULSE flow / koa 3-route',
+    'paid GET_PULSE flow / svcd',
+    'paid GET_PULSE flow / svcd core+2gw',
+  ]);
+  for (const row of run.rows) t.deepEqual(Object.keys(row).sort(), [...ROW_KEYS].sort());
+  const measures = run.measures.map((m) => m.name);
+  for (const want of ['disk synced puts/s, 1 in flight', 'synced writes per free quote (svcd)',
+    'bytes per expired free quote, after restart', 'bytes per expired free quote, after compaction']) {
+    t.true(measures.includes(want), want);
+  }
+});
+
+test.serial('`--input` with `--compare` prints a saved run against another, with the Δ columns', async (t) => {
+  t.true(doc.includes('npm run bench:service -- --input '), 'docs/performance.md gives this command');
+  t.truthy(saved, 'the quick run wrote a file');
+  const r = await bench(['--input', saved, '--compare', saved]);
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, headingsRe([...TABLE_HEADINGS, 'Δ rate', 'Δ p99']));
+  t.regex(r.out, /\+0\.0%/);
+  t.notRegex(r.out, /^written:/m);
+  // the saved "before" run docs/performance.md compares against still reads, row for row
+  const baseline = 'bench/baselines/service-before.json';
+  t.true(doc.includes(`npm run bench:service -- --compare ${baseline}`), 'docs/performance.md gives this command');
+  const b = await bench(['--input', saved, '--compare', baseline]);
+  t.is(b.code, 0, b.err);
+  t.regex(b.out, new RegExp(`Δ: against ${escape(baseline)}`));
+  const rows = b.out.slice(b.out.indexOf('case ')).split('\n\n')[0]!;
+  t.notRegex(rows, /n\/a/, 'every row has its counterpart in the baseline');
+});
+
+test.serial('`--profile DIR` writes a self-time summary of both paths', async (t) => {
+  t.true(doc.includes('npm run bench:service -- --profile '), 'docs/performance.md gives this command');
+  const dir = join(results, 'prof');
+  const r = await bench(['--profile', dir], { BENCH_MS: '300' });
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, /HTTP free quote, c = 32/);
+  t.regex(r.out, /paid GET_PULSE flow, c = 32/);
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Record<string, { top: unknown[] }>;
+  t.true(summary.free!.top.length > 0);
+  t.true(summary.paid!.top.length > 0);
+});
