@@ -149,7 +149,7 @@ export function protocolPage(node: NodeInfo, site: SiteInfo): string {
 <h1>The ${VERSIONS.coreProtocol} protocol</h1>
 ${intro}
 <pre>{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m1","bits":256}}
-{"id":7,"ok":true,"result":{"quote_id":"q_…","quote_units":23125,…}}</pre>
+{"id":7,"ok":true,"result":{"quote_id":"q1…","quote_units":23125,…}}</pre>
 <ul><li>Lines are at most ${MAX_LINE / (1 << 20)} MiB; requests may be pipelined and replies come back by ${code('id')},
 possibly out of order.</li><li>The machine token goes in ${code('auth.token')}.</li>
 <li>Pin the edge certificate by its SHA-256: ${code(node.edge_cert_sha256)}.</li>
