@@ -10,8 +10,9 @@
 // 43 bytes (75 with a digest) + 16 → 81 (124) characters: inside the 128 every id may have.
 // The machine hint (SHA-256(machine_id)[:6]) tells "another machine's quote" (409) from "no such
 // quote" (404) without a read; the tag, over the full machine_id, is what makes the id unforgeable.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SERVICES, type ServiceName } from '../protocol/services.ts';
+import { randomBytesPooled } from './ids.ts';
 
 export const QUOTE_ID_PREFIX = 'q1';
 const PRIORITIES = ['low', 'normal', 'high'] as const;
@@ -50,7 +51,7 @@ export function encodeQuoteId(key: Uint8Array, machineId: string, t: QuoteTerms)
   o = body.writeUInt32BE(t.bytes, o);
   o = body.writeUInt32BE(t.max_output, o);
   o = body.writeUIntBE(t.quote_units, o, 6);
-  o += randomBytes(6).copy(body, o);
+  o += randomBytesPooled(6).copy(body, o);
   o += hint(machineId).copy(body, o);
   o = body.writeUInt8(t.input_digest ? 1 : 0, o);
   if (t.input_digest) Buffer.from(t.input_digest, 'hex').copy(body, o);
