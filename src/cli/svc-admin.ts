@@ -1,12 +1,27 @@
-// svc-admin — the operator tool: the two admin commands (SETTLE_INVOICE, RECOVER_RUNTIME), token
-// rotation and crediting a late payment, over the admin unix socket in the data dir (mode 0600:
-// only the service's user reaches it). Not part of the public client kit.
+// svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT) as a subcommand, over the admin unix socket in
+// the data dir (mode 0600: only the service's user reaches it). Not part of the public client kit.
 import { join, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { SvcClient } from '../client/client.ts';
+import { ALL_COMMANDS } from '../protocol/registry.ts';
+import type { Schema } from '../protocol/schemas.ts';
 import { EXIT, render, reportError } from './output.ts';
 
 interface Globals { dataDir: string; json?: boolean }
+
+const kebab = (name: string) => name.toLowerCase().replace(/_/g, '-');
+const camel = (name: string) => name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase());
+
+/** What an operator should know beyond the registry's one-line purpose. */
+const NOTES: Record<string, string> = {
+  SETTLE_INVOICE: 'administrative settlement: credit a paid, unexpired invoice exactly once (SETTLE_INVOICE); '
+    + 'the same reference again is a no-op, another reference is refused',
+  CREDIT_LATE_PAYMENT: 'credit a payment that arrived after its invoice expired, once (CREDIT_LATE_PAYMENT); '
+    + 'check first that the payment was meant for this invoice: its amount may since belong to a newer one',
+  RECOVER_RUNTIME: 'restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)',
+  ROTATE_TOKEN: 'issue a new machine token; the old one stops working (ROTATE_TOKEN)',
+};
 
 export async function main(argv: string[]): Promise<number> {
   let code = EXIT.ok as number;
@@ -25,26 +40,22 @@ export async function main(argv: string[]): Promise<number> {
       code = reportError(e, g().json === true);
     }
   };
-  program.command('settle-invoice')
-    .description('administrative settlement: credit a paid, unexpired invoice exactly once (SETTLE_INVOICE); '
-      + 'the same reference again is a no-op, another reference is refused')
-    .argument('<invoice_id>').requiredOption('--reference <ref>', 'payment reference (transaction id)')
-    .action((id: string, o: { reference: string }) => run('SETTLE_INVOICE', {
-      invoice_id: id, reference: o.reference,
-    }));
-  program.command('credit-late-payment')
-    .description('credit a payment that arrived after its invoice expired, once (CREDIT_LATE_PAYMENT); '
-      + 'check first that the payment was meant for this invoice: its amount may since belong to a newer one')
-    .argument('<invoice_id>').requiredOption('--reference <ref>', 'payment reference (transaction id)')
-    .action((id: string, o: { reference: string }) => run('CREDIT_LATE_PAYMENT', {
-      invoice_id: id, reference: o.reference,
-    }));
-  program.command('recover-runtime')
-    .description('restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)')
-    .action(() => run('RECOVER_RUNTIME', {}));
-  program.command('rotate-token').description('issue a new machine token; the old one stops working')
-    .argument('<machine_id>')
-    .action((id: string) => run('ROTATE_TOKEN', { machine_id: id }));
+  // one subcommand per admin command of the registry: its *_id arguments positional, the rest options
+  for (const spec of ALL_COMMANDS.filter((c) => c.auth === 'admin')) {
+    const props = (spec.args.properties ?? {}) as Record<string, Schema>;
+    const required = (spec.args.required ?? []) as string[];
+    const positional = required.filter((a) => a.endsWith('_id'));
+    const options = required.filter((a) => !a.endsWith('_id'));
+    const sub = program.command(kebab(spec.name)).description(NOTES[spec.name] ?? spec.purpose);
+    for (const a of positional) sub.argument(`<${a}>`);
+    for (const o of options) sub.requiredOption(`--${kebab(o)} <${o}>`, props[o]?.description as string ?? o);
+    sub.action((...given: unknown[]) => {
+      const opts = given[positional.length] as Record<string, unknown>;
+      const args: Record<string, unknown> = Object.fromEntries(positional.map((a, k) => [a, given[k]]));
+      for (const o of options) args[o] = opts[camel(o)];
+      return run(spec.name, args);
+    });
+  }
   // subcommands copy settings when created, so each needs its own override: a usage error in a
   // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
   for (const c of [program, ...program.commands]) c.exitOverride();
