@@ -48,13 +48,18 @@ async function stopChecked(t: ExecutionContext, s: Svcd): Promise<void> {
 const QUOTE = { service: 'attest-event', bits: 64, bytes: 2_560_000 };
 const FLOWS = 50;
 
+/** A svcd with `machine` funded with 1 svcC, a caller from `source`, and the machine's credit. */
+async function fundedCaller(t: ExecutionContext, machine: string, source: string) {
+  const s = await startSvcd(t);
+  const token = await fundMachine(s, machine, 1);
+  const c = await caller(s, source);
+  return { s, token, c, credit: (await balance(c, machine, token)).available };
+}
+
 /** `pick(i, step)` chooses the surface of flow i's quote (0), accept (1) and execute (2). */
 async function raceFlows(t: ExecutionContext, pick: (i: number, step: number) => Surface): Promise<void> {
-  const s = await startSvcd(t);
   const machine = 'race-flows';
-  const token = await fundMachine(s, machine, 1);
-  const c = await caller(s, '127.0.0.2');
-  const credit = (await balance(c, machine, token)).available;
+  const { s, token, c, credit } = await fundedCaller(t, machine, '127.0.0.2');
   const probe = await call(c, 'edge', 'QUOTE', { ...QUOTE, machine_id: machine });
   const units = BigInt(probe.body.quote_units as number);
   const n = Number(credit / units);
@@ -101,11 +106,8 @@ test('50 concurrent paid flows mixing HTTP and svc/1 step by step: exactly N run
 
 // SPEC "States" rule 2: a second ACCEPT of an accepted quote is 409 quote_not_issued.
 test('20 concurrent ACCEPTs of one issued quote: one 200, the rest 409, one reservation', async (t) => {
-  const s = await startSvcd(t);
   const machine = 'race-accept';
-  const token = await fundMachine(s, machine, 1);
-  const c = await caller(s, '127.0.0.3');
-  const credit = (await balance(c, machine, token)).available;
+  const { s, token, c, credit } = await fundedCaller(t, machine, '127.0.0.3');
   const q = await call(c, 'http', 'QUOTE', { ...QUOTE, machine_id: machine });
   const units = BigInt(q.body.quote_units as number);
   const args = { quote_id: q.body.quote_id, machine_id: machine };
