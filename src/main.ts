@@ -116,7 +116,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const port = (addr: string) => Number(addr.split(':').pop());
   // one process: the gateway calls the core directly (no loopback hop, DESIGN.md §1)
   const direct = inProcessCaller(
-    (cmd, args, auth, client) => core.handle(cmd, args, auth, 'backend', client),
+    (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'backend', client, validated),
     (e) => log.error({ err: e }, 'core call failed'),
   );
   const gw = parts.gateway ? await startGateway(config, log, direct, port(listeners.addresses.edge)) : null;

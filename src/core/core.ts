@@ -121,15 +121,18 @@ export class Core {
 
   /**
    * Answers one command. `client` is the caller's network address as the listener saw it (the gateway
-   * passes the HTTP client's). Throws ServiceError (or anything else, which surfaces as internal).
+   * passes the HTTP client's). `args` is the caller's to give away: defaults are applied to it in
+   * place. `validated`: the in-process gateway checked it against the same registry schema already.
+   * Throws ServiceError (or anything else, which surfaces as internal).
    */
   async handle(
-    cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
+    cmd: string, args: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
+    validated = false,
   ): Promise<Record<string, unknown>> {
     if (this.#closed) throw new ServiceError('service_unavailable', 'the core is shutting down');
     this.#active++;
     try {
-      return await this.#handle(cmd, rawArgs, auth, listener, client);
+      return await this.#handle(cmd, args, auth, listener, client, validated);
     } finally {
       this.#active--;
       if (this.#active === 0 && this.#drained) this.#drained();
@@ -139,7 +142,8 @@ export class Core {
   // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before
   // anything is keyed on a caller's identity, and the machine's own limits only after its token checked.
   async #handle(
-    cmd: string, rawArgs: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
+    cmd: string, args: Record<string, unknown>, auth: Auth | undefined, listener: Listener,
+    client: string | undefined, validated: boolean,
   ): Promise<Record<string, unknown>> {
     const spec = commandSpec(cmd);
     if (!spec) throw new ServiceError('unknown_command', `unknown command ${cmd}`);
@@ -151,8 +155,7 @@ export class Core {
     const address = listener === 'edge' ? `ip:${clientKey(client)}` : null;
     if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
     if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
-    const args = structuredClone(rawArgs);
-    validateArgs(spec, args);
+    if (!validated) validateArgs(spec, args);
     const idemKey = args.idempotency_key as string | undefined;
     if (needsAuth) {
       const machineId = args.machine_id as string;

@@ -124,7 +124,7 @@ export function createGateway(opts: GatewayOptions): {
     const auth = bearer ? { machine_id: args.machine_id as string | undefined, token: bearer } : undefined;
     let result: Record<string, unknown>;
     try {
-      result = await core.call(spec.name, args, auth, ctx.state.client);
+      result = await core.call(spec.name, args, auth, ctx.state.client, true);
     } catch (e) {
       const code = (e as { inner?: ServiceError }).inner?.code;
       if (needsAuth && bearer && code === 'unauthorized') limit(ctx, spec.rateClass);

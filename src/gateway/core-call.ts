@@ -15,21 +15,27 @@ export type CoreCall = (
 ) => Promise<Record<string, unknown>>;
 
 export interface CoreCaller {
-  /** `client` is the HTTP client's address: the core keys per-address quotas on it. */
-  call(cmd: string, args: Record<string, unknown>, auth?: Auth, client?: string): Promise<Record<string, unknown>>;
+  /**
+   * `client` is the HTTP client's address (the core keys QUOTE idempotency on it). `validated`: the
+   * gateway checked `args` against the registry's schema already; a core in this process then does
+   * not check them again (one over svc/1 always does: the socket is a trust boundary).
+   */
+  call(
+    cmd: string, args: Record<string, unknown>, auth?: Auth, client?: string, validated?: boolean,
+  ): Promise<Record<string, unknown>>;
   close(): void;
 }
 
 export type CoreHandler = (
-  cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined,
+  cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined, validated: boolean,
 ) => Promise<Record<string, unknown>>;
 
 /** The core in this process. Anything but a ServiceError is logged by `onInternal` and surfaces as internal. */
 export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) => void): CoreCaller {
   return {
-    async call(cmd, args, auth, client) {
+    async call(cmd, args, auth, client, validated = false) {
       try {
-        return await handle(cmd, args, auth, client);
+        return await handle(cmd, args, auth, client, validated);
       } catch (e) {
         if (e instanceof ServiceError) throw new CoreError(e);
         onInternal(e);
