@@ -2,6 +2,7 @@
 // bounded table. What a key is stays with the caller: a client address before authentication, the
 // authenticated machine after it. Pure: no sockets, no clock but the one passed in.
 import { ServiceError } from '../errors.ts';
+import { addressKey } from './budgets.ts';
 import type { RateClass } from './registry.ts';
 
 export interface RateRule { limit: number; windowSec: number }
@@ -110,24 +111,11 @@ function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceEr
 }
 
 /**
- * The rate-limit key of a client address: IPv4 (also IPv4-mapped IPv6) as it is, IPv6 by its /64
- * (one subscriber usually holds a whole /64, so a per-address key would be free to rotate).
+ * The rate-limit key of a client address: the one key every per-address limit uses (addressKey:
+ * IPv4 as it is, IPv6 by its /64, since one subscriber usually holds a whole /64).
  */
 export function clientKey(address: string | undefined): string {
-  if (!address) return 'unknown';
-  // addresses come from sockets, so they are well formed: a colon means IPv6
-  const mapped = address.toLowerCase().startsWith('::ffff:') && address.slice(7).includes('.');
-  const a = mapped ? address.slice(7) : address;
-  if (!a.includes(':')) return a;
-  return `${expandIPv6(a).slice(0, 4).join(':')}::/64`;
-}
-
-function expandIPv6(a: string): string[] {
-  const [head, tail] = a.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  return groups.map((g) => (g.includes('.') ? g : g.toLowerCase().replace(/^0+(?=.)/, '')));
+  return address ? addressKey(address) : 'unknown';
 }
 
 /** Parses LIMIT/SECONDS (e.g. 120/60); `name` is the setting it came from, for the message. */
