@@ -33,7 +33,7 @@ export async function readJsonBody(req: IncomingMessage): Promise<Record<string,
   if (!/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
     throw new ServiceError('invalid_request', 'content-type must be application/json');
   }
-  // before JSON.parse: a deeper value would overflow JSON.stringify and structuredClone later
+  // before JSON.parse: a deeper value would overflow JSON.stringify later
   if (exceedsJsonDepth(text)) {
     throw new ServiceError('invalid_request', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }

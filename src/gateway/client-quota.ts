@@ -6,21 +6,21 @@ import { ServiceError } from '../errors.ts';
 export class LiveQuota {
   readonly #max: number;
   readonly #maxClients: number;
-  // client key → expiry times (ms) of its live quotes
+  // client key → expiry times (ms) of its live entries
   readonly #live = new Map<string, number[]>();
 
   readonly #what: string;
 
-  constructor(max: number, what = 'live quotes', maxClients = 100_000) {
+  constructor(max: number, what: string, maxClients = 100_000) {
     this.#max = max;
     this.#what = what;
     this.#maxClients = maxClients;
   }
 
   /**
-   * Takes a slot for a quote living until `expiresMs`; throws 429 rate_limited (with retry_after_s)
-   * when the client holds `max` live quotes. Returns a function that gives the slot back (the quote
-   * was not made after all).
+   * Takes a slot for an entry living until `expiresMs`; throws 429 rate_limited (with retry_after_s)
+   * when the client holds `max` live entries. Returns a function that gives the slot back (the entry
+   * was not made after all, or was evicted).
    */
   take(client: string, expiresMs: number, nowMs: number): () => void {
     let list = this.#live.get(client);
@@ -45,7 +45,7 @@ export class LiveQuota {
     };
   }
 
-  /** Forgets expired quotes and clients with none left; if still over the client bound, the oldest go. */
+  /** Forgets expired entries and clients with none left; if still over the client bound, the oldest go. */
   sweep(nowMs: number): void {
     for (const [k, list] of this.#live) {
       dropExpired(list, nowMs);

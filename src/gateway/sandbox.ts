@@ -3,12 +3,12 @@
 // gateway"): bounded in-memory tables with the 300 s lifetime, shared out per client address, an
 // Ed25519 key made at start for sandbox receipts, and a random sandbox seed for the pulse kernel.
 // Nothing here touches money.
-import { generateKeyPairSync, randomBytes, sign, verify, createPublicKey } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from '../kernels/index.ts';
 import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
-import { LiveQuota } from '../protocol/client-quota.ts';
+import { LiveQuota } from './client-quota.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { pulseOutputBytes } from '../protocol/services.ts';
 
@@ -32,7 +32,7 @@ export class Sandbox {
   readonly #seed = randomBytes(32);
   readonly #key = generateKeyPairSync('ed25519');
   readonly #k = Kernels.create();
-  readonly publicKey = createPublicKey(this.#key.privateKey).export({ format: 'der', type: 'spki' })
+  readonly publicKey = this.#key.publicKey.export({ format: 'der', type: 'spki' })
     .subarray(-32).toString('base64url');
   readonly keyId = sha256Hex(Buffer.from(this.publicKey, 'base64url')).slice(0, 16);
 
@@ -129,7 +129,7 @@ export class Sandbox {
       throw new ServiceError('not_found', `no sandbox receipt ${receiptId} for this machine`);
     }
     const signed = Buffer.from(canonicalJson(r.receipt));
-    const valid = verify(null, signed, createPublicKey(this.#key.privateKey), Buffer.from(r.signature, 'base64url'));
+    const valid = verify(null, signed, this.#key.publicKey, Buffer.from(r.signature, 'base64url'));
     return {
       sandbox: true, receipt_id: receiptId, valid, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
       public_key: this.publicKey, key_id: this.keyId, issuer: 'this gateway (sandbox key, made at gateway start)',

@@ -35,7 +35,7 @@ const isId = (v: unknown): v is FrameId =>
 
 /** Parses one line into a request frame, or an error that names what is wrong with it. */
 export function parseRequest(line: string): Parsed {
-  // before JSON.parse: a value nested past the limit would overflow the core's structuredClone
+  // before JSON.parse: a value nested past the limit would overflow the recursive walks after it (canonical JSON)
   if (exceedsJsonDepth(line)) {
     const error = new ServiceError('invalid_request', `the frame nests deeper than ${MAX_JSON_DEPTH} levels`);
     return { ok: false, id: frameIdOf(pruneJsonBelow(line, 1)), error };
