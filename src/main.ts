@@ -1,11 +1,14 @@
 // svcd: the composition root, the only module that imports every layer.
-//   svcd [start]   core + HTTP gateway in one process (the gateway calls the core directly)
+//   svcd [start]   core + HTTP gateway: in one process (the gateway calls the core directly), or with
+//                  SVC_GATEWAY_PROCESSES=K > 0 the core and K node:cluster gateway workers sharing the
+//                  HTTP port, each reaching the core over the loopback backend (docs/operations.md)
 //   svcd core      the core alone: svc/1 edge (TLS), backend (loopback TCP), admin socket
 //   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
 //   svcd manifest  the manifest hash to publish in DNS
 //   svcd selfcheck kernel known-answer check
 // Configuration: environment variables (README "Configuration"). With SVC_READY_FILE set, svcd
 // writes the bound addresses there as one JSON object once every listener is up.
+import cluster, { type Worker } from 'node:cluster';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -45,7 +48,6 @@ async function startGateway(
     log: log.child({ part: 'gateway' }),
     trustProxyHops: config.trustProxyHops,
     trustedProxies: config.trustedProxies,
-    sandboxMaxPerClient: config.sandboxMaxPerClient,
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
     // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
     edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
@@ -98,11 +100,93 @@ function onSignals(log: Logger, stop: () => Promise<void>): void {
   process.on('SIGINT', () => handler('SIGINT'));
 }
 
+interface GatewayHandle { url: string; close(): Promise<void> }
+
+/** Messages between the primary and its gateway workers (node:cluster IPC). */
+type WorkerMessage = { type: 'svcd:gateway-ready'; url: string } | { type: 'svcd:stop' };
+
+/**
+ * A gateway worker of `svcd start` with SVC_GATEWAY_PROCESSES > 0: the HTTP front on the shared port,
+ * the core over svc/1. It stops when the primary says so, or when the primary is gone.
+ */
+async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
+  const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort });
+  const edgePort = Number(process.env.SVC_CLUSTER_EDGE_PORT) || undefined;
+  const gw = await startGateway(config, log, backend, edgePort);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void gw.close().then(() => process.exit(0));
+  };
+  process.on('message', (m: WorkerMessage) => { if (m.type === 'svcd:stop') stop(); });
+  process.on('disconnect', stop);
+  process.on('SIGTERM', stop);
+  // Ctrl+C reaches the whole process group: the primary decides the order of shutdown
+  process.on('SIGINT', () => undefined);
+  process.send!({ type: 'svcd:gateway-ready', url: gw.url } satisfies WorkerMessage);
+}
+
+/**
+ * The primary's side of SVC_GATEWAY_PROCESSES = K: forks K gateway workers, resolves once all are
+ * listening, replaces a worker that dies (backing off while they die young), and on close stops
+ * them (each finishes its in-flight requests) before the core stops.
+ */
+function startGatewayWorkers(
+  config: Config, log: Logger, backendPort: number, edgePort: number,
+): Promise<GatewayHandle> {
+  const env = { SVC_BACKEND_PORT: String(backendPort), SVC_CLUSTER_EDGE_PORT: String(edgePort) };
+  const workers = new Set<Worker>();
+  let stopping = false;
+  let backoffMs = 100;
+  return new Promise((resolve, reject) => {
+    let waiting = config.gatewayProcesses;
+    let url = '';
+    const fork = () => {
+      const born = Date.now();
+      const w = cluster.fork(env);
+      workers.add(w);
+      w.on('message', (m: WorkerMessage) => {
+        if (m.type !== 'svcd:gateway-ready') return;
+        url = m.url;
+        if (waiting > 0 && --waiting === 0) resolve({ url, close });
+      });
+      w.on('exit', (code, signal) => {
+        workers.delete(w);
+        if (stopping) return;
+        if (waiting > 0) {
+          stopping = true;
+          for (const o of workers) o.kill('SIGKILL');
+          reject(new Error(`gateway worker exited during start (code ${code}, signal ${signal})`));
+          return;
+        }
+        backoffMs = Date.now() - born < 5000 ? Math.min(backoffMs * 2, 30_000) : 100;
+        log.error({ worker: w.id, code, signal, restart_in_ms: backoffMs }, 'gateway worker died; replacing it');
+        setTimeout(() => { if (!stopping) fork(); }, backoffMs).unref();
+      });
+    };
+    const close = async (): Promise<void> => {
+      stopping = true;
+      await Promise.all([...workers].map((w) => new Promise<void>((done) => {
+        if (w.isDead()) return done();
+        const kill = setTimeout(() => w.kill('SIGKILL'), 15_000);
+        w.once('exit', () => { clearTimeout(kill); done(); });
+        w.send({ type: 'svcd:stop' } satisfies WorkerMessage);
+      })));
+    };
+    for (let i = 0; i < config.gatewayProcesses; i++) fork();
+  });
+}
+
 async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { svc: 'svcd' } });
+  if (cluster.isWorker) {
+    await runGatewayWorker(config, log.child({ part: 'gateway', worker: cluster.worker!.id }));
+    return;
+  }
   if (!parts.core) {
-    const backend = svc1Caller({ kind: 'tcp', host: '127.0.0.1', port: config.backendPort });
+    const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort });
     const gw = await startGateway(config, log, backend);
     writeReady(config, {
       http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null,
@@ -119,17 +203,24 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'backend', client, validated),
     (e) => log.error({ err: e }, 'core call failed'),
   );
-  const gw = parts.gateway ? await startGateway(config, log, direct, port(listeners.addresses.edge)) : null;
+  const edgePort = port(listeners.addresses.edge);
+  const workers = parts.gateway && config.gatewayProcesses > 0;
+  const gw: GatewayHandle | null = !parts.gateway ? null : workers
+    ? await startGatewayWorkers(config, log, port(listeners.addresses.backend), edgePort)
+    : await startGateway(config, log, direct, edgePort);
   const ready = {
     http: gw?.url ?? null,
     ...listeners.addresses,
     data_dir: config.dataDir,
     edge_cert_sha256: core.tls.fingerprint256,
+    gateway_processes: workers ? config.gatewayProcesses : 0,
   };
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   onSignals(log, async () => {
-    const closing = Promise.all([listeners.close(), gw?.close()]);
+    // worker gateways first: their in-flight requests still need the backend listener
+    if (workers) await gw!.close();
+    const closing = Promise.all([listeners.close(), workers ? undefined : gw?.close()]);
     await core.drain();
     await closing;
     await core.close();

@@ -1,5 +1,6 @@
 // Configuration from the environment (README "Configuration"): every variable optional, parsed
 // and validated once at start; a bad value stops svcd with a message naming the variable.
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
 
@@ -44,6 +45,12 @@ export interface Config {
   trustedProxies: string[];
   /** live sandbox quotes and receipts per client address */
   sandboxMaxPerClient: number;
+  /**
+   * `svcd start`: HTTP gateway processes in front of the core (SVC_GATEWAY_PROCESSES). 0: the gateway
+   * runs in the core's process and calls it directly; K > 0: K node:cluster workers share the HTTP
+   * port and reach the core over the loopback backend (docs/operations.md "Topology").
+   */
+  gatewayProcesses: number;
   /** how long an idempotency key replays its reply; the record is deleted after it */
   idempotencyTtlMs: number;
   // resource limits (docs/operations.md "Resource limits")
@@ -122,12 +129,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxyHops: env.SVC_TRUST_PROXY === 'true' ? 1 : int(env, 'SVC_TRUST_PROXY', 0, 0, 16),
     trustedProxies: (env.SVC_TRUSTED_PROXIES || '127.0.0.1,::1').split(',').map((x) => x.trim()).filter(Boolean),
     sandboxMaxPerClient: int(env, 'SVC_SANDBOX_MAX_PER_CLIENT', 500, 1, 1_000_000),
+    gatewayProcesses: gatewayProcesses(env),
     idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
     ...resourceLimits(env),
   };
 }
 
 const MiB = 1 << 20;
+
+/**
+ * SVC_GATEWAY_PROCESSES: a count, or `auto` (the default): AUTO_GATEWAYS(cores). Measured in
+ * `npm run bench:service` (docs/performance.md "Gateway processes").
+ */
+function gatewayProcesses(env: NodeJS.ProcessEnv): number {
+  const v = env.SVC_GATEWAY_PROCESSES;
+  if (v === undefined || v === '' || v === 'auto') return autoGateways(availableParallelism());
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 64) {
+    throw new Error(`SVC_GATEWAY_PROCESSES must be auto or an integer in 0..64 (got ${JSON.stringify(v)})`);
+  }
+  return n;
+}
+
+/** `auto`: in one process up to 2 cores (measured: faster there); beyond, one gateway per core but one. */
+export function autoGateways(cores: number): number {
+  return cores <= 2 ? 0 : Math.min(cores - 1, 16);
+}
 
 function resourceLimits(env: NodeJS.ProcessEnv) {
   const httpRequestTimeoutMs = int(env, 'SVC_HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);

@@ -23,6 +23,7 @@ import { authenticate, checkToken, getMachine, newToken, rotateOps } from './mac
 import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
   type IdempotencyRecord } from './idempotency.ts';
 import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
+import { Sandbox } from './sandbox.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
 import { PulseChain } from './pulse-chain.ts';
@@ -60,6 +61,8 @@ export class Core {
   #sweeper: NodeJS.Timeout | null = null;
   #inProgress = new Set<string>();
   readonly #limits: RateLimiter;
+  /** the anonymous sandbox's state: here, so every gateway process in front of this core shares it */
+  readonly sandbox: Sandbox;
   #closed = false;
   #active = 0;
   #drained: (() => void) | null = null;
@@ -69,6 +72,7 @@ export class Core {
     this.ctx = ctx;
     this.tls = tls;
     this.#limits = new RateLimiter(ctx.config.rates);
+    this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
   }
 
   /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
@@ -150,6 +154,9 @@ export class Core {
     if (spec.auth === 'admin' && listener !== 'admin') {
       throw new ServiceError('forbidden', `${cmd} is only available on the admin socket`);
     }
+    if (spec.access === 'gateway' && listener !== 'backend') {
+      throw new ServiceError('forbidden', `${cmd} is the HTTP gateway's own call (use the /api/v1/sandbox routes)`);
+    }
     const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
     // edge callers are limited here by address; the gateway limits its HTTP callers by address itself
     const address = listener === 'edge' ? `ip:${clientKey(client)}` : null;
@@ -185,7 +192,7 @@ export class Core {
     const scope = needsAuth
       ? `m:${args.machine_id as string}`
       : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
-    if (idemKey === undefined) return this.#dispatch(spec, args, auth);
+    if (idemKey === undefined) return this.#dispatch(spec, args, auth, client);
     return this.#idempotent(spec, args, idemKey, scope, auth);
   }
 
@@ -227,7 +234,7 @@ export class Core {
         return recordOps(k, rec);
       };
       // a claim also names this record in the machine record it writes
-      const result = await this.#dispatch(spec, args, auth, { record: k, seal });
+      const result = await this.#dispatch(spec, args, auth, undefined, { record: k, seal });
       // commands without effects of their own to batch with (QUOTE) write the record alone; a QUOTE's
       // may be lost in a crash like the quote itself (a retry then gets a new quote)
       if (!sealed) await this.ctx.store.write(seal(result), { sync: spec.name !== 'QUOTE' });
@@ -290,10 +297,22 @@ export class Core {
 
   /** `idem`: an idempotent request's record key and the ops that record its reply (see #idempotent). */
   async #dispatch(
-    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined, idem?: Idem,
+    spec: CommandSpec, a: Record<string, unknown>, auth: Auth | undefined, client?: string, idem?: Idem,
   ): Promise<Record<string, unknown>> {
     const ctx = this.ctx;
     switch (spec.name) {
+      case 'SANDBOX_QUOTE': {
+        const q = a as { machine_id: string; bits: number; max_output: number };
+        return this.sandbox.quote(q, clientKey(client), ctx.now().getTime());
+      }
+      case 'SANDBOX_ACCEPT':
+        return this.sandbox.accept(a.quote_id as string, a.machine_id as string, ctx.now().getTime());
+      case 'SANDBOX_EXECUTE': {
+        const [q, m] = [a.quote_id as string, a.machine_id as string];
+        return this.sandbox.execute(q, m, clientKey(client), ctx.now().getTime());
+      }
+      case 'SANDBOX_VERIFY':
+        return this.sandbox.verify(a.receipt_id as string, a.machine_id as string, ctx.now().getTime());
       case 'HELLO': return this.#hello(a.nonce as string | undefined);
       case 'CAPS': return this.caps();
       case 'HEALTH': return this.health();
@@ -406,7 +425,7 @@ export class Core {
         rate_class: c.rateClass, execution: c.execution, purpose: c.purpose,
         ...(c.execution ? { offered: isOffered(c.name) } : {}),
       })),
-      auxiliary: AUXILIARY.filter((c) => c.auth !== 'admin').map((c) => c.name),
+      auxiliary: AUXILIARY.filter((c) => c.access !== 'admin' && c.access !== 'gateway').map((c) => c.name),
       services: SERVICES.map((s) => ({
         service: s.service, command: s.command, quote_billing: s.quoteBilling, offered: isOffered(s.command),
       })),

@@ -10,15 +10,13 @@ import type { Logger } from 'pino';
 import { ConnectionError } from '../client/client.ts';
 import { ServiceError, isFault } from '../errors.ts';
 import { RateLimiter, clientKey, type RateRules } from '../protocol/rate-limit.ts';
-import { COMMANDS, type CommandSpec, type RateClass } from '../protocol/registry.ts';
-import { validateSandbox } from '../protocol/sandbox.ts';
+import { COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { readJsonBody } from './body.ts';
 import { clientAddressResolver } from './client-address.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
-import { Sandbox } from './sandbox.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
 import { edgeStatus, type CoreCaller } from './core-call.ts';
 import { PUBLIC_ROUTES } from '../discovery/routes.ts';
@@ -35,8 +33,6 @@ export interface GatewayOptions {
   /** proxies of ours in front (SVC_TRUST_PROXY) and which peers they are (SVC_TRUSTED_PROXIES) */
   trustProxyHops?: number;
   trustedProxies?: string[];
-  /** live sandbox quotes and receipts per client address */
-  sandboxMaxPerClient?: number;
 }
 
 interface State { requestId: string; client: string }
@@ -46,13 +42,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const toRouterPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
 export function createGateway(opts: GatewayOptions): {
-  app: Koa<State>; close(): void; sandbox: Sandbox; setBoundUrl(url: string): void;
+  app: Koa<State>; close(): void; setBoundUrl(url: string): void;
 } {
   let boundUrl = 'http://127.0.0.1';
   const app = new Koa<State>();
   const router = new Router<State>();
   const limiter = new RateLimiter(opts.rates);
-  const sandbox = new Sandbox({ maxPerClient: opts.sandboxMaxPerClient ?? 500 });
   const resolveClient = clientAddressResolver({
     hops: opts.trustProxyHops ?? 0,
     proxies: opts.trustedProxies ?? [],
@@ -178,25 +173,25 @@ export function createGateway(opts: GatewayOptions): {
     });
   });
 
-  // the sandbox: anonymous, free, limited, GET_PULSE only; its capacity is shared out per address
-  type SandboxRun = (b: Record<string, unknown>, ctx: Ctx) => Record<string, unknown>;
-  const sbx = (kind: 'quote' | 'accept' | 'execute' | 'verify', run: SandboxRun) => async (ctx: Ctx) => {
-    limit(ctx, 'public_low');
-    const body = await readJsonBody(ctx.req);
-    validateSandbox(kind, body);
-    envelope(ctx, 'api', run(body, ctx));
+  // the sandbox: anonymous, free, limited, GET_PULSE only. Its state is the core's (SANDBOX_* calls),
+  // so every gateway process in front of one core serves the same quotes and receipts.
+  const sbx = (cmd: string, path?: string) => {
+    const spec = commandSpec(cmd)!;
+    return async (ctx: Ctx) => {
+      limit(ctx, 'public_low');
+      const args = await readJsonBody(ctx.req);
+      if (path) args[path] = ctx.params[path];
+      validateArgs(spec, args);
+      envelope(ctx, 'api', await core.call(cmd, args, undefined, ctx.state.client, true));
+    };
   };
-  router.post('/api/v1/sandbox/quotes/get-pulse', sbx('quote', (b, ctx) => sandbox.quote(
-    b as { machine_id: string; bits: number; max_output: number }, clientKey(ctx.state.client))));
-  router.post('/api/v1/sandbox/quotes/:quote_id/accept', sbx('accept', (b, ctx) =>
-    sandbox.accept(ctx.params.quote_id!, b.machine_id as string)));
-  router.post('/api/v1/sandbox/executions/get-pulse', sbx('execute', (b, ctx) =>
-    sandbox.execute(b.quote_id as string, b.machine_id as string, clientKey(ctx.state.client))));
-  router.post('/api/v1/sandbox/receipts/verify', sbx('verify', (b) =>
-    sandbox.verify(b.receipt_id as string, b.machine_id as string)));
+  router.post('/api/v1/sandbox/quotes/get-pulse', sbx('SANDBOX_QUOTE'));
+  router.post('/api/v1/sandbox/quotes/:quote_id/accept', sbx('SANDBOX_ACCEPT', 'quote_id'));
+  router.post('/api/v1/sandbox/executions/get-pulse', sbx('SANDBOX_EXECUTE'));
+  router.post('/api/v1/sandbox/receipts/verify', sbx('SANDBOX_VERIFY'));
 
   // MCP: POST is the stateless JSON-RPC endpoint; GET is 405 (no streams)
-  const mcp = createMcpEndpoint(free, sandbox, (e) => opts.log.warn({ err: e }, 'mcp request rejected'));
+  const mcp = createMcpEndpoint(free, (e) => opts.log.warn({ err: e }, 'mcp request rejected'));
   router.get('/mcp', (ctx) => {
     ctx.set('Allow', 'POST');
     const msg = 'GET /mcp: streams are not supported (stateless server); POST JSON-RPC requests';
@@ -234,7 +229,7 @@ export function createGateway(opts: GatewayOptions): {
   app.use(router.routes());
   app.use(router.allowedMethods());
   return {
-    app, sandbox,
+    app,
     setBoundUrl: (u) => { boundUrl = u; },
     close: () => { void mcp.close(); core.close(); },
   };

@@ -15,8 +15,6 @@ import { obj, result, type Schema } from '../protocol/schemas.ts';
 import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { CoreCall } from './core-call.ts';
-import { clientKey } from '../protocol/rate-limit.ts';
-import type { Sandbox } from './sandbox.ts';
 
 /** Every revision served: the modern one first, then the 2025 ones an initialize can negotiate. */
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'] as const;
@@ -67,7 +65,7 @@ function pulseInput(): Schema {
 }
 
 /** `client`: the caller's address, on which the sandbox's and the core's per-address quotas are counted. */
-interface Deps { core: CoreCall; sandbox: Sandbox; client: string }
+interface Deps { core: CoreCall; client: string }
 interface ToolDef {
   name: string;
   title: string;
@@ -118,12 +116,13 @@ const TOOL_DEFS: readonly ToolDef[] = [
       + ` ${MCP_PULSE_BITS} bits unless asked (up to ${SANDBOX_LIMITS.maxBits}).`
       + ' Returns output_hex and a sandbox receipt_id.',
     input: pulseInput(), output: SANDBOX_RESULTS.execute, readOnly: false,
-    run: (a, d) => {
+    run: async (a, d) => {
       const m = a.machine_id as string;
       const req = { machine_id: m, bits: a.bits as number, max_output: a.max_output as number };
-      const q = d.sandbox.quote(req, clientKey(d.client));
-      d.sandbox.accept(q.quote_id as string, m);
-      return d.sandbox.execute(q.quote_id as string, m, clientKey(d.client));
+      const q = await d.core('SANDBOX_QUOTE', req, d.client);
+      const step = { machine_id: m, quote_id: q.quote_id as string };
+      await d.core('SANDBOX_ACCEPT', { ...step }, d.client);
+      return d.core('SANDBOX_EXECUTE', step, d.client);
     },
   },
 ];
@@ -144,7 +143,7 @@ const failure = (e: unknown) => {
   return { content: [{ type: 'text' as const, text: `error ${code}: ${err.message}` }], isError: true };
 };
 
-export function buildMcpServer(core: CoreCall, sandbox: Sandbox, client = 'unknown'): McpServer {
+export function buildMcpServer(core: CoreCall, client = 'unknown'): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
     instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification'
       + ' and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a'
@@ -159,7 +158,7 @@ export function buildMcpServer(core: CoreCall, sandbox: Sandbox, client = 'unkno
       annotations: { title: t.title, readOnlyHint: t.readOnly, idempotentHint: t.readOnly, openWorldHint: false },
     }, async (args) => {
       try {
-        const v = await t.run(args, { core, sandbox, client });
+        const v = await t.run(args, { core, client });
         return { content: [{ type: 'text' as const, text: JSON.stringify(v, null, 2) }], structuredContent: v };
       } catch (e) {
         return failure(e);
@@ -196,10 +195,10 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-export function createMcpEndpoint(core: CoreCall, sandbox: Sandbox, onerror: (e: Error) => void): McpEndpoint {
+export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void): McpEndpoint {
   // the gateway sets this header (the caller's rate-limit key) on every request it forwards
   const clientOf = (r: Request | undefined) => r?.headers.get(MCP_CLIENT_HEADER) ?? 'unknown';
-  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, sandbox, clientOf(c.requestInfo));
+  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, clientOf(c.requestInfo));
   // 2026-07-28 with responseMode 'auto' answers one JSON body unless a tool emits a message before
   // its result, which ours never do; 'json' would say the same and print a warning at every start
   const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: MAX_BODY, onerror });
@@ -207,7 +206,7 @@ export function createMcpEndpoint(core: CoreCall, sandbox: Sandbox, onerror: (e:
   // 2025 revisions: the SDK's stateless fallback always streams (SSE); the same transport in JSON
   // mode answers one JSON body. Content negotiation happened above, so its Accept check is satisfied.
   const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = buildMcpServer(core, sandbox, clientOf(request));
+    const server = buildMcpServer(core, clientOf(request));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY,
     });

@@ -3,7 +3,10 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only).
+// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only),
+// and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on
+// the edge): the sandbox's state lives in the core, so any number of gateway processes share it.
+import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
@@ -12,7 +15,8 @@ import {
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
-export type Access = 'public' | 'auth' | 'paid' | 'reserved' | 'admin';
+/** `gateway`: served to the HTTP gateway on the backend listener only (not a contract command). */
+export type Access = 'public' | 'auth' | 'paid' | 'reserved' | 'admin' | 'gateway';
 export type Billing =
   | 'free' | 'free_limited' | 'sandbox_free_limited' | 'controlled' | 'paid' | 'free_limited_quote' | 'paid_required';
 export type AuthLevel = 'none' | 'machine_context' | 'required' | 'admin';
@@ -179,6 +183,16 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
 ];
 
+/** One step of the anonymous sandbox, as the gateway's route `route` asks the core for it. */
+function sandboxStep(name: string, step: keyof typeof SANDBOX_RESULTS, args: Schema, route: string): CommandSpec {
+  return {
+    name, group: 'Auxiliary', access: 'gateway', http: null, cli: [],
+    billing: 'sandbox_free_limited', auth: 'none', rateClass: 'public_low', execution: step === 'execute',
+    capability: false, purpose: `the sandbox's ${step} step, for the gateway's ${route}`,
+    args, result: SANDBOX_RESULTS[step],
+  };
+}
+
 /** svc/1 commands outside the capability list. */
 export const AUXILIARY: readonly CommandSpec[] = [
   {
@@ -217,6 +231,13 @@ export const AUXILIARY: readonly CommandSpec[] = [
     args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
     result: invoiceResult,
   },
+  sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
+  sandboxStep(
+    'SANDBOX_ACCEPT', 'accept', obj({ machine_id: machineId, quote_id: id }, ['machine_id', 'quote_id']),
+    'POST /api/v1/sandbox/quotes/{quote_id}/accept',
+  ),
+  sandboxStep('SANDBOX_EXECUTE', 'execute', SANDBOX_SCHEMAS.execute, 'POST /api/v1/sandbox/executions/get-pulse'),
+  sandboxStep('SANDBOX_VERIFY', 'verify', SANDBOX_SCHEMAS.verify, 'POST /api/v1/sandbox/receipts/verify'),
 ];
 
 export const ALL_COMMANDS: readonly CommandSpec[] = [...COMMANDS, ...AUXILIARY];

@@ -1,8 +1,7 @@
 // The anonymous sandbox's request and result schemas (SPEC "Sandbox requests", "Limits"): free,
-// limited, GET_PULSE only, no real settlement. Validated with the same Ajv setup as the registry;
-// OpenAPI and the MCP sandbox tool publish the same objects.
+// limited, GET_PULSE only, no real settlement. The registry's SANDBOX_* commands take these as their
+// args (so they are validated like every command); OpenAPI and the MCP sandbox tool publish them too.
 import { hex, id, machineId, obj, result, type Schema } from './schemas.ts';
-import { compileValidator } from './validate.ts';
 
 export const SANDBOX_LIMITS = { maxBits: 65536, maxOutputBytes: 8192, maxInputBytes: 4096, ttlSeconds: 300 } as const;
 
@@ -45,12 +44,3 @@ export const SANDBOX_RESULTS: Record<keyof typeof SANDBOX_SCHEMAS, Schema> = {
     issuer: { type: 'string' },
   }, ['sandbox', 'receipt_id', 'valid', 'receipt', 'signature', 'public_key']),
 };
-
-const validators = Object.fromEntries(
-  Object.entries(SANDBOX_SCHEMAS).map(([k, v]) => [k, compileValidator(v)]),
-) as Record<keyof typeof SANDBOX_SCHEMAS, (b: Record<string, unknown>) => void>;
-
-/** Validates (and fills defaults into) a sandbox request; throws invalid_request naming the field. */
-export function validateSandbox(kind: keyof typeof SANDBOX_SCHEMAS, body: Record<string, unknown>): void {
-  validators[kind](body);
-}

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
 import { RateLimiter } from '../../src/protocol/rate-limit.ts';
-import { Sandbox } from '../../src/gateway/sandbox.ts';
+import { Sandbox } from '../../src/core/sandbox.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
 import { httpFrom } from '../support/http-from.ts';
 

@@ -1,4 +1,4 @@
-// How many live things (sandbox entries in the gateway) one client address holds at once: free state
+// How many live things (sandbox entries in the core) one client address holds at once: free state
 // a caller can make the service keep until it expires is bounded per caller. Counted in memory per
 // process (a restart forgets the counts).
 import { ServiceError } from '../errors.ts';

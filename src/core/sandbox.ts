@@ -1,8 +1,8 @@
 // The anonymous sandbox (SPEC "Sandbox"): GET_PULSE quote → accept → execute → verify, free, with
-// no real settlement. Its state is the gateway's own (SPEC: "sandbox receipt issued by this
-// gateway"): bounded in-memory tables with the 300 s lifetime, shared out per client address, an
-// Ed25519 key made at start for sandbox receipts, and a random sandbox seed for the pulse kernel.
-// Nothing here touches money.
+// no real settlement. Its state lives in the core (the gateway's SANDBOX_* calls reach it), so every
+// gateway process in front of one core shares it: bounded in-memory tables with the 300 s lifetime,
+// shared out per client address, an Ed25519 key made at start for sandbox receipts, and a random
+// sandbox seed for the pulse kernel. Nothing here touches money or the store.
 import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from '../kernels/index.ts';
@@ -31,14 +31,18 @@ export class Sandbox {
   readonly #perClient: LiveQuota;
   readonly #seed = randomBytes(32);
   readonly #key = generateKeyPairSync('ed25519');
-  readonly #k = Kernels.create();
+  readonly #k: Kernels;
   readonly publicKey = this.#key.publicKey.export({ format: 'der', type: 'spki' })
     .subarray(-32).toString('base64url');
   readonly keyId = sha256Hex(Buffer.from(this.publicKey, 'base64url')).slice(0, 16);
 
-  /** `maxPerClient`: live entries one address may hold, so a few addresses cannot fill it for everyone. */
-  constructor(opts: { maxPerClient?: number } = {}) {
+  /**
+   * `maxPerClient`: live entries one address may hold, so a few addresses cannot fill it for everyone.
+   * `kernels`: the core's own instance (default: a new one).
+   */
+  constructor(opts: { maxPerClient?: number; kernels?: Kernels } = {}) {
     this.#perClient = new LiveQuota(opts.maxPerClient ?? 100, 'live sandbox entries');
+    this.#k = opts.kernels ?? Kernels.create();
   }
 
   get size(): { quotes: number; receipts: number } {
@@ -132,7 +136,7 @@ export class Sandbox {
     const valid = verify(null, signed, this.#key.publicKey, Buffer.from(r.signature, 'base64url'));
     return {
       sandbox: true, receipt_id: receiptId, valid, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
-      public_key: this.publicKey, key_id: this.keyId, issuer: 'this gateway (sandbox key, made at gateway start)',
+      public_key: this.publicKey, key_id: this.keyId, issuer: 'this service (sandbox key, made at start)',
     };
   }
 }

@@ -1,0 +1,119 @@
+// `svcd start` with SVC_GATEWAY_PROCESSES = K: the core and K node:cluster gateway workers sharing the
+// HTTP port (issue "Speed" §2). The workers hold no state of their own: a sandbox quote made through
+// one is accepted and executed through another, a paid flow works through any, a worker that dies is
+// replaced, and SIGTERM stops the workers before the core, leaving no process behind.
+import test from 'ava';
+import { readFileSync, readdirSync } from 'node:fs';
+import { httpFrom } from '../support/http-from.ts';
+import { startSvcd } from '../support/start-svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
+import { autoGateways, loadConfig } from '../../src/core/config.ts';
+
+/** Pids of the live svcd processes whose parent is `ppid` (Linux /proc; tsx's esbuild children aside). */
+function children(ppid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces, so read after the last ')'
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(parent) !== ppid || state === 'Z') continue;
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('svcd.mjs')) out.push(Number(d));
+    } catch { /* gone meanwhile */ }
+  }
+  return out.sort();
+}
+
+const alive = (pid: number) => {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+};
+
+async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// every request on a new connection, so round-robin spreads the steps of one flow over the workers
+const fresh = { connection: 'close' };
+
+test('SVC_GATEWAY_PROCESSES: auto is in-process up to 2 cores, one gateway per core but one beyond; bad values stop',
+  (t) => {
+    t.is(autoGateways(1), 0);
+    t.is(autoGateways(2), 0);
+    t.is(autoGateways(4), 3);
+    t.is(autoGateways(64), 16);
+    t.is(loadConfig({ SVC_GATEWAY_PROCESSES: '3' }).gatewayProcesses, 3);
+    t.is(loadConfig({ SVC_GATEWAY_PROCESSES: '0' }).gatewayProcesses, 0);
+    for (const bad of ['-1', '65', '1.5', 'two']) {
+      t.throws(() => loadConfig({ SVC_GATEWAY_PROCESSES: bad }), { message: /SVC_GATEWAY_PROCESSES must be auto/ });
+    }
+  });
+
+test.serial('K = 2 gateway workers share one core: sandbox and paid flows across workers, a dead worker is '
+  + 'replaced, SIGTERM leaves no process', async (t) => {
+  const s = await startSvcd(t, { SVC_GATEWAY_PROCESSES: '2' });
+  t.is(s.ready.gateway_processes, 2);
+  const base = s.ready.http!;
+  const primary = s.proc!.pid!;
+  await until('two gateway workers', () => children(primary).length === 2);
+  const workers = children(primary);
+
+  // the sandbox's state is the core's: 12 flows, each step on its own connection
+  for (let i = 0; i < 12; i++) {
+    const q = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/sandbox/quotes/get-pulse', { bits: 64 }, fresh);
+    t.is(q.status, 200, JSON.stringify(q.body));
+    const { quote_id, machine_id } = q.body as { quote_id: string; machine_id: string };
+    const a = await httpFrom('127.0.0.1', base, 'POST', `/api/v1/sandbox/quotes/${quote_id}/accept`,
+      { machine_id }, fresh);
+    t.is(a.status, 200, JSON.stringify(a.body));
+    const x = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/sandbox/executions/get-pulse',
+      { machine_id, quote_id }, fresh);
+    t.is(x.status, 200, JSON.stringify(x.body));
+    const v = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/sandbox/receipts/verify',
+      { machine_id, receipt_id: x.body.receipt_id }, fresh);
+    t.is(v.status, 200, JSON.stringify(v.body));
+    t.true(v.body.valid);
+  }
+
+  // a paid GET_PULSE flow, its three steps on three connections
+  const token = await fundMachine(s, 'topo-m', 5);
+  const auth = { ...fresh, authorization: `Bearer ${token}` };
+  const q = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse',
+    { machine_id: 'topo-m', bits: 256 }, fresh);
+  t.is(q.status, 200, JSON.stringify(q.body));
+  const acc = await httpFrom('127.0.0.1', base, 'POST', `/api/v1/quotes/${q.body.quote_id}/accept`,
+    { machine_id: 'topo-m' }, auth);
+  t.is(acc.status, 200, JSON.stringify(acc.body));
+  const ex = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/executions/get-pulse',
+    { machine_id: 'topo-m', quote_id: q.body.quote_id }, auth);
+  t.is(ex.status, 200, JSON.stringify(ex.body));
+  t.is(ex.body.output_hex.length, 64);
+
+  // the sandbox steps are the gateway's own calls: the public svc/1 edge refuses them
+  const edge = await s.edge();
+  try {
+    await t.throwsAsync(edge.request('SANDBOX_QUOTE', {}), { message: /HTTP gateway's own call/ });
+  } finally {
+    edge.close();
+  }
+
+  // a worker killed outright is replaced; the service answers throughout
+  process.kill(workers[0]!, 'SIGKILL');
+  await until('a replacement worker', () => {
+    const now = children(primary);
+    return now.length === 2 && !now.includes(workers[0]!);
+  });
+  for (let i = 0; i < 4; i++) {
+    const h = await httpFrom('127.0.0.1', base, 'GET', '/api/v1/health', undefined, fresh);
+    t.is(h.status, 200);
+  }
+  t.regex(s.stdout + s.stderr, /gateway worker died; replacing it/);
+
+  const last = children(primary);
+  t.is(await s.stop(), 0);
+  await until('no worker left', () => last.every((p) => !alive(p)), 10_000);
+});
