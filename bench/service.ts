@@ -3,7 +3,7 @@
 // interleaved (anchor, svcd, anchor, svcd … per case and concurrency) and the median is kept; the
 // disk's synced-put limit, synced writes per request and bytes per expired quote are measured too.
 // Prints a table, writes bench/results/service-<time>.json. Targets are reported, never asserted.
-// Usage: npm run bench:service [-- --quick] [-- --c 1,8,32] [-- --compare saved.json]
+// Usage: npm run bench:service [-- --quick] [-- --c 1,8,32] [-- --gateways 1,2] [-- --compare saved.json]
 //        [-- --input run.json] [-- --profile DIR]   (env: BENCH_MS, BENCH_ROUNDS, BENCH_RESULTS_DIR)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     c: { type: 'string' },
+    gateways: { type: 'string' },
     compare: { type: 'string' },
     input: { type: 'string' },
     profile: { type: 'string' },
@@ -43,7 +44,8 @@ const settings = {
   rounds: envInt('BENCH_ROUNDS', quick ? 1 : 3),
   concurrency: args.c ? args.c.split(',').map(Number) : quick ? [8] : [1, 8, 32],
   warmup_ms: Math.max(300, Math.min(2000, MS / 3)),
-  gateways: 2,
+  /** SVC_GATEWAY_PROCESSES of the extra svcd rows (K gateway workers in front of the core) */
+  gateways: args.gateways ? args.gateways.split(',').map(Number) : quick ? [2] : [1, 2],
   disk_ms: quick ? 300 : 2000,
   sync_count_units: quick ? 100 : 500,
   expiry_quotes: envInt('BENCH_EXPIRY_QUOTES', quick ? 2000 : 20_000),
@@ -102,7 +104,7 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
     startSvcd('svcd', 0),
     startAnchor('koa 3-route', 'paid'),
     startSvcd('svcd', 0),
-    startSvcd(`svcd core+${settings.gateways}gw`, settings.gateways),
+    ...settings.gateways.map((k) => startSvcd(`svcd K=${k}`, k)),
   ]);
   const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
@@ -113,15 +115,15 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
     await stop();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const [bare, put, svcdFree, paidAnchor, svcdPaid, svcdK] = up as [
-    Server, Server, SvcdServer, Server, SvcdServer, SvcdServer,
+  const [bare, put, svcdFree, paidAnchor, svcdPaid, ...svcdK] = up as [
+    Server, Server, SvcdServer, Server, SvcdServer, ...SvcdServer[],
   ];
   const n = Math.max(...settings.concurrency);
   const machines = new Map<Server, Machine[]>([
     [paidAnchor, anchorMachines(n)],
     [svcdPaid, await fundMachines(svcdPaid.core, n)],
-    [svcdK, await fundMachines(svcdK.core, n)],
   ]);
+  for (const k of svcdK) machines.set(k, await fundMachines(k.core, n));
   const ratioAtLeast = (min: number, p99: number) => (r: Row) => r.ratio !== null && r.ratio >= min && r.p99_ms < p99;
   const free: Case = {
     name: 'free quote',
@@ -136,6 +138,7 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
         anchor: bare.name,
         target: { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) },
       },
+      ...svcdK.map((k) => ({ server: k, name: k.name, anchor: bare.name })),
     ],
     load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
   };
@@ -151,12 +154,14 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
         anchor: paidAnchor.name,
         target: { text: '≥1.0x, p99<50', met: ratioAtLeast(1.0, 50) },
       },
-      {
-        server: svcdK,
-        name: svcdK.name,
+      ...svcdK.map((k) => ({
+        server: k,
+        name: k.name,
         anchor: paidAnchor.name,
-        target: { text: '≥1200/s, p99<50', met: (r) => r.rate >= 1200 && r.p99_ms < 50 },
-      },
+        ...(k.name === 'svcd K=2'
+          ? { target: { text: '≥1200/s, p99<50', met: (r: Row) => r.rate >= 1200 && r.p99_ms < 50 } }
+          : {}),
+      })),
     ],
     load: (e, c, a) => loadFlows(e.server.urls, machines.get(e.server)!, c, a),
   };

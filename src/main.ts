@@ -200,7 +200,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const port = (addr: string) => Number(addr.split(':').pop());
   // one process: the gateway calls the core directly (no loopback hop, DESIGN.md §1)
   const direct = inProcessCaller(
-    (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'backend', client, validated),
+    (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'gateway', client, validated),
     (e) => log.error({ err: e }, 'core call failed'),
   );
   const edgePort = port(listeners.addresses.edge);

@@ -1,6 +1,6 @@
 // The servers the service bench measures, each in its own node process: the anchors (bench/service/
-// anchor.ts) and the real svcd through the test harness (one `svcd start`, or `svcd core` with K
-// `svcd gateway` processes in front). Knows how to start, fund and stop them; measures nothing.
+// anchor.ts) and the real svcd through the test harness (`svcd start`, with K node:cluster gateway
+// workers in front or none). Knows how to start, fund and stop them; measures nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,33 +64,13 @@ export interface SvcdServer extends Server {
 }
 
 /**
- * The real svcd: with gateways = 0 one `svcd start` (core and gateway in one process, the gateway
- * calling the core directly); with gateways = K, `svcd core` and K `svcd gateway` processes that
- * reach it over svc/1 on the loopback backend port.
+ * The real svcd: one `svcd start` with SVC_GATEWAY_PROCESSES = gateways — 0: core and gateway in one
+ * process (the gateway calls the core directly); K: the core and K node:cluster gateway workers on
+ * one HTTP port, reaching the core over svc/1 on the loopback backend.
  */
 export async function startSvcd(name: string, gateways: number, env: Record<string, string> = {}): Promise<SvcdServer> {
-  const all = { ...BENCH_ENV, ...env };
-  if (gateways === 0) {
-    const s = await Svcd.start(all, ['start']);
-    return { name, urls: [s.ready.http!], pid: s.proc!.pid!, core: s, stop: () => stopSvcd([s]) };
-  }
-  const core = await Svcd.start(all, ['core']);
-  const gws: Svcd[] = [];
-  try {
-    for (let i = 0; i < gateways; i++) {
-      gws.push(await Svcd.start({ ...all, SVC_BACKEND_PORT: String(core.backendPort) }, ['gateway']));
-    }
-  } catch (e) {
-    await stopSvcd([...gws, core]);
-    throw e;
-  }
-  return {
-    name,
-    urls: gws.map((g) => g.ready.http!),
-    pid: core.proc!.pid!,
-    core,
-    stop: () => stopSvcd([...gws, core]),
-  };
+  const s = await Svcd.start({ ...BENCH_ENV, ...env, SVC_GATEWAY_PROCESSES: String(gateways) }, ['start']);
+  return { name, urls: [s.ready.http!], pid: s.proc!.pid!, core: s, stop: () => stopSvcd([s]) };
 }
 
 async function stopSvcd(list: Svcd[]): Promise<void> {

@@ -33,7 +33,13 @@ import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 
-export type Listener = 'edge' | 'backend' | 'admin';
+/**
+ * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
+ * address itself; `backend`: a gateway in another process (svcd gateway, or a worker of
+ * SVC_GATEWAY_PROCESSES), whose per-address windows are only its own share, so the core keeps the
+ * node-wide ones, as for the edge.
+ */
+export type Listener = 'edge' | 'backend' | 'gateway' | 'admin';
 /** The ops that record an idempotent request's reply (the reply as the caller will see it). */
 type Seal = (result: Record<string, unknown>) => Op[];
 interface Idem { record: string; seal: Seal }
@@ -154,12 +160,13 @@ export class Core {
     if (spec.auth === 'admin' && listener !== 'admin') {
       throw new ServiceError('forbidden', `${cmd} is only available on the admin socket`);
     }
-    if (spec.access === 'gateway' && listener !== 'backend') {
+    if (spec.access === 'gateway' && listener !== 'backend' && listener !== 'gateway') {
       throw new ServiceError('forbidden', `${cmd} is the HTTP gateway's own call (use the /api/v1/sandbox routes)`);
     }
     const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
-    // edge callers are limited here by address; the gateway limits its HTTP callers by address itself
-    const address = listener === 'edge' ? `ip:${clientKey(client)}` : null;
+    // edge and remote gateways' callers are limited here by address; the in-process gateway limits
+    // its HTTP callers by address itself
+    const address = listener === 'edge' || listener === 'backend' ? `ip:${clientKey(client)}` : null;
     if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
     if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
     if (!validated) validateArgs(spec, args);

@@ -22,7 +22,7 @@ async function openCore(t: { teardown(fn: () => unknown): void }, env: Record<st
 /** A claimed machine with `units` svcC credited; returns its token. */
 async function funded(core: Core, machine: string, units = 5): Promise<string> {
   const inv = await core.handle('FUND_ACCOUNT', { machine_id: machine, units, network: 'Base', asset: 'USDC' },
-    undefined, 'backend', '127.0.0.1');
+    undefined, 'gateway', '127.0.0.1');
   await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `ref-${machine}` }, undefined, 'admin');
   return inv.machine_token as string;
 }
@@ -36,9 +36,9 @@ const delta = (after: StoreStats, before: StoreStats) => ({
 
 async function flow(core: Core, machine: string, token: string): Promise<Record<string, unknown>> {
   const auth = { token };
-  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: machine, bits: 64 }, undefined, 'backend');
-  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: machine }, auth, 'backend');
-  return core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: machine }, auth, 'backend');
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: machine, bits: 64 }, undefined, 'gateway');
+  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: machine }, auth, 'gateway');
+  return core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: machine }, auth, 'gateway');
 }
 
 test('a free quote reads and writes nothing; with an idempotency key, one unsynced write', async (t) => {
@@ -82,7 +82,7 @@ test('concurrent flows of 16 machines share synced flushes (group commit); balan
   t.is(d.writes, 32);
   t.true(d.syncedFlushes < 32, `${d.syncedFlushes} synced flushes for 32 batches`);
   for (const [i, m] of machines.entries()) {
-    const b = await core.handle('BALANCE', { machine_id: m }, { token: tokens[i]! }, 'backend');
+    const b = await core.handle('BALANCE', { machine_id: m }, { token: tokens[i]! }, 'gateway');
     t.is(b.reserved_units, '0');
   }
   t.true((await core.ctx.ledger.verify()).ok);
@@ -93,18 +93,18 @@ test('an accepted quote that expires is released and deleted; its id still answe
   const token = await funded(core, 'expiring');
   const auth = { token };
   const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'expiring', bits: 64, quote_ttl_ms: 1000 },
-    undefined, 'backend');
-  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend');
+    undefined, 'gateway');
+  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'gateway');
   t.truthy(await core.ctx.store.get('quotes', q.quote_id as string));
   await new Promise((r) => setTimeout(r, 1100));
-  const err = await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend')
+  const err = await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'gateway')
     .catch((e: { code: string; details?: unknown }) => e);
   t.is((err as { code: string }).code, 'quote_expired');
   t.is(await core.ctx.store.get('quotes', q.quote_id as string), undefined, 'the record is gone');
-  const again = await core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'backend')
+  const again = await core.handle('GET_PULSE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'gateway')
     .catch((e: { code: string }) => e);
   t.is((again as { code: string }).code, 'quote_expired', 'the id alone says it expired');
-  const b = await core.handle('BALANCE', { machine_id: 'expiring' }, auth, 'backend');
+  const b = await core.handle('BALANCE', { machine_id: 'expiring' }, auth, 'gateway');
   t.is(b.reserved_units, '0', 'the reservation was released');
   t.true((await core.ctx.ledger.verify()).ok);
 });
@@ -113,11 +113,11 @@ test('quote ids: forged, altered or another machine\'s are refused (404 / 409)',
   const core = await openCore(t);
   const token = await funded(core, 'owner');
   const other = await funded(core, 'other');
-  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'owner', bits: 64 }, undefined, 'backend');
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'owner', bits: 64 }, undefined, 'gateway');
   const id = q.quote_id as string;
   t.regex(id, /^q1[A-Za-z0-9_-]{79}$/);
   const codeOf = (quoteId: string, machine: string, tok: string) => core
-    .handle('ACCEPT_QUOTE', { quote_id: quoteId, machine_id: machine }, { token: tok }, 'backend')
+    .handle('ACCEPT_QUOTE', { quote_id: quoteId, machine_id: machine }, { token: tok }, 'gateway')
     .then(() => 'ok', (e: { code: string }) => e.code);
   t.is(await codeOf(id, 'other', other), 'quote_wrong_machine');
   const flipped = id.slice(0, 20) + (id[20] === 'A' ? 'B' : 'A') + id.slice(21);
@@ -132,24 +132,24 @@ test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch 
   const core = await openCore(t);
   const token = await funded(core, 'keyed');
   const auth = { token };
-  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'keyed', bits: 64 }, undefined, 'backend');
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'keyed', bits: 64 }, undefined, 'gateway');
   const accept = { quote_id: q.quote_id, machine_id: 'keyed', idempotency_key: 'accept-1' };
   let before = { ...core.ctx.store.stats };
-  const first = await core.handle('ACCEPT_QUOTE', accept, auth, 'backend');
+  const first = await core.handle('ACCEPT_QUOTE', accept, auth, 'gateway');
   t.is(delta(core.ctx.store.stats, before).writes, 1, 'one atomic batch: reservation, quote and reply record');
-  const replay = await core.handle('ACCEPT_QUOTE', accept, auth, 'backend');
+  const replay = await core.handle('ACCEPT_QUOTE', accept, auth, 'gateway');
   t.is(replay.idempotent_replayed, true);
   t.is(replay.quote_id, first.quote_id);
   const fund = { machine_id: 'keyed', units: 1, network: 'Base', asset: 'USDC', idempotency_key: 'fund-1' };
   before = { ...core.ctx.store.stats };
-  const inv = await core.handle('FUND_ACCOUNT', fund, auth, 'backend');
+  const inv = await core.handle('FUND_ACCOUNT', fund, auth, 'gateway');
   t.is(delta(core.ctx.store.stats, before).writes, 1, 'one atomic batch: invoice, amount, machine and reply record');
-  t.is((await core.handle('FUND_ACCOUNT', fund, auth, 'backend')).invoice_id, inv.invoice_id);
+  t.is((await core.handle('FUND_ACCOUNT', fund, auth, 'gateway')).invoice_id, inv.invoice_id);
   // a claim with a key: the sealed token is in the same batch as the claim
   const claim = { machine_id: 'fresh', units: 1, network: 'Base', asset: 'USDC', idempotency_key: 'claim-1' };
   before = { ...core.ctx.store.stats };
-  const claimed = await core.handle('FUND_ACCOUNT', claim, undefined, 'backend', '127.0.0.1');
+  const claimed = await core.handle('FUND_ACCOUNT', claim, undefined, 'gateway', '127.0.0.1');
   t.is(delta(core.ctx.store.stats, before).writes, 1);
-  const lost = await core.handle('FUND_ACCOUNT', claim, undefined, 'backend', '127.0.0.1');
+  const lost = await core.handle('FUND_ACCOUNT', claim, undefined, 'gateway', '127.0.0.1');
   t.is(lost.machine_token, claimed.machine_token, 'a lost claim reply is recoverable with its key');
 });

@@ -1,7 +1,8 @@
 // `svcd start` with SVC_GATEWAY_PROCESSES = K: the core and K node:cluster gateway workers sharing the
 // HTTP port (issue "Speed" §2). The workers hold no state of their own: a sandbox quote made through
-// one is accepted and executed through another, a paid flow works through any, a worker that dies is
-// replaced, and SIGTERM stops the workers before the core, leaving no process behind.
+// one is accepted and executed through another, a paid flow works through any, per-address windows
+// hold node-wide, a worker that dies is replaced, and SIGTERM stops the workers before the core,
+// leaving no process behind.
 import test from 'ava';
 import { readFileSync, readdirSync } from 'node:fs';
 import { httpFrom } from '../support/http-from.ts';
@@ -55,7 +56,7 @@ test('SVC_GATEWAY_PROCESSES: auto is in-process up to 2 cores, one gateway per c
 
 test.serial('K = 2 gateway workers share one core: sandbox and paid flows across workers, a dead worker is '
   + 'replaced, SIGTERM leaves no process', async (t) => {
-  const s = await startSvcd(t, { SVC_GATEWAY_PROCESSES: '2' });
+  const s = await startSvcd(t, { SVC_GATEWAY_PROCESSES: '2', SVC_RATE_PUBLIC_LOW: '80/60' });
   t.is(s.ready.gateway_processes, 2);
   const base = s.ready.http!;
   const primary = s.proc!.pid!;
@@ -92,6 +93,21 @@ test.serial('K = 2 gateway workers share one core: sandbox and paid flows across
     { machine_id: 'topo-m', quote_id: q.body.quote_id }, auth);
   t.is(ex.status, 200, JSON.stringify(ex.body));
   t.is(ex.body.output_hex.length, 64);
+
+  // per-address windows are the node's, not each worker's: the 81st quote from one address is 429
+  // (each worker saw about 40 of them)
+  let served = 0;
+  let refused: Awaited<ReturnType<typeof httpFrom>> | null = null;
+  while (!refused && served < 200) {
+    const r = await httpFrom('127.0.0.5', base, 'POST', '/api/v1/quotes/get-pulse',
+      { machine_id: 'rl-m', bits: 64 }, fresh);
+    if (r.status === 200) served++;
+    else refused = r;
+  }
+  t.is(served, 80);
+  t.is(refused?.status, 429);
+  t.is(refused?.body.error.code, 'rate_limited');
+  t.truthy(refused?.headers['retry-after']);
 
   // the sandbox steps are the gateway's own calls: the public svc/1 edge refuses them
   const edge = await s.edge();
