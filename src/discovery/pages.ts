@@ -38,7 +38,9 @@ const CONTENT_STYLE = [
   'table{border-collapse:collapse;width:100%;font-size:.92rem}table.many{min-width:44rem}'
     + 'th,td{border:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}',
   'th{background:#f6f8fa}code,pre{font:14px ui-monospace,monospace;background:#f6f8fa}',
-  'code,td a{overflow-wrap:anywhere}pre{padding:.8rem;overflow-x:auto}',
+  // hashes and long links wrap anywhere; in a wide table, code keeps its words (paths break at <wbr>)
+  'code,td a{overflow-wrap:anywhere}table.many code{overflow-wrap:normal}',
+  'pre{padding:.8rem;overflow-x:auto}pre.wrap{white-space:pre-wrap}',
   '.ok{color:#1a7f37}.bad{color:#cf222e}',
 ].join('\n');
 
@@ -94,6 +96,8 @@ const table = (label: string, head: string[], rows: unknown[][]) =>
   + `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead>`
   + `<tbody>${rows.map(tableRow).join('')}</tbody></table></div>`;
 const code = (s: unknown) => `<code>${esc(s)}</code>`;
+/** A route or media type in code that may break after each slash (and nowhere else). */
+const pathCode = (s: string) => `<code>${esc(s).replaceAll('/', '/<wbr>')}</code>`;
 
 /**
  * Where an agent or a developer starts beyond HTTP: the MCP endpoint and the embedding kit. One
@@ -175,17 +179,14 @@ const ERROR_ROWS = [
 export function docsPage(site: SiteInfo): string {
   const byId = new Map(PUBLIC_ROUTES.map((r) => [r.id, r]));
   const otherRoutes = PUBLIC_ROUTES.map((r) => [
-    code(`${r.method} ${r.path}`), code(r.type.split(';')[0]), code(r.billing),
+    pathCode(`${r.method} ${r.path}`), pathCode(r.type.split(';')[0]!), code(r.billing),
     esc(r.purpose) + (r.aliasOf ? ` (same as ${code(byId.get(r.aliasOf)!.path)})` : ''),
   ]);
   const rows = COMMANDS.map((c) => [
     code(c.name),
-    esc(c.group),
-    c.http ? code(`${c.http.method} ${c.http.path}`) : 'not public over HTTP',
+    c.http ? pathCode(`${c.http.method} ${c.http.path}`) : 'not public over HTTP',
     c.cli.length ? code(c.cli.length > 1 ? 'quote-<service>' : c.cli[0]) : '—',
-    code(c.auth),
-    code(c.billing),
-    code(c.rateClass),
+    [c.auth, c.billing, c.rateClass].map(code).join(' · '),
     esc(c.purpose),
   ]);
   const intro = `<p>Base URL ${code(site.base_url + VERSIONS.pathPrefix)}, API ${code(VERSIONS.api)}.`
@@ -196,7 +197,7 @@ export function docsPage(site: SiteInfo): string {
   const auth = `<p>The first funding invoice for a ${code('machine_id')} returns its machine token once;`
     + ` send it as ${code('Authorization: Bearer svcm_…')} on accepts, invoices, balance and executions.`
     + ' Discovery, quotes, receipt verification and the sandbox need no token.</p>';
-  const head = ['Command', 'Group', 'HTTP', 'CLI', 'Auth', 'Billing', 'Rate class', 'Purpose'];
+  const head = ['Command', 'HTTP', 'CLI', 'Auth · billing · rate class', 'Purpose'];
   return layout({
     path: '/docs', title: 'API documentation',
     description: 'The svc HTTP API: base URL, every command with its route, CLI form, authentication, billing and'
@@ -325,7 +326,7 @@ export function pricingPage(): string {
     + ' currency, is not backed by any asset, not redeemable and earns no yield'
     + ` (unit policy ${code(UNIT_POLICY)}). Settlement is in crypto only.</p>`;
   const formula = '<p>The units of a quote:</p>'
-    + `<pre>quote_units = (ceil(coef_bits × √bits / 256) + ${UNITS_PER_KIB} × ceil(bytes / 1024)`
+    + `<pre class="wrap">quote_units = (ceil(coef_bits × √bits / 256) + ${UNITS_PER_KIB} × ceil(bytes / 1024)`
     + ` + ${UNITS_PER_MS} × estimated_ms) × multiplier</pre>`
     + `<p>${code('coef_bits')} is the service's bits coefficient (below), ${code('bytes')} the input size and`
     + ` ${code('estimated_ms')} the service's time estimate for that input; the multiplier is the priority class's`
@@ -377,7 +378,7 @@ export function statusPage(edge: Record<string, unknown>, time: string): string 
   const rows: unknown[][] = [
     ['Gateway', `${state(true, 'ok')}, version ${esc(VERSIONS.gateway)}`],
     ['Core edge', status === 'ok' ? state(true, 'ok') : state(false, `${String(status)}: the gateway cannot reach it`)],
-    ...facts(details).map(([k, v]) => [esc(EDGE_LABELS[k] ?? spelled(k)), k === 'node_id' ? code(v) : esc(v)]),
+    ...facts(details).map(([k, v]) => [esc(EDGE_LABELS[k] ?? spelled(k)), /_id$/.test(k) ? code(v) : esc(v)]),
     ['Checked at', esc(time)],
   ];
   const machine = `<p>Machine-readable: <a href="${DOCUMENT_PATHS.status}">status.json</a>,`
@@ -388,7 +389,7 @@ export function statusPage(edge: Record<string, unknown>, time: string): string 
       + ' worker pool and the pulse chain.',
   }, `
 <h1>Status</h1>
-${table('Status', ['Part', 'State'], rows)}
+${table('Status', ['What', 'Value'], rows)}
 ${machine}`);
 }
 
