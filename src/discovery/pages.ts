@@ -38,8 +38,9 @@ const CONTENT_STYLE = [
   'table{border-collapse:collapse;width:100%;font-size:.92rem}table.many{min-width:44rem}'
     + 'th,td{border:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}',
   'th{background:#f6f8fa}code,pre{font:14px ui-monospace,monospace;background:#f6f8fa}',
-  // hashes and long links wrap anywhere; in a wide table, code keeps its words (paths break at <wbr>)
-  'code,td a{overflow-wrap:anywhere}table.many code{overflow-wrap:normal}',
+  // code in prose, hashes and long links wrap anywhere; other code in a table keeps its words
+  // (paths break at <wbr>), so a narrow table scrolls in its box rather than split names
+  'code,td a,td code.hash{overflow-wrap:anywhere}td code{overflow-wrap:normal}',
   'pre{padding:.8rem;overflow-x:auto}pre.wrap{white-space:pre-wrap}',
   '.ok{color:#1a7f37}.bad{color:#cf222e}',
 ].join('\n');
@@ -96,6 +97,8 @@ const table = (label: string, head: string[], rows: unknown[][]) =>
   + `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead>`
   + `<tbody>${rows.map(tableRow).join('')}</tbody></table></div>`;
 const code = (s: unknown) => `<code>${esc(s)}</code>`;
+/** A hash or an opaque id: in a table cell too, it may wrap at any character. */
+const hash = (s: unknown) => `<code class="hash">${esc(s)}</code>`;
 /** A route or media type in code that may break after each slash (and nowhere else). */
 const pathCode = (s: string) => `<code>${esc(s).replaceAll('/', '/<wbr>')}</code>`;
 
@@ -378,7 +381,7 @@ export function statusPage(edge: Record<string, unknown>, time: string): string 
   const rows: unknown[][] = [
     ['Gateway', `${state(true, 'ok')}, version ${esc(VERSIONS.gateway)}`],
     ['Core edge', status === 'ok' ? state(true, 'ok') : state(false, `${String(status)}: the gateway cannot reach it`)],
-    ...facts(details).map(([k, v]) => [esc(EDGE_LABELS[k] ?? spelled(k)), /_id$/.test(k) ? code(v) : esc(v)]),
+    ...facts(details).map(([k, v]) => [esc(EDGE_LABELS[k] ?? spelled(k)), /_id$/.test(k) ? hash(v) : esc(v)]),
     ['Checked at', esc(time)],
   ];
   const machine = `<p>Machine-readable: <a href="${DOCUMENT_PATHS.status}">status.json</a>,`
@@ -410,11 +413,11 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
   }, `
 <h1>Trust and verification</h1>
 ${table('Keys and hashes', ['What', 'Value'], [
-    ['Node', code(node.node_id)],
-    ['Signing key (Ed25519, raw, base64url)', code(node.public_key)],
-    ['Key id', code(node.key_id)],
-    ['Edge certificate SHA-256', code(node.edge_cert_sha256)],
-    ['Manifest SHA-256', code(manifestSha256)],
+    ['Node', hash(node.node_id)],
+    ['Signing key (Ed25519, raw, base64url)', hash(node.public_key)],
+    ['Key id', hash(node.key_id)],
+    ['Edge certificate SHA-256', hash(node.edge_cert_sha256)],
+    ['Manifest SHA-256', hash(manifestSha256)],
   ])}
 ${receipts}
 ${pulses}
@@ -428,7 +431,7 @@ export function wellKnownHtml(site: SiteInfo): string {
   const routes = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.tag === 'Discovery');
   const links = routes.map((r) => {
     const url = esc(href(r.doc ?? r.id, r.path));
-    return [esc(r.purpose), `<a href="${url}">${url}</a>`, code(r.type.split(';')[0])];
+    return [esc(r.purpose), `<a href="${url}">${url}</a>`, pathCode(r.type.split(';')[0]!)];
   });
   return layout({
     path: `${WELL_KNOWN}/`, title: 'Discovery index',
