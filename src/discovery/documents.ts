@@ -347,7 +347,8 @@ export function llmsTxt(site: SiteInfo): string {
       + ` HTTP/JSON gateway: ${b}${VERSIONS.pathPrefix} (API ${VERSIONS.api}).`,
     '',
     '## Start here',
-    `- [OpenAPI description](${b}${DOCUMENT_PATHS.openapi}): every route, schema and error`,
+    `- [OpenAPI description](${b}${DOCUMENT_PATHS.openapi}): every route, schema and error`
+      + ` ([rendered for people](${b}${publicRoute('pageReference').path}))`,
     `- [Manifest](${b}${DOCUMENT_PATHS.manifest}): capabilities (${VERSIONS.capabilityCount}), node key,`
       + ' edge certificate, pricing, limits',
     `- [Service catalog](${b}${DOCUMENT_PATHS.service_catalog})`

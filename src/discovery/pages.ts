@@ -1,36 +1,61 @@
 // The HTML pages (SPEC "Landing and documentation pages"): server-rendered from the registry, the
 // pricing model and the node facts — no client-side script, so they read the same to people,
-// crawlers and agents. One small stylesheet inline; every page links the others.
+// crawlers and agents (the one exception is /reference, which mounts the Redoc bundle the gateway
+// serves on openapi.json). One small stylesheet inline; every page links the others. Nothing may
+// scroll the page sideways at phone width: tables sit in their own scroll box, code wraps.
 import { MAX_LINE } from '../protocol/line-codec.ts';
 import { COMMANDS, commandSpec } from '../protocol/registry.ts';
 import {
-  PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_POLICY, UNIT_SCALE, examplePrice,
+  COSTS, MULTIPLIERS, PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, REFERENCE_VALUE_USD_PER_SVCC, UNIT_POLICY,
+  UNIT_SCALE, UNITS_PER_KIB, UNITS_PER_MS, examplePrice,
 } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { POLICY, escapeMarkup } from './documents.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
-import { DOCUMENT_PATHS, NAV, PUBLIC_ROUTES, WELL_KNOWN } from './routes.ts';
+import { DOCUMENT_PATHS, NAV, PUBLIC_ROUTES, WELL_KNOWN, publicRoute } from './routes.ts';
 
 const esc = (s: unknown) => escapeMarkup(String(s));
+const num = (n: number | bigint) => n.toLocaleString('en-US');
+const path = (routeId: string) => publicRoute(routeId).path;
 
 const ICON = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"
   + "%3Crect width='16' height='16' rx='3' fill='%231d3557'/%3E%3C/svg%3E";
-const STYLE = [
+// the frame every page has: header, navigation, footer
+const FRAME_STYLE = [
   'body{font:16px/1.55 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:0 1rem 3rem;color:#1b1f23}',
+  'body.wide{max-width:none;padding:0 0 3rem}body.wide>header,body.wide>footer,body.wide>main>.intro{padding:0 1rem}',
   'header{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:baseline;'
     + 'border-bottom:1px solid #d0d7de;padding:1rem 0}',
   'header strong{font-size:1.2rem;margin-right:1rem}',
-  'nav a{margin-right:.8rem}a{color:#0550ae}a[aria-current]{font-weight:600;color:#1b1f23}',
-  'table{border-collapse:collapse;width:100%;margin:1rem 0;font-size:.92rem}'
+  'nav a{margin-right:.8rem;white-space:nowrap}a{color:#0550ae}a[aria-current]{font-weight:600;color:#1b1f23}',
+  'footer{margin-top:3rem;font-size:.85rem;color:#57606a;overflow-wrap:anywhere}',
+].join('\n');
+// the server-rendered content (not applied on /reference, where Redoc styles its own tables and code)
+const CONTENT_STYLE = [
+  '.scroll{overflow-x:auto;margin:1rem 0}',
+  'table{border-collapse:collapse;width:100%;font-size:.92rem}table.many{min-width:44rem}'
     + 'th,td{border:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}',
-  'th{background:#f6f8fa}code,pre{font:14px ui-monospace,monospace;background:#f6f8fa}pre{padding:.8rem;overflow:auto}',
-  '.ok{color:#1a7f37}.bad{color:#cf222e}footer{margin-top:3rem;font-size:.85rem;color:#57606a}',
+  'th{background:#f6f8fa}code,pre{font:14px ui-monospace,monospace;background:#f6f8fa}',
+  // code in prose, hashes and long links wrap anywhere; other code in a table keeps its words
+  // (paths break at <wbr>), so a narrow table scrolls in its box rather than split names
+  'code,td a,td code.hash{overflow-wrap:anywhere}td code{overflow-wrap:normal}',
+  'pre{padding:.8rem;overflow-x:auto}pre.wrap{white-space:pre-wrap}',
+  '.ok{color:#1a7f37}.bad{color:#cf222e}',
 ].join('\n');
 
-function layout(path: string, title: string, body: string): string {
-  const current = (href: string) => (href === path ? ' aria-current="page"' : '');
+interface Page {
+  path: string;
+  title: string;
+  /** the page's own <meta name="description">: what a search result or a link preview shows */
+  description: string;
+  /** full-width, frame styles only, and this markup at the end of <body> (the API reference) */
+  app?: { tail: string };
+}
+
+function layout(page: Page, body: string): string {
+  const current = (href: string) => (href === page.path ? ' aria-current="page"' : '');
   const nav = NAV.map(([href, label]) => `<a href="${href}"${current(href)}>${label}</a>`).join(' ');
   const footer = `svc gateway ${VERSIONS.gateway} · API ${VERSIONS.api} · core protocol ${VERSIONS.coreProtocol}`
     + ` · <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a> · <a href="${DOCUMENT_PATHS.llms}">llms.txt</a>`
@@ -40,31 +65,72 @@ function layout(path: string, title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} — svc</title>
+<title>${esc(page.title)} — svc</title>
+<meta name="description" content="${esc(page.description)}">
 <link rel="manifest" href="/site.webmanifest">
 <link rel="icon" href="${ICON}">
 <link rel="alternate" type="application/json" href="${DOCUMENT_PATHS.openapi}" title="OpenAPI">
 <link rel="alternate" type="text/plain" href="${DOCUMENT_PATHS.llms}" title="llms.txt">
 <style>
-${STYLE}
+${page.app ? FRAME_STYLE : `${FRAME_STYLE}\n${CONTENT_STYLE}`}
 </style>
 </head>
-<body>
+<body${page.app ? ' class="wide"' : ''}>
 <header><strong>svc</strong><nav>${nav}</nav></header>
 <main>
 ${body}
 </main>
 <footer>${footer}</footer>
-</body>
+${page.app?.tail ?? ''}</body>
 </html>
 `;
 }
 
 const tableRow = (r: unknown[]) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`;
-const table = (head: string[], rows: unknown[][]) =>
-  `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>`
-  + `<tbody>${rows.map(tableRow).join('')}</tbody></table>`;
+/**
+ * A table in its own horizontal scroll box (focusable, so a keyboard can scroll it); four columns
+ * or more keep a readable minimum width and scroll inside the box on a phone rather than crush.
+ */
+const table = (label: string, head: string[], rows: unknown[][]) =>
+  `<div class="scroll" role="region" aria-label="${esc(label)}" tabindex="0">`
+  + `<table${head.length >= 4 ? ' class="many"' : ''}>`
+  + `<thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead>`
+  + `<tbody>${rows.map(tableRow).join('')}</tbody></table></div>`;
 const code = (s: unknown) => `<code>${esc(s)}</code>`;
+/** A hash or an opaque id: in a table cell too, it may wrap at any character. */
+const hash = (s: unknown) => `<code class="hash">${esc(s)}</code>`;
+/** A route or media type in code that may break after each slash (and nowhere else). */
+const pathCode = (s: string) => `<code>${esc(s).replaceAll('/', '/<wbr>')}</code>`;
+
+/**
+ * Where an agent or a developer starts beyond HTTP: the MCP endpoint and the embedding kit. One
+ * section, shown on /, /docs and /for-agents.
+ */
+function mcpAndKit(site: SiteInfo): string {
+  return `<h2 id="mcp-and-embedding">MCP and the embedding kit</h2>
+<p><strong>MCP.</strong> ${code(`POST ${site.base_url}${path('mcp')}`)} is a stateless MCP server (Streamable HTTP,
+JSON responses) with the free tools: greeting, capabilities, pricebook, quotes, receipt verification and a sandbox
+pulse. It needs no account: add its URL to an MCP client as a remote server.
+<a href="${path('mcpMetadata')}">${path('mcpMetadata')}</a> lists its tools and protocol versions.</p>
+<p><strong>Embedding kit.</strong> To recompute or check results inside your own program, import the package's
+${code('svc/kernels')} (the WebAssembly proof kernels) and ${code('svc/verify')} (offline verification) entry
+points; the guide is ${code('docs/embedding.md')} in the svc repository. Every HTTP operation is in the
+<a href="${path('pageReference')}">API reference</a> and <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a>.</p>`;
+}
+
+/** The landing page's policy table, in words (the keys are the manifest's). */
+const POLICY_LABELS: Record<keyof typeof POLICY, string> = {
+  discovery: 'Discovery documents',
+  receipt_verification: 'Receipt verification',
+  quote_generation: 'Quotes',
+  sandbox: 'Sandbox',
+  integration: 'Integration',
+  real_execution: 'Executions',
+  anonymous_real_execution: 'Executions without an account',
+  execution_requires_account_balance: 'Executions need a funded account',
+  commercial_tiers: 'Commercial tiers',
+  settlement: 'Settlement',
+};
 
 export function landingPage(node: NodeInfo, site: SiteInfo): string {
   const intro = '<p>svc runs small, verifiable computations — randomness with a published commitment chain, sealed'
@@ -74,21 +140,29 @@ export function landingPage(node: NodeInfo, site: SiteInfo): string {
     + '<li>Create a quote for the service you want (free).</li><li>Accept the quote.</li>'
     + `<li>Call the execution with the accepted ${code('quote_id')}.</li><li>Verify the receipt, for free.</li></ol>`;
   const tryIt = '<p>Try it without an account in the <a href="/for-agents#sandbox">sandbox</a>,'
-    + ` read the <a href="/docs">API</a>, or point your agent at <a href="${DOCUMENT_PATHS.llms}">llms.txt</a>.</p>`;
+    + ` read the <a href="/docs">API documentation</a> or the <a href="${path('pageReference')}">API reference</a>,`
+    + ` or point your agent at <a href="${DOCUMENT_PATHS.llms}">llms.txt</a> or the <a href="#mcp-and-embedding">MCP`
+    + ' endpoint</a>.</p>';
   const services = SERVICES.map((s) => [
     code(s.service), code(s.command), esc(commandSpec(s.command)!.purpose),
   ]);
   const where = `<p>Node ${code(node.node_id)} · edge ${code(`${site.edge_host}:${site.edge_port}`)}`
     + ` (${VERSIONS.coreProtocol} over TLS).</p>`;
-  return layout('/', 'Metered computation and proof', `
+  const policy = Object.entries(POLICY).map(([k, v]) => [esc(POLICY_LABELS[k as keyof typeof POLICY]), esc(v)]);
+  return layout({
+    path: '/', title: 'Metered computation and proof',
+    description: 'svc runs small verifiable computations — randomness, sealed tokens, attestations, timestamps,'
+      + ' event logs, a bounded VM — and returns a signed receipt for each that anyone can check offline.',
+  }, `
 <h1>Metered computation and proof</h1>
 ${intro}
-${table(['Activity', 'Policy'], Object.entries(POLICY).map(([k, v]) => [esc(k.replaceAll('_', ' ')), esc(v)]))}
+${table('What is free and what is paid', ['Activity', 'Policy'], policy)}
 <h2>How a paid execution works</h2>
 ${steps}
 ${tryIt}
 <h2>Services</h2>
-${table(['Service', 'Command', 'What it does'], services)}
+${table('Services', ['Service', 'Command', 'What it does'], services)}
+${mcpAndKit(site)}
 ${where}`);
 }
 
@@ -106,46 +180,81 @@ const ERROR_ROWS = [
 ];
 
 export function docsPage(site: SiteInfo): string {
+  const byId = new Map(PUBLIC_ROUTES.map((r) => [r.id, r]));
   const otherRoutes = PUBLIC_ROUTES.map((r) => [
-    code(`${r.method} ${r.path}`), code(r.type.split(';')[0]), esc(r.billing), esc(r.purpose),
+    pathCode(`${r.method} ${r.path}`), pathCode(r.type.split(';')[0]!), code(r.billing),
+    esc(r.purpose) + (r.aliasOf ? ` (same as ${code(byId.get(r.aliasOf)!.path)})` : ''),
   ]);
   const rows = COMMANDS.map((c) => [
     code(c.name),
-    esc(c.group),
-    c.http ? code(`${c.http.method} ${c.http.path}`) : 'not public over HTTP',
+    c.http ? pathCode(`${c.http.method} ${c.http.path}`) : 'not public over HTTP',
     c.cli.length ? code(c.cli.length > 1 ? 'quote-<service>' : c.cli[0]) : '—',
-    esc(c.auth),
-    esc(c.billing),
-    esc(c.rateClass),
+    [c.auth, c.billing, c.rateClass].map(code).join(' · '),
     esc(c.purpose),
   ]);
   const intro = `<p>Base URL ${code(site.base_url + VERSIONS.pathPrefix)}, API ${code(VERSIONS.api)}.`
     + ` Every request and response body is JSON. Successful responses carry ${code('{ok: true, request_id, source}')};`
     + ` errors are ${code('{ok: false, request_id, error: {code, message, source}}')}.`
-    + ` The full description is <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a>.</p>`;
+    + ` The full description is <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a>; the`
+    + ` <a href="${path('pageReference')}">API reference</a> renders it with every schema and example.</p>`;
   const auth = `<p>The first funding invoice for a ${code('machine_id')} returns its machine token once;`
     + ` send it as ${code('Authorization: Bearer svcm_…')} on accepts, invoices, balance and executions.`
     + ' Discovery, quotes, receipt verification and the sandbox need no token.</p>';
-  return layout('/docs', 'API documentation', `
+  const head = ['Command', 'HTTP', 'CLI', 'Auth · billing · rate class', 'Purpose'];
+  return layout({
+    path: '/docs', title: 'API documentation',
+    description: 'The svc HTTP API: base URL, every command with its route, CLI form, authentication, billing and'
+      + ' rate class; errors, idempotency, and every other public route.',
+  }, `
 <h1>API documentation</h1>
 ${intro}
 <h2>Commands</h2>
-${table(['Command', 'Group', 'HTTP', 'CLI', 'Auth', 'Billing', 'Rate class', 'Purpose'], rows)}
+${table('Commands', head, rows)}
 <h2>Authentication</h2>
 ${auth}
 <h2>Errors</h2>
-${table(['Status', 'Meaning'], ERROR_ROWS)}
+${table('Error statuses', ['Status', 'Meaning'], ERROR_ROWS)}
 <p>Idempotency: send ${code('Idempotency-Key')} (or ${code('idempotency_key')}) on quotes, accepts and invoices;
 a repeat with the same body is replayed with ${code('Idempotent-Replayed: true')}.</p>
+${mcpAndKit(site)}
 <h2>Pages, documents, sandbox and MCP</h2>
-${table(['Route', 'Returns', 'Billing', 'Purpose'], otherRoutes)}`);
+${table('Other routes', ['Route', 'Returns', 'Billing', 'Purpose'], otherRoutes)}`);
+}
+
+/** The interactive API reference: Redoc, from the gateway's own copy of the bundle, on openapi.json. */
+export function referencePage(): string {
+  const theme = {
+    typography: {
+      fontFamily: 'system-ui, sans-serif', headings: { fontFamily: 'system-ui, sans-serif' },
+      code: { fontFamily: 'ui-monospace, monospace' },
+    },
+    colors: { primary: { main: '#1d3557' } },
+  };
+  const intro = '<div class="intro"><h1>API reference</h1>'
+    + `<p>Every HTTP operation of this gateway, rendered in your browser from <a href="${DOCUMENT_PATHS.openapi}">`
+    + 'openapi.json</a> by Redoc, which this gateway serves itself. The <a href="/docs">API documentation</a> lists'
+    + ' the same routes as plain tables.</p>'
+    + '<noscript><p>This page needs JavaScript; <a href="/docs">the API documentation</a> does not.</p></noscript>'
+    + '</div>';
+  return layout({
+    path: path('pageReference'), title: 'API reference',
+    description: 'Interactive reference of the svc HTTP API, rendered from openapi.json: every operation with its'
+      + ' parameters, request and response schemas, status codes and examples.',
+    app: { tail: `<script src="${path('assetRedoc')}"></script>\n` },
+  }, `${intro}
+<redoc spec-url="${DOCUMENT_PATHS.openapi}" theme="${esc(JSON.stringify(theme))}"></redoc>`);
 }
 
 export function protocolPage(node: NodeInfo, site: SiteInfo): string {
   const intro = `<p>The core speaks ${code(VERSIONS.coreProtocol)}: one UTF-8 JSON object per line over TLS 1.3`
     + ` (ALPN ${code('svc/1')}) at ${code(`${site.edge_host}:${site.edge_port}`)}, IPv4 and IPv6.`
     + ' The HTTP gateway is a facade over the same commands.</p>';
-  return layout('/protocol', 'The svc/1 protocol', `
+  const commands = COMMANDS.map((c) => [code(c.name), esc(c.access), esc(c.purpose)]);
+  return layout({
+    path: '/protocol', title: 'The svc/1 protocol',
+    description: 'The svc/1 core protocol: one JSON object per line over TLS 1.3 (ALPN svc/1), pipelined'
+      + ' requests, machine tokens, certificate pinning and every command.',
+  }, `
 <h1>The ${VERSIONS.coreProtocol} protocol</h1>
 ${intro}
 <pre>{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m1","bits":256}}
@@ -156,7 +265,7 @@ possibly out of order.</li><li>The machine token goes in ${code('auth.token')}.<
 <li>The public client kit: ${code('svc hello')}, ${code('svc caps')}, ${code('svc quote-get-pulse')}, …
 (${COMMANDS.filter((c) => c.cli.length).length} command forms).</li></ul>
 <h2>Commands</h2>
-${table(['Command', 'Access', 'Purpose'], COMMANDS.map((c) => [code(c.name), esc(c.access), esc(c.purpose)]))}`);
+${table('Commands', ['Command', 'Access', 'Purpose'], commands)}`);
 }
 
 export function agentsPage(site: SiteInfo): string {
@@ -164,9 +273,11 @@ export function agentsPage(site: SiteInfo): string {
     + ` <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a>,`
     + ` <a href="${DOCUMENT_PATHS.agent_card}">agent card</a>,`
     + ` <a href="${DOCUMENT_PATHS.manifest}">manifest</a>,`
-    + ` <a href="${DOCUMENT_PATHS.bootstrap}">bootstrap steps</a>.</p>`;
-  const limits = `<p>GET_PULSE only, no account, no settlement: bits ≤ ${SANDBOX_LIMITS.maxBits},`
-    + ` max_output ≤ ${SANDBOX_LIMITS.maxOutputBytes}, quotes live ${SANDBOX_LIMITS.ttlSeconds} s.</p>`;
+    + ` <a href="${DOCUMENT_PATHS.bootstrap}">bootstrap steps</a>,`
+    + ` and the <a href="#mcp-and-embedding">MCP endpoint</a>.</p>`;
+  const limits = `<p>${code('GET_PULSE')} only, no account, no settlement:`
+    + ` ${code('bits')} ≤ ${SANDBOX_LIMITS.maxBits}, ${code('max_output')} ≤ ${SANDBOX_LIMITS.maxOutputBytes},`
+    + ` quotes live ${SANDBOX_LIMITS.ttlSeconds} s.</p>`;
   const json = "-H 'content-type: application/json'";
   const sandbox = `${esc(site.base_url)}/api/v1/sandbox`;
   const curl = [
@@ -180,7 +291,11 @@ export function agentsPage(site: SiteInfo): string {
     + `<li>${code('POST /api/v1/receipts/verify')} (free).</li></ol>`;
   const retry = '<p>Retry safely: quotes, accepts and invoices take an idempotency key; repeating an execution with'
     + ' the same request returns the stored result and never charges twice.</p>';
-  return layout('/for-agents', 'For agents', `
+  return layout({
+    path: '/for-agents', title: 'For agents',
+    description: 'How an AI agent uses svc: llms.txt, OpenAPI and the agent card, the MCP endpoint, the free'
+      + ' anonymous sandbox with curl examples, and the paid call sequence.',
+  }, `
 <h1>Integrating an agent</h1>
 ${entryPoints}
 <h2 id="sandbox">Sandbox (free, anonymous)</h2>
@@ -188,7 +303,8 @@ ${limits}
 <pre>${curl}</pre>
 <h2>Paid calls</h2>
 ${paid}
-${retry}`);
+${retry}
+${mcpAndKit(site)}`);
 }
 
 export function pricingPage(): string {
@@ -196,43 +312,87 @@ export function pricingPage(): string {
     const p = examplePrice(s.service);
     return [
       code(s.service),
-      esc(s.quoteBilling),
-      esc(p.bits),
-      esc(p.input_bytes),
-      esc(p.estimated_ms),
-      esc(p.quote_units),
+      code(s.quoteBilling),
+      num(COSTS[s.service].coef_bits),
+      num(p.bits),
+      num(p.input_bytes),
+      num(p.estimated_ms),
+      num(p.quote_units),
       `$${esc(p.usd_estimate)}`,
     ];
   });
-  const intro = `<p>Price book ${code(PRICE_BOOK)}, ${code(PRICE_VERSION)}, quote terms ${code(QUOTE_TERMS_VERSION)}.`
-    + ` Prices are in svcC, an internal accounting reference unit: ${code(Number(UNIT_SCALE))} units per svcC,`
-    + ` reference value 1.00 USD. ${esc(UNIT_POLICY.replaceAll('_', ' '))}. Settlement is crypto only.</p>`;
-  const formula = '<p>quote_units = ceil(coef × √bits / 256) + units per KiB × ⌈bytes/1024⌉'
-    + ' + units per ms × estimated ms, times the priority multiplier (standard 1×, priority 2×, critical 4×).</p>';
-  const head = ['Service', 'Quote billing', 'Example bits', 'Input bytes', 'Est. ms', 'quote_units', 'USD estimate'];
-  const links = `<p>The full coefficients: <a href="${DOCUMENT_PATHS.pricebook_text}">pricebook (text)</a>,`
-    + ` <a href="${DOCUMENT_PATHS.pricebook_pointer}">pointer</a>.</p>`;
-  return layout('/pricing', 'Pricing', `
+  const multipliers = Object.entries(MULTIPLIERS).map(([k, v]) => `${k} ${v}×`).join(', ');
+  const intro = `<p>Prices come from the price book ${code(PRICE_BOOK)} (price version ${code(PRICE_VERSION)},`
+    + ` quote terms version ${code(QUOTE_TERMS_VERSION)}). They are counted in units of svcC, an internal accounting`
+    + ` reference unit: ${num(UNIT_SCALE)} units make one svcC, whose reference value is`
+    + ` ${esc(REFERENCE_VALUE_USD_PER_SVCC)} USD. svcC is only a reference for quotes: it has no parity with any`
+    + ' currency, is not backed by any asset, not redeemable and earns no yield'
+    + ` (unit policy ${code(UNIT_POLICY)}). Settlement is in crypto only.</p>`;
+  const formula = '<p>The units of a quote:</p>'
+    + `<pre class="wrap">quote_units = (ceil(coef_bits × √bits / 256) + ${UNITS_PER_KIB} × ceil(bytes / 1024)`
+    + ` + ${UNITS_PER_MS} × estimated_ms) × multiplier</pre>`
+    + `<p>${code('coef_bits')} is the service's bits coefficient (below), ${code('bytes')} the input size and`
+    + ` ${code('estimated_ms')} the service's time estimate for that input; the multiplier is the priority class's`
+    + ` (${multipliers}), and a quote asking for ${code('"priority": "high"')} is priced in the priority class.</p>`;
+  const head = ['Service', 'Quote billing', 'Bits coefficient', 'Example bits', 'Input bytes', 'Est. ms',
+    code('quote_units'), 'USD estimate'];
+  const links = `<p>Every coefficient, machine-readable: <a href="${DOCUMENT_PATHS.pricebook_text}">pricebook`
+    + ` (text)</a> and its <a href="${DOCUMENT_PATHS.pricebook_pointer}">pointer with the SHA-256</a>.</p>`;
+  return layout({
+    path: '/pricing', title: 'Pricing',
+    description: 'svc pricing: the price book, how a quote\'s units follow from bits, input size and estimated time,'
+      + ' and an example price for every service in units and US dollars.',
+  }, `
 <h1>Pricing</h1>
 ${intro}
 ${formula}
-${table(head, rows)}
+${table('Example prices', head, rows)}
 ${links}`);
 }
 
-export function statusPage(edge: Record<string, unknown>): string {
-  const ok = edge.status === 'ok';
-  const edgeDetail = ok
-    ? `node ${String(edge.node_id)}, pulse ${JSON.stringify(edge.pulse ?? {})}`
-    : 'the gateway cannot reach the core';
+/** Labels for the status document's edge facts (`pool.threads` is the key path); others are spelled out. */
+const EDGE_LABELS: Record<string, string> = {
+  version: 'Core version',
+  node_id: 'Node',
+  'pool.threads': 'Kernel worker threads',
+  'pool.in_flight': 'Kernel jobs in flight',
+  'pulse.chain_id': 'Pulse chain',
+  'pulse.latest_index': 'Latest pulse index',
+  reason: 'Reason',
+};
+const spelled = (key: string) => {
+  const words = key.replace(/[._]+/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
+/** Every scalar of a nested object as [key path, value], in document order. */
+function facts(v: Record<string, unknown>, prefix = ''): [string, string][] {
+  return Object.entries(v).flatMap(([k, x]): [string, string][] => {
+    const key = prefix + k;
+    if (x !== null && typeof x === 'object' && !Array.isArray(x)) return facts(x as Record<string, unknown>, `${key}.`);
+    return [[key, Array.isArray(x) ? x.join(', ') : String(x)]];
+  });
+}
+
+/** The status snapshot as a table: one row per fact the core's HEALTH reports (SPEC /status). */
+export function statusPage(edge: Record<string, unknown>, time: string): string {
+  const state = (ok: boolean, text: string) => `<span class="${ok ? 'ok' : 'bad'}">${esc(text)}</span>`;
+  const { status, ...details } = edge;
+  const rows: unknown[][] = [
+    ['Gateway', `${state(true, 'ok')}, version ${esc(VERSIONS.gateway)}`],
+    ['Core edge', status === 'ok' ? state(true, 'ok') : state(false, `${String(status)}: the gateway cannot reach it`)],
+    ...facts(details).map(([k, v]) => [esc(EDGE_LABELS[k] ?? spelled(k)), /_id$/.test(k) ? hash(v) : esc(v)]),
+    ['Checked at', esc(time)],
+  ];
   const machine = `<p>Machine-readable: <a href="${DOCUMENT_PATHS.status}">status.json</a>,`
     + ' <a href="/api/v1/status">/api/v1/status</a>.</p>';
-  return layout('/status', 'Status', `
+  return layout({
+    path: '/status', title: 'Status',
+    description: 'Live status of this svc node: the HTTP gateway and the core edge, with the node id, the kernel'
+      + ' worker pool and the pulse chain.',
+  }, `
 <h1>Status</h1>
-${table(['Part', 'State', 'Detail'], [
-    ['Gateway', '<span class="ok">ok</span>', esc(`version ${VERSIONS.gateway}`)],
-    ['Core edge', ok ? '<span class="ok">ok</span>' : '<span class="bad">unavailable</span>', esc(edgeDetail)],
-  ])}
+${table('Status', ['What', 'Value'], rows)}
 ${machine}`);
 }
 
@@ -246,14 +406,18 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
     + ` under C2SP signed checkpoints (${code('svc verify-log')}).</p>`;
   const dns = '<p>The manifest hash is published in DNS as a TXT record; it is a public liveness value,'
     + ' not authentication, payment or authorization.</p>';
-  return layout('/trust', 'Trust and verification', `
+  return layout({
+    path: '/trust', title: 'Trust and verification',
+    description: 'How to check svc without trusting it: the node\'s Ed25519 signing key, edge certificate and'
+      + ' manifest hashes, signed receipts, committed pulses and transparency-log proofs.',
+  }, `
 <h1>Trust and verification</h1>
-${table(['What', 'Value'], [
-    ['Node', code(node.node_id)],
-    ['Signing key (Ed25519, raw, base64url)', code(node.public_key)],
-    ['Key id', code(node.key_id)],
-    ['Edge certificate SHA-256', code(node.edge_cert_sha256)],
-    ['Manifest SHA-256', code(manifestSha256)],
+${table('Keys and hashes', ['What', 'Value'], [
+    ['Node', hash(node.node_id)],
+    ['Signing key (Ed25519, raw, base64url)', hash(node.public_key)],
+    ['Key id', hash(node.key_id)],
+    ['Edge certificate SHA-256', hash(node.edge_cert_sha256)],
+    ['Manifest SHA-256', hash(manifestSha256)],
   ])}
 ${receipts}
 ${pulses}
@@ -267,8 +431,12 @@ export function wellKnownHtml(site: SiteInfo): string {
   const routes = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.tag === 'Discovery');
   const links = routes.map((r) => {
     const url = esc(href(r.doc ?? r.id, r.path));
-    return [esc(r.purpose), `<a href="${url}">${url}</a>`, code(r.type.split(';')[0])];
+    return [esc(r.purpose), `<a href="${url}">${url}</a>`, pathCode(r.type.split(';')[0]!)];
   });
-  return layout(`${WELL_KNOWN}/`, 'Discovery index', `<h1>Discovery index</h1>
-<p>Documents published by ${esc(site.base_url)}.</p>${table(['Document', 'Path', 'Type'], links)}`);
+  return layout({
+    path: `${WELL_KNOWN}/`, title: 'Discovery index',
+    description: 'Index of the machine-readable documents this svc node publishes: manifest, OpenAPI, agent card,'
+      + ' MCP metadata, pricebook, node and network metadata.',
+  }, `<h1>Discovery index</h1>
+<p>Documents published by ${esc(site.base_url)}.</p>${table('Documents', ['Document', 'Path', 'Type'], links)}`);
 }

@@ -150,11 +150,15 @@ const pricebookPointer = document('pricebookPointer', `${WELL_KNOWN}/pricebook.j
 export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   page('pageHome', '/', 'Home', 'HTML landing page', { core: true }),
   page('pageDocs', '/docs', 'API', 'HTML documentation'),
+  page('pageReference', '/reference', 'Reference', 'HTML interactive API reference rendered from openapi.json'),
   page('pageProtocol', '/protocol', 'Protocol', 'HTML protocol overview', { core: true }),
   page('pageForAgents', '/for-agents', 'For agents', 'HTML agent integration guide'),
   page('pagePricing', '/pricing', 'Pricing', 'HTML pricing policy'),
   page('pageStatus', '/status', 'Status', 'HTML status page', { maxAge: 5 }),
   page('pageTrust', '/trust', 'Trust', 'HTML trust and verification page', { core: true }),
+  // the API reference's renderer: the redoc package's standalone bundle, served from node_modules (no CDN)
+  document('assetRedoc', '/assets/redoc.standalone.js', 'text/javascript; charset=utf-8',
+    'the Redoc browser bundle that renders /reference', { cors: false, maxAge: 86_400 }, 'Pages'),
   document('wellKnownHtml', `${WELL_KNOWN}/`, HTML, 'HTML discovery index', { sitemap: true }),
   document('llmsTxt', '/llms.txt', TEXT, 'plain-text agent summary', { doc: 'llms', sitemap: true }),
   document('robotsTxt', '/robots.txt', TEXT, 'crawler rules'),

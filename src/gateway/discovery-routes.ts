@@ -1,7 +1,12 @@
 // Serves the discovery documents and pages, registered from the route table (path, media type,
 // caching, CORS); only bodies are built here, from the registry and the node facts (core HELLO and
 // PAYMENT_INFO, cached a minute). The sandbox, /mcp and the other /api/v1 routes are app.ts's.
+// Pages carry a Content-Security-Policy: no script at all, except the API reference, which may run
+// the Redoc bundle served here from the installed package (never a CDN).
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { ServiceError } from '../errors.ts';
@@ -13,7 +18,7 @@ import {
 import type { NodeInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
 import {
-  agentsPage, docsPage, landingPage, pricingPage, protocolPage, statusPage, trustPage, wellKnownHtml,
+  agentsPage, docsPage, landingPage, pricingPage, protocolPage, referencePage, statusPage, trustPage, wellKnownHtml,
 } from '../discovery/pages.ts';
 import { PUBLIC_ROUTES, publicRoute, type PublicRoute } from '../discovery/routes.ts';
 import { VERSIONS } from '../protocol/versions.ts';
@@ -31,6 +36,26 @@ interface Facts { node: NodeInfo; site: SiteInfo }
 type Body = { site: (site: SiteInfo) => string | Buffer } | { facts: (f: Facts, ctx: Ctx) => string | Buffer };
 
 const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n';
+
+// Server-rendered pages need no script, only their inline stylesheet and data: images
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; manifest-src 'self';"
+  + " base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// The API reference, and only it, also runs same-origin script (the Redoc bundle), which fetches
+// openapi.json and starts its search index in a blob: worker; styled-components adds <style> tags
+const REFERENCE_CSP = `${PAGE_CSP}; script-src 'self'; connect-src 'self'; worker-src blob:`;
+
+// Redoc's sidebar credit loads its logo from Redocly's CDN; a page of ours asks no other origin
+const REDOC_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const BLANK_SVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 1 1'/%3E";
+const etagOf = (bytes: Buffer) => `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
+
+/** The redoc package's standalone bundle as served: identity and gzip bytes, each with its ETag. */
+function loadRedocBundle(): { raw: Buffer; gzip: Buffer; etag: string; gzipEtag: string } {
+  const file = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+  const raw = Buffer.from(readFileSync(file, 'utf8').replaceAll(REDOC_LOGO, BLANK_SVG), 'utf8');
+  const gzip = gzipSync(raw, { level: 9 });
+  return { raw, gzip, etag: etagOf(raw), gzipEtag: etagOf(gzip) };
+}
 
 export function discoveryRoutes(
   router: Router<GatewayState>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void,
@@ -59,10 +84,13 @@ export function discoveryRoutes(
 
   const send = (ctx: Ctx, r: PublicRoute, body: string | Buffer) => {
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-    const etag = `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
+    const etag = etagOf(bytes);
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', `public, max-age=${r.maxAge ?? 300}`);
     if (r.cors) ctx.set('Access-Control-Allow-Origin', '*');
+    if (r.type.startsWith('text/html')) {
+      ctx.set('Content-Security-Policy', r.id === 'pageReference' ? REFERENCE_CSP : PAGE_CSP);
+    }
     if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
     ctx.type = r.type;
     ctx.body = bytes;
@@ -79,6 +107,7 @@ export function discoveryRoutes(
   const bodies: Record<string, Body> = {
     pageHome: { facts: (f) => landingPage(f.node, f.site) },
     pageDocs: { site: docsPage },
+    pageReference: { site: () => referencePage() },
     pageProtocol: { facts: (f) => protocolPage(f.node, f.site) },
     pageForAgents: { site: agentsPage },
     pagePricing: { site: () => pricingPage() },
@@ -139,7 +168,25 @@ export function discoveryRoutes(
   const statusHtml = publicRoute('pageStatus');
   router.get(statusHtml.path, async (ctx) => {
     limit(ctx);
-    send(ctx, statusHtml, statusPage(await edgeStatus(core)));
+    send(ctx, statusHtml, statusPage(await edgeStatus(core), new Date().toISOString()));
+  });
+
+  // the API reference's renderer: read, hashed and compressed once, on first use; gzip when accepted
+  let bundle: ReturnType<typeof loadRedocBundle> | null = null;
+  const asset = publicRoute('assetRedoc');
+  router.get(asset.path, (ctx) => {
+    limit(ctx);
+    bundle ??= loadRedocBundle();
+    const gzip = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+    const etag = gzip ? bundle.gzipEtag : bundle.etag;
+    ctx.set('Vary', 'Accept-Encoding');
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', `public, max-age=${asset.maxAge}`);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
+    if (gzip) ctx.set('Content-Encoding', 'gzip');
+    ctx.type = asset.type;
+    ctx.body = gzip ? bundle.gzip : bundle.raw;
   });
 
   router.get(publicRoute('apiDiscovery').path, async (ctx) => {
