@@ -2,7 +2,7 @@
 // names every kind of broken invariant — available or reserved not the sum of their journal, a
 // negative balance, a gap in the journal, an account whose seq is not its journal's last, an orphan.
 import test from 'ava';
-import { Ledger, type Account } from '../../src/core/ledger.ts';
+import type { Account } from '../../src/core/ledger.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { idPart, key, numPart } from '../../src/store/key-codec.ts';
 import { put } from '../../src/store/store.ts';
