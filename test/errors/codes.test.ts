@@ -71,7 +71,8 @@ function adminExchange(path: string, line: string): Promise<string> {
   });
 }
 
-test('error code invoice_expired: SETTLE_INVOICE on an expired invoice, svc/1 error frame on the admin socket', async (t) => {
+test('error code invoice_expired: SETTLE_INVOICE on an expired invoice, svc/1 error frame on the admin socket',
+  async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '1000' });
   t.teardown(async () => { await s.stop(); s.cleanup(); });
   const c = await s.edge();
@@ -92,7 +93,8 @@ test('error code invoice_expired: SETTLE_INVOICE on an expired invoice, svc/1 er
   t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
 });
 
-test('error code rate_limited: 429 ApiError with Retry-After over HTTP, error frame with details on svc/1', async (t) => {
+test('error code rate_limited: 429 ApiError with Retry-After over HTTP, error frame with details on svc/1',
+  async (t) => {
   const s = await startSvcd(t, { SVC_RATE_PUBLIC_LOW: '2/60' });
   const hello = () => httpFrom('127.0.0.5', s.ready.http!, 'GET', '/api/v1/hello');
   t.is((await hello()).status, 200);

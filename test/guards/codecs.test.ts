@@ -46,7 +46,9 @@ test('key-codec guard: identifiers are hex-encoded, ill-formed UTF-16 is refused
   t.is(key('a', 'b', 'c'), 'a!b!c');
   t.is(numPart(0), '0000000000000000');
   t.is(numPart(Number.MAX_SAFE_INTEGER), '001fffffffffffff');
-  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, Number.NaN]) t.throws(() => numPart(bad), { instanceOf: RangeError });
+  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, Number.NaN]) {
+    t.throws(() => numPart(bad), { instanceOf: RangeError });
+  }
   const ns = [0, 1, 9, 10, 15, 16, 255, 256, 65_535, 2 ** 40, Number.MAX_SAFE_INTEGER];
   const sorted = ns.map(numPart).sort();
   t.deepEqual(sorted.map(numFromPart), ns);
@@ -54,7 +56,9 @@ test('key-codec guard: identifiers are hex-encoded, ill-formed UTF-16 is refused
 
 test('verify-result guard: a result tag is genuine only at its full length and exact bytes', async (t) => {
   const f = await coreFixture(t);
-  const facts = { service: 'submit-id', quote_id: 'q1x', input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32) };
+  const facts = {
+    service: 'submit-id', quote_id: 'q1x', input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32),
+  };
   const tag = resultTag(f.ctx.kernels, f.identity, facts);
   const ask = async (m: unknown) => {
     const packet_hex = Buffer.from(typeof m === 'string' ? m : JSON.stringify(m)).toString('hex');

@@ -38,7 +38,8 @@ async function ledgerHolds(t: ExecutionContext, f: Fixture) {
 async function credit(f: Fixture, machineId: string, units: bigint) {
   await f.ctx.ledger.withMachine(machineId, async () => {
     const acct = await f.ctx.ledger.account(machineId);
-    await f.store.write(f.ctx.ledger.change(machineId, acct, 'credit', units, 0n, { test: 'credit' }, f.clock.now()).ops);
+    const { ops } = f.ctx.ledger.change(machineId, acct, 'credit', units, 0n, { test: 'credit' }, f.clock.now());
+    await f.store.write(ops);
   });
 }
 
@@ -53,7 +54,8 @@ function quote(f: Fixture, args: Record<string, unknown>): QuoteRecord {
 test('invoice guard: SETTLE_INVOICE takes an invoice until 1 ms before expires_ms, and refuses it from ' +
   'expires_ms on (invoice_expired)', async (t) => {
   const f = await coreFixture(t);
-  const { invoice: a, machine_token: token } = await fundAccount(f.ctx, { machine_id: 'm-i', units: 1, ...TRON }, undefined);
+  const args = { machine_id: 'm-i', units: 1, ...TRON };
+  const { invoice: a, machine_token: token } = await fundAccount(f.ctx, args, undefined);
   const { invoice: b } = await fundAccount(f.ctx, { machine_id: 'm-i', units: 2, ...TRON }, token);
   t.is(a.expires_ms, f.clock.ms + 60_000);
   f.clock.set(a.expires_ms - 1);
@@ -144,13 +146,15 @@ test('machine guard: checkToken refuses no record, no token, a wrong token, and 
   const token = newToken();
   const rec = claimedRecord(token, new Date());
   t.is(checkToken(rec, token), rec);
-  for (const [r, tk] of [[undefined, token], [rec, undefined], [rec, ''], [rec, newToken()], [undefined, '']] as const) {
+  const refusals = [[undefined, token], [rec, undefined], [rec, ''], [rec, newToken()], [undefined, '']] as const;
+  for (const [r, tk] of refusals) {
     const e = t.throws(() => checkToken(r, tk)) as ServiceError;
     t.is(e.code, 'unauthorized');
   }
 });
 
-test('invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount', async (t) => {
+test('invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',
+  async (t) => {
   const f = await coreFixture(t);
   // every suffix of a 1 svcC invoice on TRON is held by an open invoice: no amount is left
   const now = f.clock.ms;
@@ -256,7 +260,8 @@ test('quote guard: a quote priced by another price book is expired, never honour
   t.is((await acceptQuote(f.ctx, q.quote_id, 'm-q')).state, 'accepted');
 });
 
-test('quote guard: the sweeper releases an accepted quote\'s reservation at its exact expiry, not before', async (t) => {
+test('quote guard: the sweeper releases an accepted quote\'s reservation at its exact expiry, not before',
+  async (t) => {
   const f = await coreFixture(t);
   const q = quote(f, { quote_ttl_ms: 5000 });
   const units = BigInt(q.quote_units);
@@ -330,8 +335,8 @@ test('execution guard: a quote quoted with its input runs with that input only (
   t.is(q.input_field, 'plain_hex');
   await credit(f, 'm-q', BigInt(q.quote_units));
   await acceptQuote(f.ctx, q.quote_id, 'm-q');
-  const e = await refused(t, execute(f.ctx, 'MAKE_BCT', { quote_id: q.quote_id, machine_id: 'm-q', plain_hex: 'aabbcd' }),
-    'input_mismatch');
+  const other = { quote_id: q.quote_id, machine_id: 'm-q', plain_hex: 'aabbcd' };
+  const e = await refused(t, execute(f.ctx, 'MAKE_BCT', other), 'input_mismatch');
   t.deepEqual(e.details, { field: 'plain_hex' });
   const r = await execute(f.ctx, 'MAKE_BCT', { quote_id: q.quote_id, machine_id: 'm-q', plain_hex: 'aabbcc' });
   t.is(r.status, 'ok');

@@ -30,7 +30,8 @@ function receiptOf(f: Fixture) {
   });
 }
 
-test('receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature', async (t) => {
+test('receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
+  async (t) => {
   const f = await coreFixture(t);
   const r = receiptOf(f);
   t.deepEqual(verifyReceipt(f.identity, r), { valid: true });

@@ -15,7 +15,8 @@ test('needs: present runs; absent skips in a plain clone and fails when CI is se
   for (const off of ['', '0', 'false', 'False']) t.false(inCi({ CI: off }), `CI=${JSON.stringify(off)}`);
 });
 
-test('needs: testNeeding registers the test, a visible skip, or a failing test that names what is missing', async (t) => {
+test('needs: testNeeding registers the test, a visible skip, or a failing test that names what is missing',
+  async (t) => {
   const calls: { kind: 'test' | 'skip'; title: string; impl: (x: any) => unknown }[] = [];
   const registrar = Object.assign(
     (title: string, impl: (x: any) => unknown) => { calls.push({ kind: 'test', title, impl }); },
