@@ -174,6 +174,8 @@ test('tlog guard: verifyTlogProof checks the checkpoint signature itself (not it
   const goodSig = note.signatures[0]!.signature;
   t.deepEqual(failing(proof(`${note.text}\n${signatureLine(log.origin, otherHash, goodSig)}`)), [SIG],
     'the node\'s signature under a key hash for another origin');
+  t.deepEqual(failing(proof(`${note.text}\n${signatureLine('other/origin', keyHash, goodSig)}`)), [SIG],
+    'the node\'s signature and key hash on a line named for another log');
   t.deepEqual(failing(last.tlogProof, entry, stranger.public.public_key), [SIG], 'checked against another key');
 
   // checkpoints the node really signed, but for another size or root: inclusion must fail
