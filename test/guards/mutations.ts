@@ -187,8 +187,6 @@ export const MUTATIONS: Mutation[] = [
     'if (rec.machine_id !== machineId) {', 'if (false) {', MONEY, T.acceptOnce),
   m('quote-price-book', 'a quote from another price book is expired', 'src/core/quotes.ts', 'issuedRecord',
     'const stale = p.quote_units !== t.quote_units;', 'const stale = false;', MONEY, T.priceBook),
-  m('quote-sweep-range', 'the sweeper releases only expired quotes', 'src/core/quotes.ts', 'sweepExpired',
-    'const range = { lt: key(numPart(ctx.now().getTime()), \'\uffff\') };', 'const range = {};', MONEY, T.sweep),
   // executions
   m('exec-expiry', 'quote expiry at execute', 'src/core/executions.ts', 'execute',
     'if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);', '', MONEY, T.execExpiry),
