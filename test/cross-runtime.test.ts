@@ -13,6 +13,7 @@ import { kernelWasmPath } from '../src/kernels/index.ts';
 import { assemble } from '../src/kernels/bvm-assembler.ts';
 import { ownVectors, prng, hex } from './helpers.ts';
 import { CHROMIUM, hasChromium, launchChromium } from './support/browser.ts';
+import { testNeeding } from './support/needs.ts';
 // @ts-expect-error plain JS module shared with Deno and the browser
 import { runVectors } from './cross-runtime/vector-runner.js';
 
@@ -85,10 +86,10 @@ test.serial('Deno: identical results from the same .wasm', async (t) => {
   t.deepEqual(out.results, nodeResults);
 });
 
-(hasChromium ? test.serial : test.serial.skip)(
-  hasChromium
-    ? 'Chromium: identical results from the same .wasm in a page'
-    : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
+testNeeding(
+  test.serial,
+  'Chromium: identical results from the same .wasm in a page',
+  { what: CHROMIUM, present: hasChromium, hint: 'apt-get install chromium, or set SVC_CHROMIUM; .ci/run does' },
   async (t) => {
     const files: Record<string, [string, Buffer]> = {
       '/page.html': ['text/html', readFileSync(here('./cross-runtime/page.html'))],
@@ -117,9 +118,3 @@ test.serial('Deno: identical results from the same .wasm', async (t) => {
     }
   },
 );
-
-if (!hasChromium && process.env.CI) {
-  test('CI must run the browser check', (t) => {
-    t.fail(`CI=true but ${CHROMIUM} is missing: .ci/run must install chromium`);
-  });
-}

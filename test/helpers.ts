@@ -1,8 +1,10 @@
 // Shared test helpers: hex codecs, the project's own vectors, and the optional shared/vectors
-// folder (present in CI, absent in a user's clone: tests over it skip with a visible message).
+// folder (absent in a user's clone: tests over it skip with a visible message; with CI set they fail,
+// see support/needs.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext, TestFn } from 'ava';
+import { testNeeding } from './support/needs.ts';
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 export const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
@@ -21,8 +23,8 @@ export function sharedPath(rel: string): string | null {
 }
 
 /**
- * Declares a test over a file in ../shared/vectors; when the folder is absent the test is
- * registered as skipped, with the reason in its title, so the run shows what did not run.
+ * Declares a test over a file in ../shared/vectors; when it is absent the test is registered as
+ * skipped with the reason in its title (or as failing when CI is set: support/needs.ts).
  */
 export function sharedTest(
   test: TestFn,
@@ -31,8 +33,8 @@ export function sharedTest(
   fn: (t: ExecutionContext, path: string) => void | Promise<void>,
 ): void {
   const p = sharedPath(rel);
-  if (p) test(title, (t) => fn(t, p));
-  else test.skip(`${title} — SKIPPED: ../shared/vectors/${rel} not found (set SVC_SHARED_VECTORS)`, () => {});
+  const need = { what: `../shared/vectors/${rel}`, present: p !== null, hint: 'set SVC_SHARED_VECTORS' };
+  testNeeding(test, title, need, (t) => fn(t, p!));
 }
 
 export function readJson<T = any>(path: string): T {

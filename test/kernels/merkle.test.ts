@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Kernels } from '../../src/kernels/index.ts';
 import { hex, ownVectors, prng, readJson, sharedPath, unhex } from '../helpers.ts';
+import { testNeeding } from '../support/needs.ts';
 import { H, refPath, refRoot, refSubproof } from '../reference/merkle-ref.ts';
 
 const k = Kernels.create();
@@ -80,12 +81,10 @@ function walk(dir: string): string[] {
 }
 const b64 = (s: string | null | undefined) => new Uint8Array(Buffer.from(s ?? '', 'base64'));
 for (const kind of ['inclusion', 'consistency'] as const) {
-  const dir = sharedPath(`merkle-rfc6962/${kind}`);
-  if (!dir) {
-    test.skip(`Merkle: transparency-dev ${kind} vectors — SKIPPED: ../shared/vectors not found`, () => {});
-    continue;
-  }
-  test(`Merkle: transparency-dev ${kind} vectors (happy paths verify, all mutations fail)`, (t) => {
+  const found = sharedPath(`merkle-rfc6962/${kind}`);
+  const need = { what: `../shared/vectors/merkle-rfc6962/${kind}`, present: !!found, hint: 'set SVC_SHARED_VECTORS' };
+  testNeeding(test, `Merkle: transparency-dev ${kind} vectors (happy paths verify, all mutations fail)`, need, (t) => {
+    const dir = found!;
     let pass = 0, fail = 0;
     for (const f of walk(dir).filter((p) => p.endsWith('.json'))) {
       const v = readJson(f);

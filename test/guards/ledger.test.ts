@@ -1,0 +1,88 @@
+// Guards of the ledger (src/core/ledger.ts): change() never builds a negative balance, and verify()
+// names every kind of broken invariant — available or reserved not the sum of their journal, a
+// negative balance, a gap in the journal, an account whose seq is not its journal's last, an orphan.
+import test from 'ava';
+import type { Account } from '../../src/core/ledger.ts';
+import { ServiceError } from '../../src/errors.ts';
+import { idPart, key, numPart } from '../../src/store/key-codec.ts';
+import { put } from '../../src/store/store.ts';
+import { coreFixture } from '../support/core-fixture.ts';
+
+async function funded(t: Parameters<typeof coreFixture>[0]) {
+  const f = await coreFixture(t);
+  const ledger = f.ctx.ledger;
+  let acct: Account = await ledger.account('m-1');
+  for (const [kind, da, dr] of [['credit', 1000n, 0n], ['reserve', -300n, 300n], ['capture', 0n, -100n]] as const) {
+    const c = ledger.change('m-1', acct, kind, da, dr, { ref: kind }, f.clock.now());
+    await f.store.write(c.ops);
+    acct = c.next;
+  }
+  return { f, ledger, acct };
+}
+
+test('ledger guard: change() refuses a change that would make available or reserved negative', async (t) => {
+  const { f, ledger, acct } = await funded(t);
+  t.deepEqual(acct, { available: 700n, reserved: 200n, seq: 3 });
+  const now = f.clock.now();
+  const avail = t.throws(() => ledger.change('m-1', acct, 'reserve', -701n, 701n, {}, now)) as ServiceError;
+  t.is(avail.code, 'internal');
+  t.regex(avail.message, /would go negative \(reserve on m-1\)/);
+  t.throws(() => ledger.change('m-1', acct, 'capture', 0n, -201n, {}, now), { message: /would go negative/ });
+  t.notThrows(() => ledger.change('m-1', acct, 'reserve', -700n, 700n, {}, now), 'down to exactly zero is fine');
+  t.notThrows(() => ledger.change('m-1', acct, 'capture', 0n, -200n, {}, now));
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 3, problems: [] });
+});
+
+test('ledger guard: verify() names a reserved balance that is not the sum of its journal', async (t) => {
+  const { f, ledger } = await funded(t);
+  await f.store.write([put('accounts', idPart('m-1'), { available: '700', reserved: '201', seq: 3 })]);
+  t.deepEqual(await ledger.verify(), {
+    ok: false, accounts: 1, entries: 3, problems: ['m-1: reserved 201 but journal sums to 200'],
+  });
+});
+
+test('ledger guard: verify() names an available balance that is not the sum of its journal', async (t) => {
+  const { f, ledger } = await funded(t);
+  await f.store.write([put('accounts', idPart('m-1'), { available: '699', reserved: '200', seq: 3 })]);
+  t.deepEqual((await ledger.verify()).problems, ['m-1: available 699 but journal sums to 700']);
+});
+
+test('ledger guard: verify() names a negative balance even when the journal agrees with it', async (t) => {
+  const f = await coreFixture(t);
+  const entry = { seq: 1, kind: 'credit', d_available: '-5', d_reserved: '0' };
+  await f.store.write([
+    put('journal', key(idPart('m-neg'), numPart(1)), entry),
+    put('accounts', idPart('m-neg'), { available: '-5', reserved: '0', seq: 1 }),
+  ]);
+  t.deepEqual((await f.ctx.ledger.verify()).problems, ['m-neg: negative balance']);
+  await f.store.write([
+    put('journal', key(idPart('m-neg'), numPart(1)), { ...entry, d_available: '0', d_reserved: '-1' }),
+    put('accounts', idPart('m-neg'), { available: '0', reserved: '-1', seq: 1 }),
+  ]);
+  t.deepEqual((await f.ctx.ledger.verify()).problems, ['m-neg: negative balance'], 'reserved too');
+});
+
+test('ledger guard: verify() names a journal gap, an account seq that is not the journal\'s last, ' +
+  'and journal entries without an account', async (t) => {
+  const { f, ledger } = await funded(t);
+  const m = idPart('m-1');
+  await f.store.write([put('accounts', m, { available: '700', reserved: '200', seq: 4 })]);
+  t.deepEqual((await ledger.verify()).problems, ['m-1: account seq 4 but journal ends at 3']);
+  await f.store.write([
+    put('accounts', m, { available: '700', reserved: '200', seq: 5 }),
+    put('journal', key(m, numPart(5)), { seq: 5, kind: 'credit', d_available: '0', d_reserved: '0' }),
+  ]);
+  t.deepEqual((await ledger.verify()).problems, ['m-1: journal seq 5 follows 3']);
+  await f.store.write([
+    put('accounts', m, { available: '700', reserved: '200', seq: 3 }),
+    put('journal', key(m, numPart(5)), { seq: 4, kind: 'credit', d_available: '0', d_reserved: '0' }),
+  ]);
+  t.deepEqual((await ledger.verify()).problems, ['m-1: account seq 3 but journal ends at 4']);
+  const ghost = { seq: 1, kind: 'credit', d_available: '1', d_reserved: '0' };
+  await f.store.write([
+    put('accounts', m, { available: '700', reserved: '200', seq: 4 }),
+    put('journal', key(idPart('ghost'), numPart(1)), ghost),
+  ]);
+  const r = await ledger.verify();
+  t.deepEqual([r.ok, r.accounts, r.entries, r.problems], [false, 1, 5, ['ghost: journal entries without an account']]);
+});

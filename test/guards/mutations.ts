@@ -1,0 +1,217 @@
+// The guards on money, identity and proofs, each with one hand mutation that breaks it and the test
+// that must then fail. test/support/probe-mutations.ts applies them one at a time; docs/testing.md
+// carries the same table ("Guards and the tests that pin them").
+export interface Mutation {
+  id: string;
+  guard: string;
+  file: string;
+  fn: string;
+  /** text that occurs exactly once in `file`, and what it becomes */
+  from: string;
+  to: string;
+  test: string;
+  /** the ava title of the test that must fail */
+  title: string;
+}
+
+const G = 'test/guards';
+const PROOFS = `${G}/proofs.test.ts`, MONEY = `${G}/money.test.ts`, LEDGER = `${G}/ledger.test.ts`;
+const RATE = `${G}/rate-limit.test.ts`, CODECS = `${G}/codecs.test.ts`;
+
+const T = {
+  receipt: 'receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
+  ed: 'Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature',
+  pulse: 'pulse guard: verifyPulse passes a real pair and names exactly the check each forgery breaks',
+  tlog: 'tlog guard: verifyTlogProof checks the checkpoint signature itself (not its key hash), '
+    + 'its origin, and inclusion under the signed size and root',
+  window: 'rate-limit guard: a window resets exactly windowSec after it started, and not a millisecond before',
+  limit: 'rate-limit guard: the limit is exact, a denial carries Retry-After, keys and classes count apart',
+  open: 'rate-limit guard: assertOpen refuses a key at its limit without counting, and opens with the new window',
+  evict: 'rate-limit guard: a full table drops expired windows first and keeps live ones',
+  reserved: 'ledger guard: verify() names a reserved balance that is not the sum of its journal',
+  available: 'ledger guard: verify() names an available balance that is not the sum of its journal',
+  negative: 'ledger guard: verify() names a negative balance even when the journal agrees with it',
+  change: 'ledger guard: change() refuses a change that would make available or reserved negative',
+  seq: 'ledger guard: verify() names a journal gap, an account seq that is not the journal\'s last, '
+    + 'and journal entries without an account',
+  settle: 'invoice guard: SETTLE_INVOICE takes an invoice until 1 ms before expires_ms, and refuses it from '
+    + 'expires_ms on (invoice_expired)',
+  late: 'invoice guard: CREDIT_LATE_PAYMENT refuses a pending invoice (invoice_not_expired) and takes it '
+    + 'from expires_ms on, marking it settled_late',
+  once: 'invoice guard: an invoice is credited exactly once; the same reference replays, another is '
+    + 'invoice_already_settled',
+  cap: 'invoice guard: a machine holds at most maxOpenInvoices pending invoices; they stop counting at '
+    + 'their exact expiry',
+  fundToken: 'invoice guard: a claimed machine needs its token for FUND_ACCOUNT (missing, wrong or rotated: '
+    + 'unauthorized)',
+  token: 'machine guard: checkToken refuses no record, no token, a wrong token, and takes only the current one',
+  amounts: 'invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',
+  quoteId: 'quote guard: quote ids are MAC\'d, bound to their machine and spelled one way only',
+  acceptExpiry: 'quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and refuses it from '
+    + 'expires_ms on (quote_expired)',
+  acceptOnce: 'quote guard: a quote is accepted once (quote_not_issued), by its machine only, and only when '
+    + 'available covers it (insufficient_balance)',
+  priceBook: 'quote guard: a quote priced by another price book is expired, never honoured',
+  sweep: 'quote guard: the sweeper releases an accepted quote\'s reservation at its exact expiry, not before',
+  execExpiry: 'execution guard: an accepted quote executes until 1 ms before expiry; from expires_ms on it is '
+    + 'quote_expired and its reservation is released, uncharged',
+  execState: 'execution guard: only an accepted quote of this service and machine runs; the input must fit '
+    + 'the quote (input_mismatch)',
+  execDigest: 'execution guard: a quote quoted with its input runs with that input only (digest)',
+  execReplay: 'execution guard: an executed quote replays the same request and refuses another '
+    + '(execution_mismatch); its receipt verifies and the capture is journaled once',
+  lineComplete: 'line guard: a complete (newline-terminated) line longer than the limit is refused at the exact byte',
+  keyCodec: 'key-codec guard: identifiers are hex-encoded, ill-formed UTF-16 is refused, numbers sort as numbers',
+  resultTag: 'verify-result guard: a result tag is genuine only at its full length and exact bytes',
+  idem: 'idempotency keys: same body replays, another body is 422',
+  receiptMachine: 'receipt guard: VERIFY_RECEIPT answers not_found for another machine\'s receipt',
+  jcs: 'canonical JSON: RFC 8785 reference vectors (cyberphone/json-canonicalization), byte for byte',
+};
+
+const m = (
+  id: string, guard: string, file: string, fn: string, from: string, to: string, test: string, title: string,
+): Mutation => ({ id, guard, file, fn, from, to, test, title });
+
+export const MUTATIONS: Mutation[] = [
+  // the seven of issue 14
+  m('receipt-signature', 'receipt signature check', 'src/core/receipts.ts', 'verifyReceipt',
+    'const ok = id.verify(', 'const ok = true || id.verify(', PROOFS, T.receipt),
+  m('pulse-signature', 'pulse Ed25519 signature check', 'src/client/verify.ts', 'verifyPulse',
+    'verifyWithRawKey(pub, signedBytes(p.pulse), sig)', 'true', PROOFS, T.pulse),
+  m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', 'src/client/verify.ts',
+    'verifyTlogProof', '!!sig && verifyWithRawKey(pub, Buffer.from(note.text, \'utf8\'), sig.signature)', '!!sig',
+    PROOFS, T.tlog),
+  m('rate-window-reset', 'rate-limit window ends after windowSec', 'src/protocol/rate-limit.ts', 'RateLimiter.take',
+    'if (!w || nowMs - w.start >= rule.windowSec * 1000) {', 'if (!w) {', RATE, T.window),
+  m('ledger-reserved-sum', 'ledger invariant: reserved = Σ journal', 'src/core/ledger.ts', 'Ledger.verify',
+    'if (res !== s.r)', 'if (false)', LEDGER, T.reserved),
+  m('invoice-expiry-settle', 'invoice expiry at settlement', 'src/core/invoices.ts', 'settleInvoice',
+    'if (expired && !late) {', 'if (false && !late) {', MONEY, T.settle),
+  m('line-limit-complete', 'limit on a complete svc/1 line', 'src/protocol/line-codec.ts', 'LineDecoder.nextLine',
+    'if (this.#len + piece.length > this.#max)', 'if (nl < 0 && this.#len + piece.length > this.#max)',
+    CODECS, T.lineComplete),
+  // signatures and proofs
+  m('receipt-key-id', 'receipt key id must be the node\'s', 'src/core/receipts.ts', 'verifyReceipt',
+    'if (r.receipt.key_id !== id.keyId) return', 'if (false) return', PROOFS, T.receipt),
+  m('ed25519-lengths', 'raw-key Ed25519: key and signature lengths', 'src/protocol/ed25519.ts', 'verifyWithRawKey',
+    'if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;', '', PROOFS, T.ed),
+  m('pulse-output-hash', 'pulse output_hash', 'src/client/verify.ts', 'verifyPulse',
+    'outputHash(p.pulse, sig) === p.output_hash', 'true', PROOFS, T.pulse),
+  m('pulse-result-index', 'pulse k is the result\'s pulse', 'src/client/verify.ts', 'verifyPulse',
+    'committed.pulse.index === result.pulse.index\n', 'true\n', PROOFS, T.pulse),
+  m('pulse-result-commit', 'pulse k is the result\'s pulse (commit)', 'src/client/verify.ts', 'verifyPulse',
+    '&& committed.pulse.commit === result.pulse.commit', '', PROOFS, T.pulse),
+  m('pulse-link', 'pulse k+1 links to pulse k', 'src/client/verify.ts', 'verifyPulse',
+    '&& revealing.pulse.prev_output === committed.output_hash', '', PROOFS, T.pulse),
+  m('pulse-next-index', 'pulse k+1 is the next index', 'src/client/verify.ts', 'verifyPulse',
+    'revealing.pulse.index === committed.pulse.index + 1', 'true', PROOFS, T.pulse),
+  m('pulse-reveal-index', 'pulse k+1 reveals seed k', 'src/client/verify.ts', 'verifyPulse',
+    'revealing.pulse.revealed_index === committed.pulse.index', 'true', PROOFS, T.pulse),
+  m('pulse-commit', 'SHA-256(revealed seed) = commit', 'src/client/verify.ts', 'verifyPulse',
+    'createHash(\'sha256\').update(seed).digest(\'hex\') === committed.pulse.commit', 'true', PROOFS, T.pulse),
+  m('pulse-recompute', 'recomputed output = output_hex', 'src/client/verify.ts', 'verifyPulse',
+    'const matches = recomputed === result.output_hex;', 'const matches = true;', PROOFS, T.pulse),
+  m('tlog-origin', 'checkpoint origin is the expected log', 'src/client/verify.ts', 'verifyTlogProof',
+    'cp.origin === expectedOrigin', 'true', PROOFS, T.tlog),
+  m('tlog-sig-name', 'checkpoint signature line names the origin', 'src/client/verify.ts', 'verifyTlogProof',
+    's.name === cp.origin && s.keyHash.equals(keyHash)', 's.keyHash.equals(keyHash)', PROOFS, T.tlog),
+  m('tlog-inclusion', 'RFC 6962 inclusion', 'src/client/verify.ts', 'verifyTlogProof',
+    'v.ok, v.ok ? undefined : v.reason', 'true, undefined', PROOFS, T.tlog),
+  m('tlog-size', 'inclusion under the signed size', 'src/client/verify.ts', 'verifyTlogProof',
+    'proof.index, cp.size, proof.proof', 'proof.index, BigInt(proof.index) + 1n, proof.proof', PROOFS, T.tlog),
+  m('result-tag-compare', 'result tag compared in full', 'src/core/executors/verify-result.ts', 'verifyResult',
+    'const ok = got.length === want.length && timingSafeEqual(got, want);',
+    'const ok = got.length === 0 || timingSafeEqual(got, want.subarray(0, got.length));', CODECS, T.resultTag),
+  m('result-tag-fields', 'result tag material must have every field', 'src/core/executors/verify-result.ts',
+    'verifyResult', 'FIELDS.some((f) => typeof m![f] !== \'string\')', 'false', CODECS, T.resultTag),
+  m('canonical-json', 'canonical JSON is RFC 8785', 'src/protocol/canonical.ts', 'canonicalJson',
+    'const s = (canonicalize as unknown as (v: unknown) => string | undefined)(value);',
+    'const s = JSON.stringify(value);', 'test/oracles/canonical.test.ts', T.jcs),
+  // rate limits
+  m('rate-limit-exact', 'rate limit is exact', 'src/protocol/rate-limit.ts', 'RateLimiter.take',
+    'if (w.count <= rule.limit) return', 'if (w.count <= rule.limit + 1) return', RATE, T.limit),
+  m('rate-assert-open-window', 'assertOpen: window ends', 'src/protocol/rate-limit.ts', 'RateLimiter.assertOpen',
+    'if (!w || nowMs - w.start >= rule.windowSec * 1000 || w.count < rule.limit) return;',
+    'if (!w || w.count < rule.limit) return;', RATE, T.open),
+  m('rate-evict-expired', 'a full table drops expired windows first', 'src/protocol/rate-limit.ts',
+    'RateLimiter.#evict', 'if (nowMs - w.start >= this.#rules[klass].windowSec * 1000) this.#windows.delete(k);',
+    '', RATE, T.evict),
+  // the ledger
+  m('ledger-available-sum', 'ledger invariant: available = Σ journal', 'src/core/ledger.ts', 'Ledger.verify',
+    'if (avail !== s.a)', 'if (false)', LEDGER, T.available),
+  m('ledger-negative', 'ledger invariant: no negative balance', 'src/core/ledger.ts', 'Ledger.verify',
+    'if (avail < 0n || res < 0n)', 'if (false)', LEDGER, T.negative),
+  m('ledger-seq-gap', 'ledger invariant: journal without gaps', 'src/core/ledger.ts', 'Ledger.verify',
+    'if (e.seq !== s.lastSeq + 1)', 'if (false)', LEDGER, T.seq),
+  m('ledger-change-negative', 'a change never goes negative', 'src/core/ledger.ts', 'Ledger.change',
+    'if (next.available < 0n || next.reserved < 0n) {', 'if (next.available < 0n) {', LEDGER, T.change),
+  // invoices and machines
+  m('invoice-late-not-expired', 'late credit only for an expired invoice', 'src/core/invoices.ts', 'settleInvoice',
+    'if (!expired && late) {', 'if (false) {', MONEY, T.late),
+  m('invoice-expiry-boundary', 'invoice expires at expires_ms', 'src/core/invoices.ts', 'settleInvoice',
+    'now.getTime() >= inv.expires_ms', 'now.getTime() > inv.expires_ms', MONEY, T.settle),
+  m('invoice-other-reference', 'a settled invoice refuses another reference', 'src/core/invoices.ts',
+    'settleInvoice', 'if (inv.settlement_reference === reference) return inv;', 'return inv;', MONEY, T.once),
+  m('invoice-cap', 'open invoices are capped', 'src/core/invoices.ts', 'fundAccount',
+    'if (Object.keys(open).length >= cap) {', 'if (Object.keys(open).length > cap) {', MONEY, T.cap),
+  m('invoice-open-expiry', 'expired invoices leave the cap', 'src/core/invoices.ts', 'openInvoices',
+    'filter(([, exp]) => exp > nowMs)', 'filter(() => true)', MONEY, T.cap),
+  m('invoice-token', 'FUND_ACCOUNT on a claimed machine needs its token', 'src/core/invoices.ts', 'fundAccount',
+    'if (rec) checkToken(rec, token);', '', MONEY, T.fundToken),
+  m('machine-token-compare', 'token comparison', 'src/core/machines.ts', 'checkToken',
+    'if (!rec || !token || !matches)', 'if (!rec || !token)', MONEY, T.token),
+  m('machine-no-record', 'an unclaimed machine has no token', 'src/core/machines.ts', 'checkToken',
+    'if (!rec || !token || !matches)', 'if (!token || (rec && !matches))', MONEY, T.token),
+  m('invoice-amount-unique', 'amounts unique among open invoices', 'src/core/invoices.ts', 'allocateAmount',
+    'if (!taken || (taken.expires_ms as number) <= nowMs) return amount;', 'return amount;', MONEY, T.amounts),
+  // quotes
+  m('quote-tag', 'quote id MAC', 'src/core/quote-token.ts', 'decodeQuoteId',
+    'if (!timingSafeEqual(raw.subarray(bodyLen), tag(key, body, machineId))) return',
+    'if (false) return', MONEY, T.quoteId),
+  m('quote-hint', 'quote id bound to its machine', 'src/core/quote-token.ts', 'decodeQuoteId',
+    'if (!body.subarray(36, 42).equals(hint(machineId))) return', 'if (false) return', MONEY, T.quoteId),
+  m('quote-spelling', 'one spelling per quote id', 'src/core/quote-token.ts', 'decodeQuoteId',
+    'if (QUOTE_ID_PREFIX + raw.toString(\'base64url\') !== quoteId) return', 'if (false) return', MONEY, T.quoteId),
+  m('quote-flags', 'quote id flags match its length', 'src/core/quote-token.ts', 'decodeQuoteId',
+    '|| flags !== (bodyLen > BODY_BYTES ? 1 : 0)', '', MONEY, T.quoteId),
+  m('quote-expiry-accept', 'quote expiry at accept', 'src/core/quotes.ts', 'acceptQuote',
+    'if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);\n    // accepting',
+    '// accepting', MONEY, T.acceptExpiry),
+  m('quote-expiry-boundary', 'quotes expire at expires_ms', 'src/core/quotes.ts', 'isExpired',
+    'ctx.now().getTime() >= q.expires_ms', 'ctx.now().getTime() > q.expires_ms', MONEY, T.execExpiry),
+  m('quote-issued-only', 'a quote is accepted once', 'src/core/quotes.ts', 'acceptQuote',
+    'if (q.state !== \'issued\') {', 'if (false) {', MONEY, T.acceptOnce),
+  m('quote-balance', 'available must cover the quote', 'src/core/quotes.ts', 'acceptQuote',
+    'if (acct.available < units) {', 'if (acct.available < units - 1n) {', MONEY, T.acceptOnce),
+  m('quote-stored-machine', 'a stored quote belongs to its machine', 'src/core/quotes.ts', 'findQuote',
+    'if (rec.machine_id !== machineId) {', 'if (false) {', MONEY, T.acceptOnce),
+  m('quote-price-book', 'a quote from another price book is expired', 'src/core/quotes.ts', 'issuedRecord',
+    'const stale = p.quote_units !== t.quote_units;', 'const stale = false;', MONEY, T.priceBook),
+  // executions
+  m('exec-expiry', 'quote expiry at execute', 'src/core/executions.ts', 'execute',
+    'if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);', '', MONEY, T.execExpiry),
+  m('exec-accepted', 'execution needs an accepted quote', 'src/core/executions.ts', 'execute',
+    'if (q.state !== \'accepted\') throw', 'if (false) throw', MONEY, T.execState),
+  m('exec-service', 'the quote is for this service', 'src/core/executions.ts', 'execute',
+    'if (q.command !== command) {', 'if (false) {', MONEY, T.execState),
+  m('exec-size', 'input within the quoted size', 'src/core/executions.ts', 'checkInput',
+    '} else if (size > q.bytes) {', '} else if (false) {', MONEY, T.execState),
+  m('exec-bits', 'bits within the quoted bits', 'src/core/executions.ts', 'checkInput',
+    'if (a.bits !== undefined && a.bits > q.bits) {', 'if (false) {', MONEY, T.execState),
+  m('exec-digest', 'input is the quoted input (digest)', 'src/core/executions.ts', 'checkInput',
+    'if (sha256Hex(Buffer.from(a[q.input_field]!, \'hex\')) !== q.input_digest) {', 'if (false) {',
+    MONEY, T.execDigest),
+  m('exec-replay-digest', 'a replay must be the same request', 'src/core/executions.ts', 'execute',
+    'if (done && done.request_digest === requestDigest) {', 'if (done) {', MONEY, T.execReplay),
+  // codecs
+  m('key-codec-surrogate', 'key codec refuses ill-formed UTF-16', 'src/store/key-codec.ts', 'wellFormed',
+    'if (!isWellFormed(s)) {', 'if (false) {', CODECS, T.keyCodec),
+  m('key-codec-range', 'key numbers are non-negative safe integers', 'src/store/key-codec.ts', 'numPart',
+    'if (!Number.isSafeInteger(n) || n < 0) throw', 'if (false) throw', CODECS, T.keyCodec),
+  // core (the lead's file: mutated here only to probe, never edited)
+  m('idempotency-digest', 'idempotency: another body is 422', 'src/core/core.ts', 'Core.#idempotent',
+    'if (prior.digest !== digest) {', 'if (false) {', 'test/core/flow.test.ts', T.idem),
+  m('receipt-machine', 'a receipt is shown to its machine only', 'src/core/core.ts', 'Core.#dispatch',
+    'if (!r || r.receipt.machine_id !== a.machine_id) {', 'if (!r) {', 'test/errors/receipts.test.ts',
+    T.receiptMachine),
+];

@@ -1,0 +1,203 @@
+// Guards on proofs: the receipt signature check (core), the offline pulse verifier and the tlog proof
+// verifier (client kit). Each forgery below is built so that exactly one check is wrong — the node's
+// own key re-signs everything else — and the test names the checks that must fail, so weakening any
+// single check (always true, key hash alone, size or root ignored) makes a test fail.
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
+import { NodeIdentity } from '../../src/core/node-identity.ts';
+import { pulseKey } from '../../src/core/pulse-chain.ts';
+import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
+import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
+import { outputHash, signedBytes, type PulseBody, type SignedPulse } from '../../src/protocol/pulse-format.ts';
+import { checkpointBody, formatTlogProof, noteKeyHash, parseNote, parseTlogProof, signatureLine }
+  from '../../src/protocol/tlog-format.ts';
+import { coreFixture, type Fixture } from '../support/core-fixture.ts';
+
+const stranger = (() => {
+  const dir = mkdtempSync(join(tmpdir(), 'stranger-'));
+  const id = NodeIdentity.loadOrCreate(dir);
+  rmSync(dir, { recursive: true, force: true });
+  return id;
+})();
+
+function receiptOf(f: Fixture) {
+  return issueReceipt(f.ctx.kernels, f.identity, {
+    service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abc', machine_id: 'm-1', units_charged: 1234n,
+    input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: f.clock.now(),
+  });
+}
+
+test('receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
+  async (t) => {
+  const f = await coreFixture(t);
+  const r = receiptOf(f);
+  t.deepEqual(verifyReceipt(f.identity, r), { valid: true });
+  for (const field of Object.keys(r.receipt) as (keyof SignedReceipt['receipt'])[]) {
+    if (field === 'key_id') continue;
+    const v = r.receipt[field];
+    const changed = typeof v === 'number' ? v + 1 : `${String(v).slice(0, -1)}${String(v).endsWith('0') ? '1' : '0'}`;
+    const forged = { ...r, receipt: { ...r.receipt, [field]: changed } } as SignedReceipt;
+    t.deepEqual(verifyReceipt(f.identity, forged), { valid: false, reason: 'bad_signature' }, field);
+  }
+  const resigned = stranger.sign(Buffer.from(JSON.stringify(r.receipt))).toString('base64url');
+  t.deepEqual(verifyReceipt(f.identity, { ...r, signature: resigned }), { valid: false, reason: 'bad_signature' });
+  const cut = Buffer.from(r.signature, 'base64url').subarray(0, 63).toString('base64url');
+  t.deepEqual(verifyReceipt(f.identity, { ...r, signature: cut }), { valid: false, reason: 'bad_signature' });
+  t.deepEqual(verifyReceipt(stranger, r), { valid: false, reason: 'unknown_key' });
+});
+
+test('Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature', (t) => {
+  const msg = Buffer.from('m');
+  const sig = stranger.sign(msg);
+  t.true(verifyWithRawKey(stranger.publicKeyRaw, msg, sig));
+  t.false(verifyWithRawKey(stranger.publicKeyRaw.subarray(0, 31), msg, sig));
+  t.false(verifyWithRawKey(stranger.publicKeyRaw, msg, sig.subarray(0, 63)));
+  t.false(verifyWithRawKey(stranger.publicKeyRaw, msg, Buffer.concat([sig, Buffer.of(0)])));
+  t.false(verifyWithRawKey(stranger.publicKeyRaw, Buffer.from('n'), sig));
+});
+
+// --- pulses -------------------------------------------------------------------------------------
+
+type Signer = { sign(d: Uint8Array): Buffer };
+const signPulse = (id: Signer, body: PulseBody): SignedPulse => {
+  const sig = id.sign(signedBytes(body));
+  return { pulse: body, signature: sig.toString('base64url'), output_hash: outputHash(body, sig) };
+};
+
+async function pulseCase(t: ExecutionContext) {
+  const f = await coreFixture(t);
+  t.teardown(() => f.ctx.chain.stop());
+  await f.ctx.chain.start();
+  const committed = await f.ctx.chain.emit(f.clock.now());
+  const seed = f.ctx.chain.current().seed;
+  f.clock.advance(60_000);
+  const revealing = await f.ctx.chain.emit(f.clock.now());
+  const bits = 256;
+  const key = pulseKey(f.ctx.kernels, seed, 'q1pulse', 'm-p');
+  const result: PulseResult = {
+    quote_id: 'q1pulse', machine_id: 'm-p', bits,
+    output_hex: Buffer.from(f.ctx.kernels.pulseExpand(key, new Uint8Array(0), bits)).toString('hex'),
+    pulse: { chain_id: committed.pulse.chain_id, index: committed.pulse.index, commit: committed.pulse.commit },
+  };
+  const pub = f.identity.public.public_key;
+  const failing = (r: PulseResult, k: SignedPulse, k1: SignedPulse, key64 = pub) => {
+    const v = verifyPulse(r, k, k1, key64);
+    t.is(v.ok, v.checks.every((c) => c.ok));
+    return v.checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!.split(' =')[0]!);
+  };
+  return { f, committed, revealing, result, failing };
+}
+
+test('pulse guard: verifyPulse passes a real pair and names exactly the check each forgery breaks', async (t) => {
+  const { f, committed, revealing, result, failing } = await pulseCase(t);
+  t.deepEqual(failing(result, committed, revealing), []);
+  // signatures: re-signed by a stranger (output hashes recomputed, links intact) — only signatures fail
+  const k1Foreign = signPulse(stranger, revealing.pulse);
+  t.deepEqual(failing(result, committed, k1Foreign), ['pulse k+1 signature']);
+  const kForeign = signPulse(stranger, committed.pulse);
+  const k1Linked = signPulse(stranger, { ...revealing.pulse, prev_output: kForeign.output_hash });
+  t.deepEqual(failing(result, kForeign, k1Linked), ['pulse k signature', 'pulse k+1 signature']);
+  // a body changed after signing, its output hash recomputed to match
+  const edited = { ...revealing.pulse, time_start: '2000-01-01T00:00:00.000Z' };
+  const sig = Buffer.from(revealing.signature, 'base64url');
+  const k1Edited = { pulse: edited, signature: revealing.signature, output_hash: outputHash(edited, sig) };
+  t.deepEqual(failing(result, committed, k1Edited), ['pulse k+1 signature']);
+  t.deepEqual(failing(result, committed, revealing, stranger.public.public_key),
+    ['pulse k signature', 'pulse k+1 signature'], 'another node\'s key');
+  // output hash
+  t.deepEqual(failing(result, committed, { ...revealing, output_hash: 'cd'.repeat(32) }),
+    ['pulse k+1 output_hash']);
+  // the result names another pulse
+  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, index: result.pulse.index + 1 } }, committed, revealing),
+    ['pulse k is the result\'s pulse']);
+  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, commit: 'ab'.repeat(32) } }, committed, revealing),
+    ['pulse k is the result\'s pulse']);
+  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, chain_id: 'chain_other' } }, committed, revealing),
+    ['pulse k is the result\'s pulse']);
+  // validly signed by the node, but not the next pulse: wrong index, chain or link
+  const node = f.identity;
+  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, index: revealing.pulse.index + 1 })),
+    ['pulse k+1 follows pulse k']);
+  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, chain_id: 'chain_x' })),
+    ['pulse k+1 follows pulse k']);
+  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, prev_output: 'ee'.repeat(32) })),
+    ['pulse k+1 follows pulse k']);
+  // validly signed, but revealing another seed or none
+  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, revealed_index: 7 })),
+    ['pulse k+1 reveals seed k']);
+  const noSeed = signPulse(node, { ...revealing.pulse, revealed_seed: null });
+  t.deepEqual(failing(result, committed, noSeed),
+    ['pulse k+1 reveals seed k', 'SHA-256(revealed seed)', 'recomputed output']);
+  const otherSeed = signPulse(node, { ...revealing.pulse, revealed_seed: '11'.repeat(32) });
+  t.deepEqual(failing(result, committed, otherSeed), ['SHA-256(revealed seed)', 'recomputed output']);
+  // the output itself, its bits, its quote or machine
+  const flipped = (result.output_hex[0] === '0' ? '1' : '0') + result.output_hex.slice(1);
+  t.deepEqual(failing({ ...result, output_hex: flipped }, committed, revealing), ['recomputed output']);
+  t.deepEqual(failing({ ...result, bits: 255 }, committed, revealing), ['recomputed output']);
+  t.deepEqual(failing({ ...result, machine_id: 'm-q' }, committed, revealing), ['recomputed output']);
+  t.deepEqual(failing({ ...result, quote_id: 'q1other' }, committed, revealing), ['recomputed output']);
+});
+
+// --- transparency-log proofs ----------------------------------------------------------------------
+
+test('tlog guard: verifyTlogProof checks the checkpoint signature itself (not its key hash), ' +
+  'its origin, and inclusion under the signed size and root', async (t) => {
+  const f = await coreFixture(t);
+  const log = f.ctx.logs.timestamps;
+  const entries = Array.from({ length: 6 }, (_, i) => Buffer.from(`entry ${i}`));
+  let last!: Awaited<ReturnType<typeof log.append>>;
+  for (const e of entries) last = await log.append(() => e);
+  await log.append(() => Buffer.from('entry 6'));
+  const pub = f.identity.public.public_key;
+  const entry = entries[5]!;
+  const failing = (proof: string, e: Uint8Array = entry, key = pub, origin: string | undefined = log.origin) =>
+    verifyTlogProof(proof, e, key, origin).checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!);
+  const SIG = 'checkpoint signed by the node key';
+  const INCL = `entry included at index 5 of 6`;
+  t.deepEqual(failing(last.tlogProof), []);
+  t.true(verifyTlogProof(last.tlogProof, entry, pub).ok, 'without an expected origin');
+
+  // the signature line keeps the right key hash, the signature bytes are not the node's
+  const note = parseNote(last.checkpoint);
+  const badSig = Buffer.from(note.signatures[0]!.signature);
+  badSig[10]! ^= 1;
+  const keyHash = noteKeyHash(log.origin, f.identity.publicKeyRaw);
+  const forgedNote = `${note.text}\n${signatureLine(log.origin, keyHash, badSig)}`;
+  const proof = (checkpoint: string, index = 5, hashes = last.proof) => formatTlogProof(index, hashes, checkpoint);
+  t.deepEqual(failing(proof(forgedNote)), [SIG], 'right key hash, wrong signature');
+  const strangerSig = stranger.sign(Buffer.from(note.text, 'utf8'));
+  t.deepEqual(failing(proof(`${note.text}\n${signatureLine(log.origin, keyHash, strangerSig)}`)), [SIG]);
+  const otherHash = noteKeyHash('other/origin', f.identity.publicKeyRaw);
+  const goodSig = note.signatures[0]!.signature;
+  t.deepEqual(failing(proof(`${note.text}\n${signatureLine(log.origin, otherHash, goodSig)}`)), [SIG],
+    'the node\'s signature under a key hash for another origin');
+  t.deepEqual(failing(proof(`${note.text}\n${signatureLine('other/origin', keyHash, goodSig)}`)), [SIG],
+    'the node\'s signature and key hash on a line named for another log');
+  t.deepEqual(failing(last.tlogProof, entry, stranger.public.public_key), [SIG], 'checked against another key');
+
+  // checkpoints the node really signed, but for another size or root: inclusion must fail
+  const signed = (size: number, root: Uint8Array, origin = log.origin) => {
+    const body = checkpointBody(origin, size, root);
+    return `${body}\n${signatureLine(origin, noteKeyHash(origin, f.identity.publicKeyRaw),
+      f.identity.sign(Buffer.from(body, 'utf8')))}`;
+  };
+  t.deepEqual(failing(proof(signed(6, last.root))), [], 'the same checkpoint re-signed passes');
+  t.deepEqual(failing(proof(signed(7, last.root))), [`entry included at index 5 of 7`]);
+  t.deepEqual(failing(proof(signed(5, last.root))), [`entry included at index 5 of 5`]);
+  const otherRoot = Buffer.from(last.root);
+  otherRoot[0]! ^= 1;
+  t.deepEqual(failing(proof(signed(6, otherRoot))), [INCL]);
+  t.deepEqual(failing(proof(signed(6, last.root, 'svc/test/other'))), ['checkpoint origin is the expected log']);
+  // the proof itself: another index, a hash changed, dropped or added, another entry
+  t.deepEqual(failing(proof(last.checkpoint, 4)), ['entry included at index 4 of 6']);
+  const changed = last.proof.map((h, i) => (i === 0 ? Buffer.alloc(32, 9) : h));
+  t.deepEqual(failing(proof(last.checkpoint, 5, changed)), [INCL]);
+  t.deepEqual(failing(proof(last.checkpoint, 5, last.proof.slice(1))), [INCL]);
+  t.deepEqual(failing(proof(last.checkpoint, 5, [...last.proof, Buffer.alloc(32)])), [INCL]);
+  t.deepEqual(failing(last.tlogProof, entries[4]!), [INCL]);
+  t.deepEqual(failing('c2sp.org/tlog-proof@v1\nindex 5\n\nnot a note'), ['proof parses']);
+  t.is(parseTlogProof(last.tlogProof).index, 5n);
+});

@@ -1,0 +1,56 @@
+// An in-process core context for guard tests: the real Store (LevelDB in a temp dir), Ledger,
+// NodeIdentity, kernels, pulse chain and transparency logs, with a clock the test moves by hand.
+// Nothing here is reachable from svcd: expiry is tested at its exact millisecond, never by sleeping.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { RAILS, type Config } from '../../src/core/config.ts';
+import type { CoreContext } from '../../src/core/context.ts';
+import { Ledger } from '../../src/core/ledger.ts';
+import { NodeIdentity } from '../../src/core/node-identity.ts';
+import { PulseChain } from '../../src/core/pulse-chain.ts';
+import { TransparencyLog } from '../../src/core/tlog.ts';
+import { Kernels, KernelPool } from '../../src/kernels/index.ts';
+import { DEFAULT_RATES } from '../../src/protocol/rate-limit.ts';
+import { Store } from '../../src/store/store.ts';
+
+/** A clock that only moves when told to. */
+export class ManualClock {
+  ms: number;
+  constructor(start = Date.UTC(2026, 10, 22, 12, 0, 0)) { this.ms = start; }
+  now = (): Date => new Date(this.ms);
+  advance(ms: number): void { this.ms += ms; }
+  set(ms: number): void { this.ms = ms; }
+}
+
+export interface Fixture { ctx: CoreContext; clock: ManualClock; store: Store; identity: NodeIdentity; dir: string }
+
+/** Opens a fresh context for one test; closed and removed at teardown. `pool`: start a real one-thread pool. */
+export async function coreFixture(
+  t: ExecutionContext, over: Partial<Config> = {}, opts: { pool?: boolean } = {},
+): Promise<Fixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'guard-'));
+  const store = await Store.open(dir);
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  const identity = NodeIdentity.loadOrCreate(dir);
+  const kernels = Kernels.create();
+  const clock = new ManualClock();
+  const config = {
+    dataDir: dir, rails: RAILS.map((r) => ({ ...r, address: `addr-${r.rail}` })),
+    invoiceTtlMs: 60_000, maxOpenInvoices: 3, idempotencyTtlMs: 60_000, pulsePeriodMs: 60_000,
+    rates: DEFAULT_RATES, ...over,
+  } as Config;
+  const ctx = {
+    store, ledger: new Ledger(store), identity, kernels,
+    pool: opts.pool ? new KernelPool({ threads: 1 }) : (undefined as unknown as CoreContext['pool']),
+    chain: new PulseChain(store, identity, config.pulsePeriodMs),
+    logs: {
+      timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', 'svc/test/timestamps'),
+      events: new TransparencyLog(store, kernels, identity, 'machine-events', 'svc/test/machine-events'),
+    },
+    config, edgeFingerprint: 'test', now: clock.now,
+  } satisfies CoreContext;
+  if (opts.pool) t.teardown(() => ctx.pool.close());
+  return { ctx, clock, store, identity, dir };
+}
