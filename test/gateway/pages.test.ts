@@ -8,6 +8,7 @@ import test from 'ava';
 import { gunzipSync } from 'node:zlib';
 import { Svcd } from '../support/svcd.ts';
 import { hasChromium, launchChromium, CHROMIUM } from '../support/browser.ts';
+import { testNeeding } from '../support/needs.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../../src/discovery/routes.ts';
 
 // every HTML page the gateway serves, from the one route table (a new page is tested without a line here)
@@ -59,10 +60,9 @@ test('the Redoc bundle is served from the package: JavaScript, cached, revalidat
   t.not(gz.headers.etag, etag, 'each encoding has its own ETag');
 });
 
-const title = hasChromium
-  ? 'every page at 390 and 1280 px: no sideways scroll, a description, no console error, same origin only'
-  : `pages in Chromium — SKIPPED: ${CHROMIUM} not found`;
-(hasChromium ? test : test.skip)(title, async (t) => {
+const chromium = { what: CHROMIUM, present: hasChromium, hint: 'apt install chromium, or set SVC_CHROMIUM' };
+testNeeding(test, 'every page at 390 and 1280 px: no sideways scroll, a description, no console error, '
+  + 'same origin only', chromium, async (t) => {
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const origin = new URL(base).origin;
@@ -131,7 +131,7 @@ const title = hasChromium
   t.true(links.size >= 15);
 });
 
-(hasChromium ? test : test.skip)('the API reference renders the operations of openapi.json, offline', async (t) => {
+testNeeding(test, 'the API reference renders the operations of openapi.json, offline', chromium, async (t) => {
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -157,7 +157,7 @@ const title = hasChromium
   t.notRegex(other, /script-src/);
 });
 
-(hasChromium ? test : test.skip)('the status page is a table of the status document\'s facts', async (t) => {
+testNeeding(test, 'the status page is a table of the status document\'s facts', chromium, async (t) => {
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage();
