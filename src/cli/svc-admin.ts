@@ -67,8 +67,8 @@ function exampleLines(spec: CommandSpec): [string, string?][] {
   ];
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const state: Run = { json: jsonRequested(argv) };
+/** The svc-admin command tree; `state` says whether --json was asked for. */
+export function buildAdminProgram(state: Run): Command {
   const program = new Command('svc-admin')
     .description('svc operator tool: admin commands over the admin socket (<data-dir>/admin.sock)')
     .option('--data-dir <dir>', 'svcd data dir (or SVC_DATA_DIR)', process.env.SVC_DATA_DIR ?? './data')
@@ -114,6 +114,12 @@ export async function main(argv: string[]): Promise<number> {
     ['svc-admin settle-invoice inv_… --reference <tx-hash>', 'credit a paid invoice'],
     ['svc-admin --data-dir /var/lib/svc recover-runtime'],
   ]);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const state: Run = { json: jsonRequested(argv) };
+  const program = buildAdminProgram(state);
   applyConventions(program, state);
   return runProgram(program, argv, state);
 }
