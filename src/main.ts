@@ -28,6 +28,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
+import { svcdCommand } from './cli/svcd-usage.ts';
 
 function runSelfCheck(): number {
   const info = JSON.parse(readFileSync(fileURLToPath(new URL('../build/BUILD_INFO.json', import.meta.url)), 'utf8'));
@@ -250,8 +251,10 @@ async function printManifest(): Promise<number> {
   return 0;
 }
 
-const cmd = process.argv[2] ?? 'start';
+const cmd = svcdCommand(process.argv.slice(2)); // null: help, version or a usage error was printed
 switch (cmd) {
+  case null:
+    break;
   case 'selfcheck':
     process.exitCode = runSelfCheck();
     break;
@@ -271,7 +274,4 @@ switch (cmd) {
       process.exit(1);
     });
     break;
-  default:
-    console.error(`svcd: unknown command ${cmd}\nusage: svcd [start|core|gateway|manifest|selfcheck]`);
-    process.exitCode = 2;
 }

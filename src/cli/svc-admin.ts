@@ -1,12 +1,14 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
-// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT) as a subcommand, over the admin unix socket in
-// the data dir (mode 0600: only the service's user reaches it). Not part of the public client kit.
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES) as a subcommand, over the admin
+// unix socket in the data dir (mode 0600: only the service's user reaches it). Its arguments, their
+// choices and the help examples come from the command's schema. Not part of the public client kit.
 import { join, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, Option } from 'commander';
 import { SvcClient } from '../client/client.ts';
-import { ALL_COMMANDS } from '../protocol/registry.ts';
+import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';
-import { EXIT, render, reportError } from './output.ts';
+import { applyConventions, examples, jsonRequested, nonNegativeInt, runProgram, type Run } from './conventions.ts';
+import { render } from './output.ts';
 
 interface Globals { dataDir: string; json?: boolean }
 
@@ -16,56 +18,108 @@ const camel = (name: string) => name.replace(/_(\w)/g, (_m, c: string) => c.toUp
 /** What an operator should know beyond the registry's one-line purpose. */
 const NOTES: Record<string, string> = {
   SETTLE_INVOICE: 'administrative settlement: credit a paid, unexpired invoice exactly once (SETTLE_INVOICE); '
-    + 'the same reference again is a no-op, another reference is refused',
+    + 'the same reference again is a no-op, another reference is refused (409 invoice_already_settled)',
   CREDIT_LATE_PAYMENT: 'credit a payment that arrived after its invoice expired, once (CREDIT_LATE_PAYMENT); '
     + 'check first that the payment was meant for this invoice: its amount may since belong to a newer one',
   RECOVER_RUNTIME: 'restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)',
   ROTATE_TOKEN: 'issue a new machine token; the old one stops working (ROTATE_TOKEN)',
+  LIST_INVOICES: 'list invoices, filtered by state and machine_id, a page at a time (LIST_INVOICES)',
 };
 
-export async function main(argv: string[]): Promise<number> {
-  let code = EXIT.ok as number;
+/** Example values for the arguments the admin commands take. */
+const SAMPLE: Record<string, string> = {
+  invoice_id: 'inv_…', machine_id: 'my-agent', reference: '<tx-hash>', limit: '50', cursor: '<next_cursor>',
+};
+
+/** One line per invoice, for LIST_INVOICES without --json. */
+function invoiceTable(r: Record<string, unknown>): string {
+  const rows = (r.invoices as Record<string, unknown>[]).map((i) => [
+    i.invoice_id, `${String(i.state)}${i.settled_late ? ' (late)' : ''}`, `${String(i.units)} svcC`,
+    `${String(i.asset)}/${String(i.network)}`, i.machine_id, i.created_at,
+    i.settlement_reference === undefined ? '' : `ref ${String(i.settlement_reference)}`,
+  ].map(String).filter((x) => x !== '').join('  '));
+  const next = r.next_cursor === null ? '(end)' : `next page: --cursor ${String(r.next_cursor)}`;
+  return [...rows, `${rows.length} invoice(s), ${String(r.scanned)} read; ${next}`].join('\n');
+}
+const TEXT: Record<string, (r: Record<string, unknown>) => string> = { LIST_INVOICES: invoiceTable };
+
+/** The command line a spec's arguments make: *_id arguments it requires positional, the rest flags. */
+function argsOf(spec: CommandSpec) {
+  const props = (spec.args.properties ?? {}) as Record<string, Schema>;
+  const required = (spec.args.required ?? []) as string[];
+  const positional = required.filter((a) => a.endsWith('_id'));
+  const flags = Object.keys(props).filter((a) => !positional.includes(a));
+  return { props, required, positional, flags };
+}
+
+function exampleLines(spec: CommandSpec): [string, string?][] {
+  const { props, required, positional, flags } = argsOf(spec);
+  const sample = (a: string) => (props[a]?.enum as string[] | undefined)?.[1] ?? SAMPLE[a] ?? `<${a}>`;
+  const flag = (a: string) => ` --${kebab(a)} ${sample(a)}`;
+  const base = `svc-admin ${kebab(spec.name)}${positional.map((a) => ` ${SAMPLE[a] ?? `<${a}>`}`).join('')}`
+    + flags.filter((a) => required.includes(a)).map(flag).join('');
+  const optional = flags.filter((a) => !required.includes(a));
+  return [
+    [base],
+    ...(optional.length ? [[`${base}${optional.filter((a) => a !== 'cursor').map(flag).join('')}`] as [string]] : []),
+    ...(optional.includes('cursor') ? [[`${base}${flag('cursor')}`, 'the next page'] as [string, string]] : []),
+    [`svc-admin --json ${kebab(spec.name)} …`, 'the reply as JSON on stdout'],
+  ];
+}
+
+/** The svc-admin command tree; `state` says whether --json was asked for. */
+export function buildAdminProgram(state: Run): Command {
   const program = new Command('svc-admin')
     .description('svc operator tool: admin commands over the admin socket (<data-dir>/admin.sock)')
     .option('--data-dir <dir>', 'svcd data dir (or SVC_DATA_DIR)', process.env.SVC_DATA_DIR ?? './data')
     .option('--json', 'machine-readable JSON output')
-    .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', '\nExit codes: 0 ok, 1 the service said no, 2 usage, 3 cannot reach the admin socket.');
+    .addHelpText('after', '\nRun it as the service\'s OS user: the socket is mode 0600.'
+      + '\nExit codes: 0 ok, 1 the service said no, 2 usage, 3 cannot reach the admin socket.'
+      + '\nUnder --json every failure is one JSON object on stderr.');
   const g = () => program.opts<Globals>();
-  const run = async (cmd: string, args: Record<string, unknown>) => {
+  const socket = () => join(resolve(g().dataDir), 'admin.sock');
+  state.unreachableHint = 'is svcd running with this data dir? svc-admin talks to <data-dir>/admin.sock'
+    + ' (--data-dir, or SVC_DATA_DIR; default ./data)';
+  const run = async (spec: CommandSpec, args: Record<string, unknown>) => {
+    const client = await SvcClient.connect({ kind: 'unix', path: socket() });
     try {
-      const client = await SvcClient.connect({ kind: 'unix', path: join(resolve(g().dataDir), 'admin.sock') });
-      try { console.log(render(await client.request(cmd, args), g().json === true)); } finally { client.close(); }
-    } catch (e) {
-      code = reportError(e, g().json === true);
+      const r = await client.request(spec.name, args);
+      console.log(!state.json && TEXT[spec.name] ? TEXT[spec.name]!(r) : render(r, state.json));
+    } finally {
+      client.close();
     }
   };
-  // one subcommand per admin command of the registry: its *_id arguments positional, the rest options
   for (const spec of ALL_COMMANDS.filter((c) => c.auth === 'admin')) {
-    const props = (spec.args.properties ?? {}) as Record<string, Schema>;
-    const required = (spec.args.required ?? []) as string[];
-    const positional = required.filter((a) => a.endsWith('_id'));
-    const options = required.filter((a) => !a.endsWith('_id'));
+    const { props, required, positional, flags } = argsOf(spec);
     const sub = program.command(kebab(spec.name)).description(NOTES[spec.name] ?? spec.purpose);
     for (const a of positional) sub.argument(`<${a}>`);
-    for (const o of options) sub.requiredOption(`--${kebab(o)} <${o}>`, props[o]?.description as string ?? o);
+    for (const a of flags) {
+      const p = props[a] ?? {};
+      const o = new Option(`--${kebab(a)} <${a}>`, String(p.description ?? a));
+      if (Array.isArray(p.enum)) o.choices(p.enum as string[]);
+      if (p.type === 'integer') o.argParser(nonNegativeInt(`--${kebab(a)}`));
+      if (p.default !== undefined) o.default(p.default);
+      sub.addOption(required.includes(a) ? o.makeOptionMandatory() : o);
+    }
+    examples(sub, exampleLines(spec));
     sub.action((...given: unknown[]) => {
       const opts = given[positional.length] as Record<string, unknown>;
       const args: Record<string, unknown> = Object.fromEntries(positional.map((a, k) => [a, given[k]]));
-      for (const o of options) args[o] = opts[camel(o)];
-      return run(spec.name, args);
+      for (const a of flags) if (opts[camel(a)] !== undefined) args[a] = opts[camel(a)];
+      return run(spec, args);
     });
   }
-  // subcommands copy settings when created, so each needs its own override: a usage error in a
-  // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
-  for (const c of [program, ...program.commands]) c.exitOverride();
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      return e.code === 'commander.helpDisplayed' || e.code === 'commander.help' ? EXIT.ok : EXIT.usage;
-    }
-    return reportError(e, false);
-  }
-  return code;
+  examples(program, [
+    ['svc-admin list-invoices --state pending', 'what is waiting for a payment'],
+    ['svc-admin settle-invoice inv_… --reference <tx-hash>', 'credit a paid invoice'],
+    ['svc-admin --data-dir /var/lib/svc recover-runtime'],
+  ]);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const state: Run = { json: jsonRequested(argv) };
+  const program = buildAdminProgram(state);
+  applyConventions(program, state);
+  return runProgram(program, argv, state);
 }

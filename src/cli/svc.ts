@@ -1,19 +1,26 @@
 // svc — the public client kit CLI: the contract's 19 public command forms over svc/1 to the edge,
-// plus verify-pulse and verify-log (offline checks of GET_PULSE and log-backed results). Commands and
-// their help come from the command registry. Exit codes: 0 ok, 1 the service said no, 2 usage,
-// 3 connection/TLS failure.
+// plus hello's edge-proof check, pulse (fetch and verify a published pulse), verify-pulse and
+// verify-log (offline checks of GET_PULSE and log-backed results) and completion. Commands, their
+// flags and their help examples come from the command registry. Exit codes: 0 ok, 1 the service
+// said no or a proof did not verify, 2 usage, 3 connection/TLS failure (conventions.ts, output.ts).
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
-import { COMMANDS } from '../protocol/registry.ts';
+import { COMMANDS, commandSpec } from '../protocol/registry.ts';
 import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES, executionInputs, type InputField, type Service } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
-import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
-import { EXIT, UsageError, render, reportError } from './output.ts';
+import { verifyEdgeProof, verifySignedPulse } from '../client/node-proofs.ts';
 import { verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
+import { bashCompletion, zshCompletion } from './completion.ts';
+import {
+  applyConventions, examples, jsonRequested, nonNegativeInt, runProgram, type Run,
+} from './conventions.ts';
+import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
+import { UsageError, VerificationError, render } from './output.ts';
 
 interface Globals {
   edge: string;
@@ -26,11 +33,9 @@ interface Globals {
   timeout: string;
 }
 
-const int = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`${name} must be a non-negative integer`);
-  return n;
-};
+const int = nonNegativeInt;
+/** The machine_id the examples use. */
+const M = '--machine-id my-agent';
 
 function endpoint(g: Globals): Endpoint {
   let hp;
@@ -40,6 +45,16 @@ function endpoint(g: Globals): Endpoint {
       + ' anyone on the path can read and change this traffic. Use --pin or --ca.\n');
   }
   return { kind: 'tls', host: hp.host, port: hp.port, pin: g.pin, ca: g.ca, insecure: g.insecure };
+}
+
+/** Opens one connection to the edge for `fn`, and closes it. */
+async function session<T>(g: Globals, fn: (c: SvcClient) => Promise<T>): Promise<T> {
+  const client = await SvcClient.connect(endpoint(g), Number(g.timeout));
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
 }
 
 async function call(
@@ -52,12 +67,30 @@ async function call(
   const auth = opts.auth
     ? { machine_id: machineId, token: tokenFor(machineId, credentialsPath(g.credentials)) }
     : undefined;
-  const client = await SvcClient.connect(endpoint(g), Number(g.timeout));
-  try {
-    return await client.request(cmd, args, auth);
-  } finally {
-    client.close();
+  return session(g, (c) => c.request(cmd, args, auth));
+}
+
+const failedChecks = (checks: { name: string; ok: boolean }[]) =>
+  checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
+
+/** The values a registry command's argument takes (its schema's enum). */
+function enumOf(command: string, arg: string): string[] {
+  const props = commandSpec(command)!.args.properties as Record<string, Schema>;
+  return props[arg]!.enum as string[];
+}
+
+/** A quote command's examples, from what its schema requires. */
+function quoteExamples(s: Service): [string, string?][] {
+  const base = `svc ${M} quote-${s.service}`;
+  if (s.bytes === null) return [[`${base} --bits 256`, `${s.command} reads no input: bits only`]];
+  if (s.bytes.min === s.bytes.max) return [[base, `the input is ${s.bytes.min} bytes`]];
+  if (s.quoteInput) {
+    return [
+      [`${base} ${flagOf(s.quoteInput)} 68656c6c6f`, 'binds this exact input'],
+      [`${base} --bytes 5`, 'or only its size'],
+    ];
   }
+  return [[`${base} --bytes 64`, 'the most input bytes the execution may send']];
 }
 
 function needMachine(g: Globals): string {
@@ -124,18 +157,54 @@ export function buildProgram(
     .option('--machine-id <id>', 'caller machine_id (or SVC_MACHINE_ID)')
     .option('--credentials <file>', 'credentials file (default ~/.config/svc/credentials.json, or SVC_CREDENTIALS)')
     .option('--timeout <ms>', 'connect timeout in milliseconds', '10000')
-    .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', '\nMachine token: SVC_MACHINE_TOKEN, or the credentials file fund-account writes (mode 0600).'
-      + '\nExit codes: 0 ok, 1 the service said no (error code printed), 2 usage, 3 connection/TLS failure.');
+    .addHelpText('after', '\nEnvironment: SVC_EDGE (--edge), SVC_EDGE_PIN (--pin), SVC_MACHINE_ID (--machine-id),'
+      + '\nSVC_MACHINE_TOKEN (the machine token; else the credentials file fund-account writes, mode 0600),'
+      + '\nSVC_CREDENTIALS (--credentials). The pin: edge_cert_sha256 in svcd\'s ready log, or edge.cert_sha256'
+      + '\nin the manifest (/.well-known/svc/svc_public_manifest.json).'
+      + '\nExit codes: 0 ok, 1 the service said no (error code printed) or a proof did not verify, 2 usage,'
+      + '\n3 connection/TLS failure. Under --json every failure is one JSON object on stderr.');
+  examples(program, [
+    ['export SVC_EDGE=127.0.0.1:9443 SVC_EDGE_PIN=<edge_cert_sha256> SVC_MACHINE_ID=my-agent'],
+    ['svc hello', 'greeting; checks the node\'s signed edge proof'],
+    ['svc quote-get-pulse --bits 256', 'a free quote'],
+    ['svc --json balance', 'JSON on stdout'],
+    ['svc <command> --help', 'every flag of a command'],
+  ]);
   const g = () => program.opts<Globals>();
   const purpose = (name: string) => COMMANDS.find((c) => c.name === name)!.purpose;
 
-  program.command('hello').description(purpose('HELLO'))
-    .option('--nonce <nonce>', 'nonce for the edge proof (8..128 of A-Z a-z 0-9 _ -)')
-    .action((o: { nonce?: string }) => run(() => call(g(), 'HELLO', clean({ nonce: o.nonce })), g));
-  program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}), g));
-  program.command('balance').description(purpose('BALANCE'))
-    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }), g));
+  const hello = program.command('hello').description(`${purpose('HELLO')} (the proof is verified)`)
+    .option('--nonce <nonce>', 'nonce the edge proof must sign (8..128 of A-Z a-z 0-9 _ -; default: a random one)')
+    .option('--node-key <b64url>', 'also require this node public key (pin it from the manifest\'s node.public_key)')
+    .action((o: { nonce?: string; nodeKey?: string }) => run(async () => {
+      const nonce = o.nonce ?? randomBytes(16).toString('base64url');
+      const { r, cert } = await session(g(), async (c) => {
+        const reply = await c.request('HELLO', { nonce });
+        return { r: reply, cert: c.peerCertificateSha256 };
+      });
+      const v = verifyEdgeProof(r, {
+        nonce, ...(cert ? { certSha256: cert } : {}), ...(o.nodeKey ? { publicKey: o.nodeKey } : {}),
+      });
+      if (!v.ok) throw new VerificationError(`edge proof INVALID: ${failedChecks(v.checks)}`, v.checks);
+      const verdict = `valid (key ${v.key_id}, ${v.public_key})`;
+      const check = { valid: true, key_id: v.key_id, checks: v.checks.map((c) => c.name) };
+      if (g().json) return { ...r, edge_proof_check: check };
+      const { edge_proof: _p, ...rest } = r;
+      return { ...rest, 'edge proof': verdict };
+    }, g));
+  examples(hello, [
+    ['svc hello', 'prints "edge proof: valid (key …)"; a bad proof exits 1'],
+    ['svc hello --nonce my-nonce-123 --json'],
+    ['svc hello --node-key <node.public_key from the manifest>'],
+  ]);
+  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}), g)), [
+    ['svc caps'], ['svc --json caps', 'the capability list as JSON'],
+  ]);
+  examples(program.command('balance').description(purpose('BALANCE'))
+    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }), g)), [
+    [`svc ${M} balance`, 'the token: SVC_MACHINE_TOKEN or the credentials file'],
+    [`svc ${M} --json balance`],
+  ]);
 
   // quote and execution flags come from the request schemas (quoteBodySchema, executionArgsSchema):
   // a flag exists exactly when the field does, and what the schema requires the CLI requires
@@ -157,6 +226,7 @@ export function buildProgram(
     const quoted = s.quoteInput;
     if (quoted) inputFlags(c, quoted, String(props[quoted]!.description));
     c.addHelpText('after', `\n${quoteHelp(s)}`);
+    examples(c, quoteExamples(s));
     c.action((o: Record<string, string | number | undefined>) => run(async () => {
       const input = inputHex(o as never);
       if (quoted && o.bytes === undefined && input[quoted] === undefined) {
@@ -169,12 +239,12 @@ export function buildProgram(
     }, g));
   }
 
-  program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
+  examples(program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
     .option('--idempotency-key <key>', 'replay-safe key')
     .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
       const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
       return call(g(), 'ACCEPT_QUOTE', args, { auth: true });
-    }, g));
+    }, g)), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
 
   for (const s of SERVICES) {
     const c = program.command(s.service)
@@ -189,25 +259,34 @@ export function buildProgram(
       const args = clean({ machine_id: needMachine(g()), quote_id: quoteId, bits: o.bits, ...input });
       return call(g(), s.command, args, { auth: true });
     }, g));
+    const flags = inputs.filter((i) => i.required).map((i) => ` ${flagOf(i.field)} <hex>`).join('');
+    examples(c, [
+      [quoteExamples(s)[0]![0], 'quote it'],
+      [`svc ${M} accept-quote q1…`, 'reserve the quoted units'],
+      [`svc ${M} --json ${s.service} q1…${flags} > result.json`, 'run it: the result and its receipt_id'],
+    ]);
   }
 
-  program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
+  examples(program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }),
       g,
-    ));
-  program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
+    )), [[`svc ${M} get-receipt rcpt_…`, 'the receipt_id an execution returned']]);
+  examples(program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }),
       g,
-    ));
-  program.command('fund-account')
+    )), [[`svc ${M} verify-receipt rcpt_…`, 'free: the node re-verifies its signature']]);
+  const fund = program.command('fund-account')
     .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
     .requiredOption('--units <n>', 'whole svcC to fund (min 1)', int('--units'))
     .addOption(
-      new Option('--network <network>', 'payment network').choices(['TRON', 'Solana', 'Base']).makeOptionMandatory(),
+      new Option('--network <network>', 'payment network').choices(enumOf('FUND_ACCOUNT', 'network'))
+        .makeOptionMandatory(),
     )
-    .addOption(new Option('--asset <asset>', 'stablecoin').choices(['USDT', 'USDC']).makeOptionMandatory())
+    .addOption(
+      new Option('--asset <asset>', 'stablecoin').choices(enumOf('FUND_ACCOUNT', 'asset')).makeOptionMandatory(),
+    )
     .option('--idempotency-key <key>', 'replay-safe key')
     .action((o: { units: number; network: string; asset: string; idempotencyKey?: string }) => run(async () => {
       const machineId = needMachine(g());
@@ -226,13 +305,16 @@ export function buildProgram(
       }
       return r;
     }, g));
-  program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
+  examples(fund, [
+    [`svc ${M} fund-account --units 5 --network TRON --asset USDT`, 'pay amount_due to pay_to before expires_at'],
+  ]);
+  examples(program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
     .action((id: string) => run(
       () => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }),
       g,
-    ));
+    )), [[`svc ${M} invoice-status inv_…`, 'pending, settled or expired']]);
 
-  program.command('verify-pulse')
+  const verifyPulseCmd = program.command('verify-pulse')
     .description('check a GET_PULSE output offline once its seed is revealed (docs/verify.md)')
     .requiredOption('--result <file>', 'the get-pulse result (JSON, as printed by --json)')
     .option('--pulse <file>', 'pulse k (JSON from PULSE); fetched from the edge when omitted')
@@ -257,13 +339,14 @@ export function buildProgram(
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
       const v = verifyPulse(result, committed, revealing, key);
-      if (!v.ok) {
-        const failed = v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
-        throw new ServiceError('invalid_request', `verification FAILED: ${failed}`, { checks: v.checks });
-      }
+      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));
-  program.command('verify-log')
+  examples(verifyPulseCmd, [
+    [`svc ${M} --json get-pulse q1… > result.json`],
+    ['svc verify-pulse --result result.json', 'once the next pulse has revealed the seed'],
+  ]);
+  const verifyLog = program.command('verify-log')
     .description('check a TIMESTAMP_PROOF or MACHINE_EVENT_LOG result offline:'
       + ' signed checkpoint + RFC 6962 inclusion (docs/verify.md)')
     .requiredOption('--result <file>', 'the execution result (JSON, as printed by --json)')
@@ -282,37 +365,71 @@ export function buildProgram(
       const key = o.publicKey ?? r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
       const v = verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
-      if (!v.ok) {
-        const failed = v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
-        throw new ServiceError('invalid_request', `verification FAILED: ${failed}`, { checks: v.checks });
-      }
+      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));
+  examples(verifyLog, [
+    [`svc ${M} --json timestamp-proof q1… --plain-hex <sha256 of your file> > ts.json`],
+    ['svc verify-log --result ts.json --public-key <node.public_key from the manifest>'],
+  ]);
+
+  const pulse = program.command('pulse')
+    .description('fetch a published pulse (latest, or by index) and verify it: signature, output_hash, and the'
+      + ' link to the pulse before it')
+    .addArgument(new Argument('[index]', 'pulse index, or latest').default('latest')
+      .argParser((v) => (v === 'latest' ? v : String(int('index')(v)))))
+    .option('--node-key <b64url>', 'verify with this node public key (from the manifest) instead of the one sent')
+    .action((index: string, o: { nodeKey?: string }) => run(async () => {
+      const { p, prev } = await session(g(), async (c) => {
+        const one = (args: Record<string, unknown>) => c.request('PULSE', args) as Promise<Record<string, unknown>>;
+        const got = await one(index === 'latest' ? {} : { index: Number(index) }) as unknown as
+          SignedPulse & { public_key?: string };
+        const before = got.pulse.index > 0
+          ? await one({ index: got.pulse.index - 1 }).catch((e: unknown) => {
+            if (e instanceof ServiceError && e.code === 'not_found') return undefined;
+            throw e;
+          })
+          : undefined;
+        return { p: got, prev: before as SignedPulse | undefined };
+      });
+      const key = o.nodeKey ?? p.public_key;
+      if (!key) throw new UsageError('the edge sent no public_key: give --node-key');
+      const v = verifySignedPulse(p, key, prev);
+      if (!v.ok) {
+        throw new VerificationError(`pulse ${p.pulse.index} did NOT verify: ${failedChecks(v.checks)}`, v.checks);
+      }
+      const linked = prev ? `, linked to pulse ${prev.pulse.index}` : '';
+      const verdict = `valid (key ${v.key_id}${linked})`;
+      if (g().json) return { ...p, verified: true, key_id: v.key_id, checks: v.checks.map((c) => c.name) };
+      return { ...p.pulse, output_hash: p.output_hash, signature: p.signature, [`pulse ${p.pulse.index}`]: verdict };
+    }, g));
+  examples(pulse, [
+    ['svc pulse', 'the latest pulse, verified'],
+    ['svc pulse 42 --json'],
+    ['svc pulse --node-key <node.public_key from the manifest>'],
+  ]);
+
+  const completion = program.command('completion')
+    .description('print a shell completion script for svc')
+    .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+    .action((shell: 'bash' | 'zsh') => {
+      process.stdout.write(shell === 'bash' ? bashCompletion(program) : zshCompletion(program));
+    });
+  examples(completion, [
+    ['eval "$(svc completion bash)"', 'bash: this shell; put it in ~/.bashrc to keep it'],
+    ['source <(svc completion zsh)', 'zsh (after compinit)'],
+  ]);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let code = EXIT.ok as number;
-  const program = buildProgram(async (fn, g) => {
-    try {
-      console.log(render(await fn(), g().json === true));
-    } catch (e) {
-      code = reportError(e, g().json === true);
-    }
+  const state: Run = {
+    json: jsonRequested(argv),
+    unreachableHint: 'is svcd running there? The edge is --edge HOST:PORT (or SVC_EDGE; default 127.0.0.1:9443)',
+  };
+  const program = buildProgram(async (fn) => {
+    console.log(render(await fn(), state.json));
   });
-  // subcommands copy settings when created, so each needs its own override: a usage error in a
-  // subcommand (a missing required option) is exit 2, not commander's process.exit(1)
-  for (const c of [program, ...program.commands]) c.exitOverride();
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') {
-        return EXIT.ok;
-      }
-      return EXIT.usage;
-    }
-    return reportError(e, false);
-  }
-  return code;
+  applyConventions(program, state);
+  return runProgram(program, argv, state);
 }

@@ -5,7 +5,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, TLSSocket, type PeerCertificate } from 'node:tls';
 import { ServiceError } from '../errors.ts';
 import { LineDecoder, encodeLine } from '../protocol/line-codec.ts';
 import { ALPN, PROTOCOL, type ReplyFrame } from '../protocol/wire.ts';
@@ -145,6 +145,13 @@ export class SvcClient {
   ): Promise<Record<string, unknown>> {
     if (this.#closed) throw new ConnectionError('client closed');
     return (await this.#live()).request(cmd, args, auth, via);
+  }
+
+  /** SHA-256 of the certificate the TLS edge presented (hex, lowercase), while connected; else undefined. */
+  get peerCertificateSha256(): string | undefined {
+    const s = this.#conn?.socket;
+    const cert = s instanceof TLSSocket ? s.getPeerX509Certificate() : undefined;
+    return cert ? normalizeFingerprint(cert.fingerprint256) : undefined;
   }
 
   close(): void {

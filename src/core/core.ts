@@ -16,7 +16,7 @@ import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
-  fundAccount, invoiceView, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
+  fundAccount, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
 } from './invoices.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
@@ -387,6 +387,7 @@ export class Core {
         };
       }
       case 'RECOVER_RUNTIME': return this.#recover();
+      case 'LIST_INVOICES': return listInvoices(ctx, a);
       case 'ROTATE_TOKEN': {
         const m = a.machine_id as string;
         return ctx.ledger.withMachine(m, async () => {

@@ -3,9 +3,10 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only),
-// and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on
-// the edge): the sandbox's state lives in the core, so any number of gateway processes share it.
+// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT and LIST_INVOICES (operator,
+// admin socket only), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend
+// listener (never on the edge): the sandbox's state lives in the core, so any number of gateway
+// processes share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
@@ -230,6 +231,25 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
     args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
     result: invoiceResult,
+  },
+  {
+    name: 'LIST_INVOICES', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: one page of invoices in invoice_id order, filtered by state and machine_id',
+    args: obj({
+      state: {
+        type: 'string', enum: ['pending', 'settled', 'expired', 'settled_late'],
+        description: 'only invoices in this state (expired: pending past expires_at; settled_late: credited late)',
+      },
+      machine_id: { ...machineId, description: 'only the invoices of this machine_id' },
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'most invoices in the page' },
+      cursor: { ...id, description: 'next_cursor of the previous page' },
+    }),
+    result: result({
+      invoices: { type: 'array', items: invoiceResult },
+      next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'go on from here; null at the end' },
+      scanned: { type: 'integer', description: 'invoices read for this page (at most 1000)' },
+    }, ['invoices', 'next_cursor']),
   },
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(

@@ -19,7 +19,8 @@ test.after.always(async () => {
   if (!check.ok || code !== 0) throw new Error(`after: exit ${code}, ledger ${JSON.stringify(check)}`);
 });
 
-const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+// a failure under --json is one JSON object on stderr (src/cli/output.ts)
+const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
 
 test.serial('GET_PULSE flow with the real CLIs: ' +
   'fund → settle → balance → quote → accept → execute → receipt → verify offline', async (t) => {

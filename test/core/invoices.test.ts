@@ -14,7 +14,8 @@ import type { CoreContext } from '../../src/core/context.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
 
-const json = (r: { stdout: string }) => JSON.parse(r.stdout);
+// a failure under --json is one JSON object on stderr (src/cli/output.ts)
+const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
 
 test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });

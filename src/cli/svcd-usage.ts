@@ -1,0 +1,86 @@
+// svcd's command line: its subcommands, --help and --version, and usage errors (exit 2 with the
+// usage line), the same conventions as svc and svc-admin. main.ts runs what this returns. Kept
+// apart from main.ts so the help text is testable without starting anything.
+import { CORE_VERSION, VERSIONS } from '../protocol/versions.ts';
+
+export const SVCD_COMMANDS = {
+  start: 'core and HTTP gateway in one process (the default)',
+  core: 'the core alone: svc/1 TLS edge, backend (loopback TCP) and admin socket',
+  gateway: 'the HTTP gateway alone, calling a core\'s backend at 127.0.0.1:SVC_BACKEND_PORT',
+  manifest: 'print the manifest hash to publish as a DNS TXT record',
+  selfcheck: 'check the WASM kernels against known answers and exit',
+} as const;
+
+export type SvcdCommand = keyof typeof SVCD_COMMANDS;
+
+export const SVCD_USAGE = `Usage: svcd [${Object.keys(SVCD_COMMANDS).join('|')}] [--help] [--version]`;
+
+export function svcdHelp(): string {
+  const width = Math.max(...Object.keys(SVCD_COMMANDS).map((c) => c.length)) + 2;
+  const commands = Object.entries(SVCD_COMMANDS).map(([c, about]) => `  ${c.padEnd(width)}${about}`);
+  return [
+    SVCD_USAGE,
+    '',
+    `svcd ${CORE_VERSION}: the svc service (${VERSIONS.coreProtocol} core and HTTP gateway ${VERSIONS.api}).`,
+    '',
+    'Commands:',
+    ...commands,
+    '',
+    'Options:',
+    '  -h, --help     show this help (also: svcd <command> --help)',
+    '  -V, --version  print the version',
+    '',
+    'Configuration: environment variables only (SVC_DATA_DIR, SVC_EDGE_PORT, SVC_HTTP_PORT, ...);',
+    'every one is listed in README.md, section "Configuration". With SVC_READY_FILE set, svcd writes',
+    'its bound addresses and the edge certificate pin (edge_cert_sha256) there once it is ready; the',
+    '"svcd ready" log line carries the same fields.',
+    '',
+    'Examples:',
+    '  svcd                                   # core + gateway: http://127.0.0.1:8080, svc/1 edge on :9443',
+    '  SVC_DATA_DIR=/var/lib/svc svcd core    # the core alone, its ledger and keys in /var/lib/svc',
+    '  SVC_BASE_URL=https://svc.example svcd manifest',
+    '  svcd selfcheck',
+    '',
+    'Exit codes: 0 ok (or stopped by SIGTERM/SIGINT), 1 failed to start or failed check, 2 usage.',
+    '',
+  ].join('\n');
+}
+
+export function svcdVersion(): string {
+  return `svcd ${CORE_VERSION} (${VERSIONS.coreProtocol}, api ${VERSIONS.api})\n`;
+}
+
+/**
+ * Reads svcd's arguments. Prints help or the version (exit 0) or a usage error (exit 2) and
+ * returns null, or returns the subcommand to run.
+ */
+export function svcdCommand(
+  argv: readonly string[],
+  out: { stdout: (s: string) => void; stderr: (s: string) => void; exit: (code: number) => void } = {
+    stdout: (s) => { process.stdout.write(s); },
+    stderr: (s) => { process.stderr.write(s); },
+    exit: (code) => { process.exitCode = code; },
+  },
+): SvcdCommand | null {
+  if (argv.some((a) => a === '-h' || a === '--help' || a === 'help')) {
+    out.stdout(svcdHelp());
+    out.exit(0);
+    return null;
+  }
+  if (argv.some((a) => a === '-V' || a === '--version')) {
+    out.stdout(svcdVersion());
+    out.exit(0);
+    return null;
+  }
+  const [first = 'start', ...rest] = argv;
+  const usage = (message: string) => {
+    out.stderr(`svcd: ${message}\n${SVCD_USAGE}\n(run svcd --help for details)\n`);
+    out.exit(2);
+    return null;
+  };
+  if (!Object.hasOwn(SVCD_COMMANDS, first)) {
+    return usage(first.startsWith('-') ? `unknown option ${first}` : `unknown command ${first}`);
+  }
+  if (rest.length) return usage(`unexpected argument ${rest[0]} (svcd is configured by environment variables)`);
+  return first as SvcdCommand;
+}
