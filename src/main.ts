@@ -247,6 +247,7 @@ async function printManifest(): Promise<number> {
   const hash = manifestHash(node, site);
   console.log(`manifest: ${baseUrl}${DOCUMENT_PATHS.manifest}`);
   console.log(`sha256:   ${hash}`);
+  console.log(`edge pin: ${tls.fingerprint256} (svc --pin / SVC_EDGE_PIN)`);
   console.log(`DNS TXT:  _svc-manifest.${site.edge_host} TXT "v=svc_public_discovery_v1; sha256=${hash}"`);
   return 0;
 }
