@@ -77,9 +77,15 @@ function layout(table: string[][], rightFrom: Set<number>): string {
   return table.map((l) => line(l).join('  ').trimEnd()).join('\n');
 }
 
+/**
+ * Servers that runs saved before a rename called otherwise: K = 2 gateways were `svcd core` and two
+ * `svcd gateway` processes, now `svcd start` with SVC_GATEWAY_PROCESSES=2 (the same topology).
+ */
+const RENAMED: Record<string, string> = { 'svcd core+2gw': 'svcd K=2' };
+
 /** The throughput table and the measures table; with `saved`, a Δ column for rate (and value). */
 export function formatRun(run: Run, saved?: Run): string {
-  const old = new Map((saved?.rows ?? []).map((r) => [rowKey(r), r]));
+  const old = new Map((saved?.rows ?? []).map((r) => [rowKey({ ...r, server: RENAMED[r.server] ?? r.server }), r]));
   const head = saved ? [...TABLE_HEADINGS, 'Δ rate', 'Δ p99'] : TABLE_HEADINGS;
   const rows = run.rows.map((r) => {
     const cells = [

@@ -89,6 +89,20 @@ const edgeTls = (localAddress: string): Promise<Held> => new Promise((resolve, r
   const h = held(socket);
 });
 
+/**
+ * A handshake the server dropped on a loaded machine (its handshake deadline passed while 50 others
+ * were in the CPU queue) is retried: what is under test is what holders do once connected.
+ */
+async function retryHandshake(open: () => Promise<Held>, attempts = 4): Promise<Held> {
+  for (let i = 1; ; i++) {
+    try {
+      return await open();
+    } catch (e) {
+      if (i >= attempts) throw e;
+    }
+  }
+}
+
 const tcp = (port: number, localAddress: string): Promise<Held> => new Promise((resolve, reject) => {
   const socket = netConnect({ host: '127.0.0.1', port, localAddress }, () => resolve(h));
   socket.once('error', reject);
@@ -130,7 +144,7 @@ test.serial(`edge: ${HOLDERS} TLS connections holding partial lines: memory boun
   const line = `{"v":"svc/1","id":1,"cmd":"HELLO","args":{"nonce":"${'a'.repeat(PARTIAL)}`;
   const partial = Buffer.from(line.slice(0, PARTIAL));
   const holders = await openMany(HOLDERS, async (source) => {
-    const h = await edgeTls(source);
+    const h = await retryHandshake(() => edgeTls(source));
     h.socket.write(partial);
     return h;
   });
