@@ -1,10 +1,12 @@
-// Loading build/kernels.wasm: compile the module once per process (workers receive the compiled
-// WebAssembly.Module, not bytes) and instantiate it with its single import, env.abort.
-// Does not wrap the exports: that is kernels.ts.
+// Loading build/kernels.wasm in Node: read and compile the module once per process (workers receive
+// the compiled WebAssembly.Module, not bytes). Instantiating is instance.ts's (portable, shared
+// with the embedding kit); wrapping the exports is kernels.ts's.
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
-import { ABI_VERSION, type KernelExports } from './abi.ts';
+import { setDefaultKernelModule } from './kernels.ts';
+
+export { KernelAbort, instantiateKernels } from './instance.ts';
 
 export type KernelBuild = 'release' | 'debug';
 
@@ -37,29 +39,5 @@ export function compileKernels(build: KernelBuild = 'release'): WebAssembly.Modu
   return mod;
 }
 
-/** A trap inside the module: AssemblyScript's abort(message, file, line, column). */
-export class KernelAbort extends Error {}
-
-export function instantiateKernels(mod: WebAssembly.Module): KernelExports {
-  let memory: WebAssembly.Memory | undefined;
-  const instance = new WebAssembly.Instance(mod, {
-    env: {
-      abort(msgPtr: number, filePtr: number, line: number, col: number) {
-        const text = (ptr: number) => {
-          if (!memory || !ptr) return '';
-          const u32 = new Uint32Array(memory.buffer);
-          const len = (u32[(ptr - 4) >>> 2] ?? 0) >>> 1;
-          return String.fromCharCode(...new Uint16Array(memory.buffer, ptr, Math.min(len, 256)));
-        };
-        throw new KernelAbort(`kernel abort: ${text(msgPtr)} at ${text(filePtr)}:${line}:${col}`);
-      },
-    },
-  });
-  const exports = instance.exports as unknown as KernelExports;
-  memory = exports.memory;
-  const abi = exports.ABI_VERSION.value as number;
-  if (abi !== ABI_VERSION) {
-    throw new Error(`build/kernels.wasm has ABI ${abi}, this code expects ${ABI_VERSION}: run npm run asbuild`);
-  }
-  return exports;
-}
+// Where Kernels.create() finds its module when it is given none: this file's compiled release build.
+setDefaultKernelModule(() => compileKernels());
