@@ -1,6 +1,7 @@
 // Loading build/kernels.wasm in Node: read and compile the module once per process (workers receive
 // the compiled WebAssembly.Module, not bytes). Instantiating is instance.ts's (portable, shared
 // with the embedding kit); wrapping the exports is kernels.ts's.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
@@ -41,3 +42,14 @@ export function compileKernels(build: KernelBuild = 'release'): WebAssembly.Modu
 
 // Where Kernels.create() finds its module when it is given none: this file's compiled release build.
 setDefaultKernelModule(() => compileKernels());
+
+const digests = new Map<KernelBuild, string>();
+/** SHA-256 (hex) of the module file: published in the manifest beside GET /kernels.wasm. */
+export function kernelWasmSha256(build: KernelBuild = 'release'): string {
+  let d = digests.get(build);
+  if (!d) {
+    d = createHash('sha256').update(readFileSync(kernelWasmPath(build))).digest('hex');
+    digests.set(build, d);
+  }
+  return d;
+}
