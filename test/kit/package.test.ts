@@ -6,13 +6,12 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Svcd, fundMachine } from '../support/svcd.ts';
-import { CHROMIUM, hasChromium, launchChromium } from '../support/browser.ts';
+import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
 import { ownVectors } from '../helpers.ts';
 
 const run = promisify(execFile);
@@ -126,30 +125,14 @@ test.serial('Bun: the same results', async (t) => {
       '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json',
       '.wasm': 'application/wasm',
     };
-    const server = createServer((req, res) => {
-      const path = join(dir, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
-      if (!path.startsWith(dir) || !existsSync(path)) { res.writeHead(404).end(); return; }
-      try {
-        res.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' })
-          .end(readFileSync(path));
-      } catch {
-        res.writeHead(404).end();
-      }
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    const port = (server.address() as { port: number }).port;
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${port}/page.html`);
-      await page.waitForFunction(() => (window as any).__result !== undefined, undefined, { timeout: 60_000 });
-      const out = await page.evaluate(() => (window as any).__result);
-      t.is(out.error, undefined);
-      t.regex(out.runtime, /^chromium \d/);
-      t.deepEqual(strip(out), expected);
-    } finally {
-      await browser.close();
-      server.close();
-    }
+    const serve = (path: string) => {
+      const file = join(dir, path);
+      if (!file.startsWith(dir) || !existsSync(file)) return null;
+      return { type: types[extname(file)] ?? 'application/octet-stream', body: readFileSync(file) };
+    };
+    const out = (await runPage(serve, '/page.html', '__result')).value as Record<string, unknown>;
+    t.is(out.error, undefined);
+    t.regex(out.runtime as string, /^chromium \d/);
+    t.deepEqual(strip(out), expected);
   },
 );
