@@ -15,6 +15,7 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { xchacha20poly1305 as nobleX } from '@noble/ciphers/chacha.js';
 import { KernelPool, Kernels } from '../src/kernels/index.ts';
 import { assemble } from '../src/kernels/bvm-assembler.ts';
+import { loadKernels } from '../src/kit/kernels.ts';
 import { runReference } from '../test/reference/bvm-ref.ts';
 
 interface Row { group: string; case: string; impl: string; value: number; unit: string; anchor?: string }
@@ -111,6 +112,21 @@ async function suite(): Promise<Row[]> {
     add('bvm', label, 'TypeScript reference', r / 1e6, 'M steps/s', 'anchor');
   }
 
+  // ---- the embedding package (svc/kernels) against the raw exports it wraps: target ≥ 0.9x ----
+  const kit = await loadKernels();
+  const raw = kit.raw;
+  for (const [label, size] of [['64 B', 64], ['8 KiB', 8192]] as const) {
+    const data = new Uint8Array(randomBytes(size));
+    const inp = raw.alloc(size), out = raw.alloc(32);
+    add('package vs raw', `sha256 ${label}`, 'svc/kernels (package)', mbps(size, opsPerSec(() => kit.sha256(data))), 'MB/s');
+    add('package vs raw', `sha256 ${label}`, 'raw exports', mbps(size, opsPerSec(() => {
+      new Uint8Array(raw.memory.buffer).set(data, inp);
+      raw.sha256_digest(inp, size, out);
+      return new Uint8Array(raw.memory.buffer).slice(out, out + 32);
+    })), 'MB/s', 'baseline');
+    raw.free(inp); raw.free(out);
+  }
+
   // ---- pool overhead ----
   const tiny = new Uint8Array(64);
   const inlineUs = 1e6 / opsPerSec(() => k.sha256(tiny));
@@ -170,6 +186,10 @@ async function parent(): Promise<void> {
     ['XChaCha open 1 MiB vs noble (target ≥ 2x)', ratio('xchacha20poly1305 open', '1 MiB', 'svc (ours)', '@noble/ciphers')],
     ['BVM arithmetic vs TS reference (target ≥ 1.0x)', ratio('bvm', 'arithmetic loop', 'svc (ours, WASM)', 'TypeScript reference')],
     ['BVM memory vs TS reference', ratio('bvm', 'memory loop', 'svc (ours, WASM)', 'TypeScript reference')],
+    ['package vs raw exports, SHA-256 64 B (target ≥ 0.9x)',
+      ratio('package vs raw', 'sha256 64 B', 'svc/kernels (package)', 'raw exports')],
+    ['package vs raw exports, SHA-256 8 KiB (target ≥ 0.9x)',
+      ratio('package vs raw', 'sha256 8 KiB', 'svc/kernels (package)', 'raw exports')],
   ] as const;
   const bvmAbs = rows.find((r) => r.group === 'bvm' && r.case === 'arithmetic loop' && r.impl.startsWith('svc'))!.value;
   const summary = [...targets.map(([n, v]) => `${n}: ${v.toFixed(2)}x`), `BVM arithmetic loop: ${bvmAbs.toFixed(0)} M steps/s (target ≥ 400)`].join('\n');

@@ -4,7 +4,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +11,7 @@ import { promisify } from 'node:util';
 import { kernelWasmPath } from '../src/kernels/index.ts';
 import { assemble } from '../src/kernels/bvm-assembler.ts';
 import { ownVectors, prng, hex } from './helpers.ts';
-import { CHROMIUM, hasChromium, launchChromium } from './support/browser.ts';
+import { CHROMIUM, hasChromium, runPage } from './support/browser.ts';
 import { testNeeding } from './support/needs.ts';
 // @ts-expect-error plain JS module shared with Deno and the browser
 import { runVectors } from './cross-runtime/vector-runner.js';
@@ -97,24 +96,12 @@ testNeeding(
       '/kernels.wasm': ['application/wasm', readFileSync(wasmPath)],
       '/bundle.json': ['application/json', readFileSync(bundlePath)],
     };
-    const server = createServer((req, res) => {
-      const f = files[req.url ?? ''];
-      if (!f) { res.writeHead(404).end(); return; }
-      res.writeHead(200, { 'content-type': f[0] }).end(f[1]);
-    });
-    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    const port = (server.address() as { port: number }).port;
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${port}/page.html`);
-      await page.waitForFunction(() => (window as any).__results !== undefined, undefined, { timeout: 30_000 });
-      const results = await page.evaluate(() => (window as any).__results);
-      t.deepEqual(results, nodeResults);
-      t.regex(await page.textContent('#status') ?? '', /^done: \d+ results/);
-    } finally {
-      await browser.close();
-      server.close();
-    }
+    const serve = (path: string) => {
+      const f = files[path];
+      return f ? { type: f[0], body: f[1] } : null;
+    };
+    const { value, status } = await runPage(serve, '/page.html', '__results', 30_000);
+    t.deepEqual(value, nodeResults);
+    t.regex(status, /^done: \d+ results/);
   },
 );

@@ -1,5 +1,6 @@
 // Imports flow one way (STYLE.md "Layout"): main → edge, gateway, cli → core, client, discovery
-// → protocol, store, kernels → errors. Siblings on a floor do not import each other, and the
+// → kit → protocol, store, kernels → errors. kit (the embedding package's code) sits between: the
+// client verifies with it, and it builds on the kernels' portable part. Siblings on a floor do not import each other, and the
 // CLIs (like the gateway) reach the core only through the client kit. This test reads every
 // import in src/ and fails on a forbidden edge.
 import test from 'ava';
@@ -12,6 +13,7 @@ const FLOOR: Record<string, number> = {
   bin: -1, 'main.ts': 0,
   edge: 1, gateway: 1, cli: 1,
   core: 2, client: 2, discovery: 2,
+  kit: 2.5,
   protocol: 3, store: 3, kernels: 3,
   'errors.ts': 4,
 };

@@ -338,7 +338,7 @@ export function buildProgram(
       });
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
-      const v = verifyPulse(result, committed, revealing, key);
+      const v = await verifyPulse(result, committed, revealing, key);
       if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));
@@ -364,7 +364,7 @@ export function buildProgram(
       }
       const key = o.publicKey ?? r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
-      const v = verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
+      const v = await verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
       if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
     }, g));

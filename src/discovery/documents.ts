@@ -1,6 +1,8 @@
 // The discovery documents (SPEC "Well-known discovery", "Landing and documentation pages"): pure
 // functions of the registry, the pricing model, the node and the site. Byte-stable, so the
 // manifest hash published in DNS stays valid until something real changes.
+import { ABI_VERSION } from '../kernels/abi.ts';
+import { kernelWasmSha256 } from '../kernels/wasm.ts';
 import { COMMANDS, CAPABILITIES, commandSpec } from '../protocol/registry.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import {
@@ -91,6 +93,10 @@ export function buildManifest(node: NodeInfo, site: SiteInfo): Record<string, un
     node: { node_id: node.node_id, key_id: node.key_id, alg: node.alg, public_key: node.public_key },
     capability_count: VERSIONS.capabilityCount,
     capabilities: CAPABILITIES,
+    kernels: {
+      url: site.base_url + publicRoute('kernelsWasm').path, media_type: publicRoute('kernelsWasm').type,
+      sha256: kernelWasmSha256(), abi_version: ABI_VERSION, package: 'svc/kernels, svc/verify (docs/embedding.md)',
+    },
     commands: COMMANDS.map((c) => ({
       name: c.name,
       group: c.group,

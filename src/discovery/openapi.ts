@@ -161,13 +161,17 @@ const annotations = (a: { billing: string; auth: string; rateClass: string; exec
 
 const camel = (s: string) => s.toLowerCase().replace(/[_-](\w)/g, (_m, x: string) => x.toUpperCase());
 
+/** Commands whose GET route answers with an ETag and Cache-Control (src/gateway/embed-routes.ts). */
+const CONDITIONAL = new Set(['PULSE']);
+
 /** Every status a registry command's route can answer, from what its arguments and annotations imply. */
 function commandStatuses(c: CommandSpec): number[] {
   const has = (k: string) => Object.hasOwn((c.args.properties ?? {}) as object, k);
   return sorted([
     400, 429, 502, // validation, rate limit, the core
     ...(c.auth === 'none' ? [] : [401]),
-    ...(['quote_id', 'invoice_id', 'receipt_id'].some(has) ? [404] : []),
+    ...(['quote_id', 'invoice_id', 'receipt_id', 'index'].some(has) ? [404] : []),
+    ...(CONDITIONAL.has(c.name) ? [304] : []),
     ...(has('quote_id') || has('idempotency_key') ? [409] : []), // quote state; an idempotent request still running
     ...(c.http!.method === 'POST' ? [413] : []),
     ...(has('idempotency_key') ? [422] : []),
@@ -190,6 +194,7 @@ function commandOperation(
     }
   }
   if (idempotent) parameters.push(param('IdempotencyKey'));
+  if (CONDITIONAL.has(c.name)) parameters.push(param('IfNoneMatch'));
   // the first invoice of an unclaimed machine_id needs no token (it returns one)
   const security = c.auth === 'none' ? [] : c.name === 'FUND_ACCOUNT' ? [{ bearerAuth: [] }, {}] : [{ bearerAuth: [] }];
   return {
@@ -198,7 +203,8 @@ function commandOperation(
     ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     security,
     responses: responses({
-      statuses: commandStatuses(c), limited: true, idempotent, conditional: false, jsonRpc: false, shared,
+      statuses: commandStatuses(c), limited: true, idempotent, conditional: CONDITIONAL.has(c.name), jsonRpc: false,
+      shared,
       ok: { 'application/json': { schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] } } },
     }),
     'x-svc-command': c.name, ...annotations(c),

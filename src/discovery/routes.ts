@@ -214,6 +214,11 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   alias(manifest, 'apiManifest', '/api/v1/manifest'),
   alias(pricebookPointer, 'apiPricebook', '/api/v1/pricebook'),
   api('apiPayment', '/api/v1/payment', 'payment policy and wallets', 'json', { core: true }),
+  {
+    id: 'kernelsWasm', method: 'GET', path: '/kernels.wasm', type: 'application/wasm', body: 'text', tag: 'Discovery',
+    ...free, purpose: 'the WASM proof kernels (docs/embedding.md); its SHA-256 is in the manifest',
+    statuses: statusesOf('GET', { conditional: true }), maxAge: 3600, cors: true, sitemap: false,
+  },
   sandbox('sandboxQuote', '/api/v1/sandbox/quotes/get-pulse', 'quote', 'creates a sandbox GET_PULSE quote', [503]),
   sandbox('sandboxAccept', '/api/v1/sandbox/quotes/{quote_id}/accept', 'accept', 'accepts a sandbox quote', [404, 409]),
   sandbox('sandboxExecute', '/api/v1/sandbox/executions/get-pulse', 'execute',

@@ -18,6 +18,7 @@ import { readJsonBody } from './body.ts';
 import { clientAddressResolver } from './client-address.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
+import { mountEmbedRoutes } from './embed-routes.ts';
 import { edgeStatus, type CoreCaller } from './core-call.ts';
 import { PUBLIC_ROUTES } from '../discovery/routes.ts';
 import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
@@ -226,6 +227,7 @@ export function createGateway(opts: GatewayOptions): {
   const discovery = { baseUrl: () => opts.baseUrl ?? boundUrl, edgePort: opts.edgePort ?? 9443 };
   discoveryRoutes(router, free, discovery, (ctx) => limit(ctx, 'public_low'));
 
+  mountEmbedRoutes(app, router, free, (ctx) => limit(ctx, 'public_low'));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return {

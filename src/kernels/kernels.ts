@@ -2,10 +2,13 @@
 // reusable scratch region in the module's memory (static buffers, DESIGN.md §7: ~3.6x cheaper per
 // MiB than loader-managed arrays); views are re-created whenever memory has grown.
 // Argument checks live here and name the argument; the kernels trust their inputs' shapes.
+// Portable (no Node APIs): the server and the embedding kit (src/kit, the package's svc/kernels)
+// share this class; only where the module comes from differs (wasm.ts in Node, kit/load.ts elsewhere).
 import {
-  BVM_LIMITS, BVM_STATUS, KERNEL_ERRORS, MERKLE_MAX_PROOF_HASHES, PULSE_MAX_BITS, type BvmStatus, type KernelExports,
+  BVM_LIMITS, BVM_STATUS, KERNEL_ERRORS, MERKLE_MAX_PROOF_HASHES, PULSE_MAX_BITS, type BvmStatus, type KernelErrorName,
+  type KernelExports,
 } from './abi.ts';
-import { compileKernels, instantiateKernels } from './wasm.ts';
+import { instantiateKernels } from './instance.ts';
 import { ServiceError } from '../errors.ts';
 
 export interface BvmResult {
@@ -38,11 +41,26 @@ function checkUint(name: string, v: unknown, min: number, max: number): asserts 
   }
 }
 
-function kernelError(code: number, what: string): ServiceError {
-  const name = KERNEL_ERRORS[code as keyof typeof KERNEL_ERRORS] ?? 'unknown';
-  return new ServiceError('kernel_failed', `${what}: kernel error ${code} (${name})`, {
-    kernel_code: code, kernel_error: name,
-  });
+/** A kernel returned a negative code: the ABI's error name (docs/kernels.md) and code travel with it. */
+export class KernelError extends ServiceError {
+  readonly kernelCode: number;
+  readonly kernelError: KernelErrorName | 'unknown';
+
+  constructor(code: number, what: string) {
+    const name = KERNEL_ERRORS[code as keyof typeof KERNEL_ERRORS] ?? 'unknown';
+    super('kernel_failed', `${what}: kernel error ${code} (${name})`, { kernel_code: code, kernel_error: name });
+    this.name = 'KernelError';
+    this.kernelCode = code;
+    this.kernelError = name;
+  }
+}
+
+const kernelError = (code: number, what: string) => new KernelError(code, what);
+
+let defaultModule: (() => WebAssembly.Module) | null = null;
+/** Where Kernels.create() gets a module when given none (wasm.ts sets Node's build/kernels.wasm). */
+export function setDefaultKernelModule(load: () => WebAssembly.Module): void {
+  defaultModule = load;
 }
 
 const SHA_CHUNK = 32 * 1024;
@@ -58,9 +76,11 @@ export class Kernels {
     this.#u8 = new Uint8Array(raw.memory.buffer);
   }
 
-  /** Instantiates the release build (compiled once per process). */
-  static create(mod: WebAssembly.Module = compileKernels()): Kernels {
-    return new Kernels(instantiateKernels(mod));
+  /** Instantiates a compiled module; in Node, by default the release build (compiled once per process). */
+  static create(mod?: WebAssembly.Module): Kernels {
+    const m = mod ?? defaultModule?.();
+    if (!m) throw new Error('Kernels.create() needs a module here: use loadKernels() from the svc/kernels package');
+    return new Kernels(instantiateKernels(m));
   }
 
   get #mem(): Uint8Array {
@@ -335,42 +355,52 @@ export class Kernels {
     return { status: name, halted: status === 0, steps, pc, output: this.#read(out, outLen) };
   }
 
-  /** Streaming SHA-256 with its context in module memory (free it with dispose()). */
+  /** Streaming SHA-256. Its context lives in JavaScript memory, so an abandoned stream leaks nothing. */
   createSha256(): Sha256Stream {
     return new Sha256Stream(this);
   }
 
-  /** @internal used by Sha256Stream */
-  _mem(): Uint8Array { return this.#mem; }
-  /** @internal */
-  _stage(data: Uint8Array): number { return this.#layout([data], [])[0]!; }
+  /** @internal Sha256Stream: runs one streaming step over a context copied in and back out. */
+  _sha256Step(ctx: Uint8Array, data: Uint8Array | null): Uint8Array | null {
+    if (data === null) {
+      const [c, o] = this.#layout([ctx], [32]) as [number, number];
+      this.raw.sha256_final(c, o);
+      return this.#read(o, 32);
+    }
+    for (let at = 0; at < data.length; at += SHA_CHUNK) {
+      const chunk = data.subarray(at, at + SHA_CHUNK);
+      const [c, d] = this.#layout([ctx, chunk], []) as [number, number];
+      this.raw.sha256_update(c, d, chunk.length);
+      ctx.set(this.#mem.subarray(c, c + ctx.length));
+    }
+    return null;
+  }
 }
 
 export class Sha256Stream {
   readonly #k: Kernels;
-  #ctx: number;
+  #ctx: Uint8Array | null;
 
   constructor(k: Kernels) {
     this.#k = k;
-    this.#ctx = k.raw.alloc(k.raw.SHA256_CTX_BYTES.value as number);
-    k.raw.sha256_init(this.#ctx);
+    const bytes = k.raw.SHA256_CTX_BYTES.value as number;
+    const p = k.raw.alloc(bytes);
+    k.raw.sha256_init(p);
+    this.#ctx = new Uint8Array(k.raw.memory.buffer).slice(p, p + bytes);
+    k.raw.free(p);
   }
 
   update(data: Uint8Array): this {
     checkBytes('data', data);
     if (!this.#ctx) throw new ServiceError('invalid_request', 'hash already finalized');
-    const p = this.#k._stage(data);
-    this.#k.raw.sha256_update(this.#ctx, p, data.length);
+    this.#k._sha256Step(this.#ctx, data);
     return this;
   }
 
   digest(): Uint8Array {
     if (!this.#ctx) throw new ServiceError('invalid_request', 'hash already finalized');
-    const out = this.#k._stage(new Uint8Array(32));
-    this.#k.raw.sha256_final(this.#ctx, out);
-    const d = this.#k._mem().slice(out, out + 32);
-    this.#k.raw.free(this.#ctx);
-    this.#ctx = 0;
+    const d = this.#k._sha256Step(this.#ctx, null)!;
+    this.#ctx = null;
     return d;
   }
 }

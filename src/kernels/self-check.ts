@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Kernels } from './kernels.ts';
 import { buildImage } from './bvm-assembler.ts';
+import { compileKernels } from './wasm.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unhex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
@@ -11,7 +12,7 @@ const utf8 = (s: string) => new TextEncoder().encode(s);
 
 export interface SelfCheckResult { name: string; ok: boolean }
 
-export function selfCheck(k: Kernels = Kernels.create()): SelfCheckResult[] {
+export function selfCheck(k: Kernels = Kernels.create(compileKernels())): SelfCheckResult[] {
   const checks: [string, () => boolean][] = [
     ['sha256 (FIPS 180-4 "abc")', () =>
       hex(k.sha256(utf8('abc'))) === 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],

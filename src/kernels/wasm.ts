@@ -1,10 +1,13 @@
-// Loading build/kernels.wasm: compile the module once per process (workers receive the compiled
-// WebAssembly.Module, not bytes) and instantiate it with its single import, env.abort.
-// Does not wrap the exports: that is kernels.ts.
+// Loading build/kernels.wasm in Node: read and compile the module once per process (workers receive
+// the compiled WebAssembly.Module, not bytes). Instantiating is instance.ts's (portable, shared
+// with the embedding kit); wrapping the exports is kernels.ts's.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
-import { ABI_VERSION, type KernelExports } from './abi.ts';
+import { setDefaultKernelModule } from './kernels.ts';
+
+export { KernelAbort, instantiateKernels } from './instance.ts';
 
 export type KernelBuild = 'release' | 'debug';
 
@@ -37,29 +40,16 @@ export function compileKernels(build: KernelBuild = 'release'): WebAssembly.Modu
   return mod;
 }
 
-/** A trap inside the module: AssemblyScript's abort(message, file, line, column). */
-export class KernelAbort extends Error {}
+// Where Kernels.create() finds its module when it is given none: this file's compiled release build.
+setDefaultKernelModule(() => compileKernels());
 
-export function instantiateKernels(mod: WebAssembly.Module): KernelExports {
-  let memory: WebAssembly.Memory | undefined;
-  const instance = new WebAssembly.Instance(mod, {
-    env: {
-      abort(msgPtr: number, filePtr: number, line: number, col: number) {
-        const text = (ptr: number) => {
-          if (!memory || !ptr) return '';
-          const u32 = new Uint32Array(memory.buffer);
-          const len = (u32[(ptr - 4) >>> 2] ?? 0) >>> 1;
-          return String.fromCharCode(...new Uint16Array(memory.buffer, ptr, Math.min(len, 256)));
-        };
-        throw new KernelAbort(`kernel abort: ${text(msgPtr)} at ${text(filePtr)}:${line}:${col}`);
-      },
-    },
-  });
-  const exports = instance.exports as unknown as KernelExports;
-  memory = exports.memory;
-  const abi = exports.ABI_VERSION.value as number;
-  if (abi !== ABI_VERSION) {
-    throw new Error(`build/kernels.wasm has ABI ${abi}, this code expects ${ABI_VERSION}: run npm run asbuild`);
+const digests = new Map<KernelBuild, string>();
+/** SHA-256 (hex) of the module file: published in the manifest beside GET /kernels.wasm. */
+export function kernelWasmSha256(build: KernelBuild = 'release'): string {
+  let d = digests.get(build);
+  if (!d) {
+    d = createHash('sha256').update(readFileSync(kernelWasmPath(build))).digest('hex');
+    digests.set(build, d);
   }
-  return exports;
+  return d;
 }

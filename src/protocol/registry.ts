@@ -212,10 +212,15 @@ export const AUXILIARY: readonly CommandSpec[] = [
     result: result({ rails: { type: 'array' } }, ['rails']),
   },
   {
-    name: 'PULSE', group: 'Auxiliary', access: 'public', http: null, cli: [],
-    billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
+    name: 'PULSE', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/pulses/{index}' },
+    cli: [], billing: 'free', auth: 'none', rateClass: 'public_low', execution: false, capability: false,
     purpose: 'a published pulse of the chain (latest, or by index) for offline verification',
-    args: obj({ index: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } }),
+    args: obj({
+      index: {
+        type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
+        description: 'the pulse index (svc/1: omit for the latest; HTTP: the path segment, or `latest`)',
+      },
+    }),
     result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
   },
   {

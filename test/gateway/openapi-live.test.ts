@@ -144,6 +144,7 @@ test('every documented operation answers a valid request, and a bad one, as docu
   const inv = await ok('fundAccount', { body: invoice, headers: auth });
   await ok('invoiceStatus', { params: { invoice_id: inv.invoice_id }, query: { machine_id: m }, headers: auth });
   await ok('balance', { body: { machine_id: m }, headers: auth });
+  await ok('pulse', { params: { index: '0' } }); // also `latest`: test/kit/http.test.ts
   const run = async (service: string, quote: Record<string, unknown>, exec: Record<string, unknown>) => {
     const camel = service.replace(/-(\w)/g, (_x, c: string) => c.toUpperCase());
     const q = await ok(`quote${camel[0]!.toUpperCase()}${camel.slice(1)}`, { body: { machine_id: m, ...quote } });

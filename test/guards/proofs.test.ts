@@ -12,8 +12,8 @@ import { pulseKey } from '../../src/core/pulse-chain.ts';
 import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { outputHash, signedBytes, type PulseBody, type SignedPulse } from '../../src/protocol/pulse-format.ts';
-import { checkpointBody, formatTlogProof, noteKeyHash, parseNote, parseTlogProof, signatureLine }
-  from '../../src/protocol/tlog-format.ts';
+import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../../src/protocol/tlog-format.ts';
+import { parseNote, parseTlogProof } from '../../src/kit/tlog.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 
 const stranger = (() => {
@@ -83,8 +83,8 @@ async function pulseCase(t: ExecutionContext) {
     pulse: { chain_id: committed.pulse.chain_id, index: committed.pulse.index, commit: committed.pulse.commit },
   };
   const pub = f.identity.public.public_key;
-  const failing = (r: PulseResult, k: SignedPulse, k1: SignedPulse, key64 = pub) => {
-    const v = verifyPulse(r, k, k1, key64);
+  const failing = async (r: PulseResult, k: SignedPulse, k1: SignedPulse, key64 = pub) => {
+    const v = await verifyPulse(r, k, k1, key64);
     t.is(v.ok, v.checks.every((c) => c.ok));
     return v.checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!.split(' =')[0]!);
   };
@@ -93,52 +93,57 @@ async function pulseCase(t: ExecutionContext) {
 
 test('pulse guard: verifyPulse passes a real pair and names exactly the check each forgery breaks', async (t) => {
   const { f, committed, revealing, result, failing } = await pulseCase(t);
-  t.deepEqual(failing(result, committed, revealing), []);
+  t.deepEqual(await failing(result, committed, revealing), []);
   // signatures: re-signed by a stranger (output hashes recomputed, links intact) — only signatures fail
   const k1Foreign = signPulse(stranger, revealing.pulse);
-  t.deepEqual(failing(result, committed, k1Foreign), ['pulse k+1 signature']);
+  t.deepEqual(await failing(result, committed, k1Foreign), ['pulse k+1 signature']);
   const kForeign = signPulse(stranger, committed.pulse);
   const k1Linked = signPulse(stranger, { ...revealing.pulse, prev_output: kForeign.output_hash });
-  t.deepEqual(failing(result, kForeign, k1Linked), ['pulse k signature', 'pulse k+1 signature']);
+  t.deepEqual(await failing(result, kForeign, k1Linked), ['pulse k signature', 'pulse k+1 signature']);
   // a body changed after signing, its output hash recomputed to match
   const edited = { ...revealing.pulse, time_start: '2000-01-01T00:00:00.000Z' };
   const sig = Buffer.from(revealing.signature, 'base64url');
   const k1Edited = { pulse: edited, signature: revealing.signature, output_hash: outputHash(edited, sig) };
-  t.deepEqual(failing(result, committed, k1Edited), ['pulse k+1 signature']);
-  t.deepEqual(failing(result, committed, revealing, stranger.public.public_key),
-    ['pulse k signature', 'pulse k+1 signature'], 'another node\'s key');
+  t.deepEqual(await failing(result, committed, k1Edited), ['pulse k+1 signature']);
+  t.deepEqual(await failing(result, committed, revealing, stranger.public.public_key),
+    ['pulse k signed by a trusted key', 'pulse k+1 signed by a trusted key'], 'another node\'s key');
   // output hash
-  t.deepEqual(failing(result, committed, { ...revealing, output_hash: 'cd'.repeat(32) }),
+  t.deepEqual(await failing(result, committed, { ...revealing, output_hash: 'cd'.repeat(32) }),
     ['pulse k+1 output_hash']);
   // the result names another pulse
-  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, index: result.pulse.index + 1 } }, committed, revealing),
-    ['pulse k is the result\'s pulse']);
-  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, commit: 'ab'.repeat(32) } }, committed, revealing),
-    ['pulse k is the result\'s pulse']);
-  t.deepEqual(failing({ ...result, pulse: { ...result.pulse, chain_id: 'chain_other' } }, committed, revealing),
-    ['pulse k is the result\'s pulse']);
+  t.deepEqual(
+    await failing({ ...result, pulse: { ...result.pulse, index: result.pulse.index + 1 } }, committed, revealing),
+      ['pulse k is the result\'s pulse']);
+  t.deepEqual(
+    await failing({ ...result, pulse: { ...result.pulse, commit: 'ab'.repeat(32) } }, committed, revealing),
+      ['pulse k is the result\'s pulse']);
+  t.deepEqual(
+    await failing({ ...result, pulse: { ...result.pulse, chain_id: 'chain_other' } }, committed, revealing),
+      ['pulse k is the result\'s pulse']);
   // validly signed by the node, but not the next pulse: wrong index, chain or link
   const node = f.identity;
-  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, index: revealing.pulse.index + 1 })),
+  const skipped = signPulse(node, { ...revealing.pulse, index: revealing.pulse.index + 1 });
+  t.deepEqual(await failing(result, committed, skipped),
     ['pulse k+1 follows pulse k']);
-  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, chain_id: 'chain_x' })),
+  t.deepEqual(await failing(result, committed, signPulse(node, { ...revealing.pulse, chain_id: 'chain_x' })),
     ['pulse k+1 follows pulse k']);
-  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, prev_output: 'ee'.repeat(32) })),
+  t.deepEqual(await failing(result, committed, signPulse(node, { ...revealing.pulse, prev_output: 'ee'.repeat(32) })),
     ['pulse k+1 follows pulse k']);
   // validly signed, but revealing another seed or none
-  t.deepEqual(failing(result, committed, signPulse(node, { ...revealing.pulse, revealed_index: 7 })),
-    ['pulse k+1 reveals seed k']);
+  // (a seed revealed for another index is no reveal of seed k: its hash check fails with it)
+  t.deepEqual(await failing(result, committed, signPulse(node, { ...revealing.pulse, revealed_index: 7 })),
+    ['pulse k+1 reveals seed k', 'SHA-256(revealed seed)']);
   const noSeed = signPulse(node, { ...revealing.pulse, revealed_seed: null });
-  t.deepEqual(failing(result, committed, noSeed),
+  t.deepEqual(await failing(result, committed, noSeed),
     ['pulse k+1 reveals seed k', 'SHA-256(revealed seed)', 'recomputed output']);
   const otherSeed = signPulse(node, { ...revealing.pulse, revealed_seed: '11'.repeat(32) });
-  t.deepEqual(failing(result, committed, otherSeed), ['SHA-256(revealed seed)', 'recomputed output']);
+  t.deepEqual(await failing(result, committed, otherSeed), ['SHA-256(revealed seed)', 'recomputed output']);
   // the output itself, its bits, its quote or machine
   const flipped = (result.output_hex[0] === '0' ? '1' : '0') + result.output_hex.slice(1);
-  t.deepEqual(failing({ ...result, output_hex: flipped }, committed, revealing), ['recomputed output']);
-  t.deepEqual(failing({ ...result, bits: 255 }, committed, revealing), ['recomputed output']);
-  t.deepEqual(failing({ ...result, machine_id: 'm-q' }, committed, revealing), ['recomputed output']);
-  t.deepEqual(failing({ ...result, quote_id: 'q1other' }, committed, revealing), ['recomputed output']);
+  t.deepEqual(await failing({ ...result, output_hex: flipped }, committed, revealing), ['recomputed output']);
+  t.deepEqual(await failing({ ...result, bits: 255 }, committed, revealing), ['recomputed output']);
+  t.deepEqual(await failing({ ...result, machine_id: 'm-q' }, committed, revealing), ['recomputed output']);
+  t.deepEqual(await failing({ ...result, quote_id: 'q1other' }, committed, revealing), ['recomputed output']);
 });
 
 // --- transparency-log proofs ----------------------------------------------------------------------
@@ -153,12 +158,12 @@ test('tlog guard: verifyTlogProof checks the checkpoint signature itself (not it
   await log.append(() => Buffer.from('entry 6'));
   const pub = f.identity.public.public_key;
   const entry = entries[5]!;
-  const failing = (proof: string, e: Uint8Array = entry, key = pub, origin: string | undefined = log.origin) =>
-    verifyTlogProof(proof, e, key, origin).checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!);
+  const failing = async (proof: string, e: Uint8Array = entry, key = pub, origin: string | undefined = log.origin) =>
+    (await verifyTlogProof(proof, e, key, origin)).checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!);
   const SIG = 'checkpoint signed by the node key';
   const INCL = `entry included at index 5 of 6`;
-  t.deepEqual(failing(last.tlogProof), []);
-  t.true(verifyTlogProof(last.tlogProof, entry, pub).ok, 'without an expected origin');
+  t.deepEqual(await failing(last.tlogProof), []);
+  t.true((await verifyTlogProof(last.tlogProof, entry, pub)).ok, 'without an expected origin');
 
   // the signature line keeps the right key hash, the signature bytes are not the node's
   const note = parseNote(last.checkpoint);
@@ -167,16 +172,16 @@ test('tlog guard: verifyTlogProof checks the checkpoint signature itself (not it
   const keyHash = noteKeyHash(log.origin, f.identity.publicKeyRaw);
   const forgedNote = `${note.text}\n${signatureLine(log.origin, keyHash, badSig)}`;
   const proof = (checkpoint: string, index = 5, hashes = last.proof) => formatTlogProof(index, hashes, checkpoint);
-  t.deepEqual(failing(proof(forgedNote)), [SIG], 'right key hash, wrong signature');
+  t.deepEqual(await failing(proof(forgedNote)), [SIG], 'right key hash, wrong signature');
   const strangerSig = stranger.sign(Buffer.from(note.text, 'utf8'));
-  t.deepEqual(failing(proof(`${note.text}\n${signatureLine(log.origin, keyHash, strangerSig)}`)), [SIG]);
+  t.deepEqual(await failing(proof(`${note.text}\n${signatureLine(log.origin, keyHash, strangerSig)}`)), [SIG]);
   const otherHash = noteKeyHash('other/origin', f.identity.publicKeyRaw);
   const goodSig = note.signatures[0]!.signature;
-  t.deepEqual(failing(proof(`${note.text}\n${signatureLine(log.origin, otherHash, goodSig)}`)), [SIG],
+  t.deepEqual(await failing(proof(`${note.text}\n${signatureLine(log.origin, otherHash, goodSig)}`)), [SIG],
     'the node\'s signature under a key hash for another origin');
-  t.deepEqual(failing(proof(`${note.text}\n${signatureLine('other/origin', keyHash, goodSig)}`)), [SIG],
+  t.deepEqual(await failing(proof(`${note.text}\n${signatureLine('other/origin', keyHash, goodSig)}`)), [SIG],
     'the node\'s signature and key hash on a line named for another log');
-  t.deepEqual(failing(last.tlogProof, entry, stranger.public.public_key), [SIG], 'checked against another key');
+  t.deepEqual(await failing(last.tlogProof, entry, stranger.public.public_key), [SIG], 'checked against another key');
 
   // checkpoints the node really signed, but for another size or root: inclusion must fail
   const signed = (size: number, root: Uint8Array, origin = log.origin) => {
@@ -184,20 +189,20 @@ test('tlog guard: verifyTlogProof checks the checkpoint signature itself (not it
     return `${body}\n${signatureLine(origin, noteKeyHash(origin, f.identity.publicKeyRaw),
       f.identity.sign(Buffer.from(body, 'utf8')))}`;
   };
-  t.deepEqual(failing(proof(signed(6, last.root))), [], 'the same checkpoint re-signed passes');
-  t.deepEqual(failing(proof(signed(7, last.root))), [`entry included at index 5 of 7`]);
-  t.deepEqual(failing(proof(signed(5, last.root))), [`entry included at index 5 of 5`]);
+  t.deepEqual(await failing(proof(signed(6, last.root))), [], 'the same checkpoint re-signed passes');
+  t.deepEqual(await failing(proof(signed(7, last.root))), [`entry included at index 5 of 7`]);
+  t.deepEqual(await failing(proof(signed(5, last.root))), [`entry included at index 5 of 5`]);
   const otherRoot = Buffer.from(last.root);
   otherRoot[0]! ^= 1;
-  t.deepEqual(failing(proof(signed(6, otherRoot))), [INCL]);
-  t.deepEqual(failing(proof(signed(6, last.root, 'svc/test/other'))), ['checkpoint origin is the expected log']);
+  t.deepEqual(await failing(proof(signed(6, otherRoot))), [INCL]);
+  t.deepEqual(await failing(proof(signed(6, last.root, 'svc/test/other'))), ['checkpoint origin is the expected log']);
   // the proof itself: another index, a hash changed, dropped or added, another entry
-  t.deepEqual(failing(proof(last.checkpoint, 4)), ['entry included at index 4 of 6']);
+  t.deepEqual(await failing(proof(last.checkpoint, 4)), ['entry included at index 4 of 6']);
   const changed = last.proof.map((h, i) => (i === 0 ? Buffer.alloc(32, 9) : h));
-  t.deepEqual(failing(proof(last.checkpoint, 5, changed)), [INCL]);
-  t.deepEqual(failing(proof(last.checkpoint, 5, last.proof.slice(1))), [INCL]);
-  t.deepEqual(failing(proof(last.checkpoint, 5, [...last.proof, Buffer.alloc(32)])), [INCL]);
-  t.deepEqual(failing(last.tlogProof, entries[4]!), [INCL]);
-  t.deepEqual(failing('c2sp.org/tlog-proof@v1\nindex 5\n\nnot a note'), ['proof parses']);
+  t.deepEqual(await failing(proof(last.checkpoint, 5, changed)), [INCL]);
+  t.deepEqual(await failing(proof(last.checkpoint, 5, last.proof.slice(1))), [INCL]);
+  t.deepEqual(await failing(proof(last.checkpoint, 5, [...last.proof, Buffer.alloc(32)])), [INCL]);
+  t.deepEqual(await failing(last.tlogProof, entries[4]!), [INCL]);
+  t.deepEqual(await failing('c2sp.org/tlog-proof@v1\nindex 5\n\nnot a note'), ['checkpoint parses']);
   t.is(parseTlogProof(last.tlogProof).index, 5n);
 });

@@ -94,7 +94,7 @@ test('second implementation: a real receipt, pulse and checkpoint verify under @
   const note = proofText.slice(proofText.indexOf('\n\n') + 2);
   const entry = Buffer.from(log.entry_base64, 'base64');
   t.true(nobleNote(note, log.origin, pub), 'noble accepts the real checkpoint');
-  t.true(verifyTlogProof(proofText, entry, log.public_key, log.origin).ok, 'the product accepts it');
+  t.true((await verifyTlogProof(proofText, entry, log.public_key, log.origin)).ok, 'the product accepts it');
   t.is(entry.toString('utf8'), jcs(ts.token), 'the logged entry is the canonical token');
   t.true(nobleJson(ts.token, b64u(ts.token_signature as string), pub), 'the token signature, independently');
   const lines = note.split('\n');
@@ -106,6 +106,6 @@ test('second implementation: a real receipt, pulse and checkpoint verify under @
   for (const bad of tampered) {
     t.false(nobleNote(bad, log.origin, pub), 'noble refuses a tampered checkpoint');
     const badProof = proofText.slice(0, proofText.indexOf('\n\n') + 2) + bad;
-    t.false(verifyTlogProof(badProof, entry, log.public_key, log.origin).ok, 'the product refuses it');
+    t.false((await verifyTlogProof(badProof, entry, log.public_key, log.origin)).ok, 'the product refuses it');
   }
 });

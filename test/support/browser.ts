@@ -16,3 +16,34 @@ export async function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/** What a loopback file server answers for a path: its media type and bytes, or null for 404. */
+export type ServeFile = (path: string) => { type: string; body: Uint8Array } | null;
+
+/**
+ * Serves files on a loopback port, opens `page` in headless Chromium, waits until the page sets
+ * window[global], and returns that value and the text of its #status element.
+ */
+export async function runPage(
+  serve: ServeFile, page: string, global: string, timeoutMs = 60_000,
+): Promise<{ value: unknown; status: string }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    const f = serve(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!f) { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'content-type': f.type }).end(f.body);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  const browser = await launchChromium();
+  try {
+    const p = await browser.newPage();
+    await p.goto(`http://127.0.0.1:${port}${page}`);
+    await p.waitForFunction((g) => (window as any)[g] !== undefined, global, { timeout: timeoutMs });
+    const value = await p.evaluate((g) => (window as any)[g], global);
+    return { value, status: (await p.textContent('#status')) ?? '' };
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}

@@ -1,0 +1,68 @@
+// Reading the transparency-log texts the service signs, byte for byte as C2SP defines them
+// (docs/verify.md §Timestamps): signed notes (c2sp.org/signed-note), checkpoints
+// (c2sp.org/tlog-checkpoint) and proofs (c2sp.org/tlog-proof@v1). Each parser throws with a
+// reason when its text is malformed; the verifiers turn that into { valid: false, reason }.
+import { concat, fromBase64, utf8 } from './bytes.ts';
+import type { Kernels } from '../kernels/kernels.ts';
+
+export const EM_DASH = '\u2014';
+export const ED25519_NOTE_TYPE = 0x01;
+export const TLOG_PROOF_HEADER = 'c2sp.org/tlog-proof@v1';
+
+export interface NoteSignature { name: string; keyHash: Uint8Array; signature: Uint8Array }
+export interface ParsedNote { text: string; signatures: NoteSignature[] }
+export interface ParsedCheckpoint { origin: string; size: bigint; root: Uint8Array; extensions: string[] }
+export interface ParsedTlogProof { extra: Uint8Array | null; index: bigint; proof: Uint8Array[]; checkpoint: string }
+
+const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Ed25519 key hash of a signed note: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)[:4]. */
+export function noteKeyHash(k: Kernels, name: string, publicKey: Uint8Array): Uint8Array {
+  return k.sha256(concat(utf8(name), Uint8Array.of(0x0a, ED25519_NOTE_TYPE), publicKey)).slice(0, 4);
+}
+
+export function parseNote(note: string): ParsedNote {
+  const split = note.indexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) throw new Error('note: no blank line before signatures, or no final newline');
+  const text = note.slice(0, split + 1);
+  const signatures = note.slice(split + 2, -1).split('\n').map((line) => {
+    const m = new RegExp(`^${EM_DASH} (\\S+) (\\S+)$`).exec(line);
+    if (!m || !B64.test(m[2]!)) throw new Error(`note: bad signature line ${JSON.stringify(line.slice(0, 80))}`);
+    const raw = fromBase64(m[2]!);
+    if (raw.length < 5) throw new Error('note: signature too short');
+    return { name: m[1]!, keyHash: raw.slice(0, 4), signature: raw.slice(4) };
+  });
+  return { text, signatures };
+}
+
+export function parseCheckpoint(text: string): ParsedCheckpoint {
+  const lines = text.split('\n');
+  if (lines.length < 4 || lines[lines.length - 1] !== '') {
+    throw new Error('checkpoint: needs origin, size and root lines');
+  }
+  const [origin, size, root, ...rest] = lines.slice(0, -1) as [string, string, string, ...string[]];
+  if (!origin || !/^(0|[1-9]\d*)$/.test(size) || !B64.test(root)) {
+    throw new Error('checkpoint: malformed origin, size or root');
+  }
+  const rootBytes = fromBase64(root);
+  if (rootBytes.length !== 32) throw new Error('checkpoint: root is not 32 bytes');
+  return { origin, size: BigInt(size), root: rootBytes, extensions: rest };
+}
+
+export function parseTlogProof(text: string): ParsedTlogProof {
+  const lines = text.split('\n');
+  let i = 0;
+  if (lines[i++] !== TLOG_PROOF_HEADER) throw new Error(`tlog-proof: first line must be ${TLOG_PROOF_HEADER}`);
+  let extra: Uint8Array | null = null;
+  if (lines[i]?.startsWith('extra ')) { extra = fromBase64(lines[i]!.slice(6)); i++; }
+  const im = /^index (0|[1-9]\d*)$/.exec(lines[i++] ?? '');
+  if (!im) throw new Error('tlog-proof: missing index line');
+  const proof: Uint8Array[] = [];
+  while (i < lines.length && lines[i] !== '') {
+    const l = lines[i++]!;
+    if (!B64.test(l)) throw new Error('tlog-proof: proof line is not base64');
+    proof.push(fromBase64(l));
+  }
+  if (lines[i++] !== '') throw new Error('tlog-proof: no blank line before the checkpoint');
+  return { extra, index: BigInt(im[1]!), proof, checkpoint: lines.slice(i).join('\n') };
+}

@@ -1,0 +1,138 @@
+// The embedding package as an embedder gets it: `npm pack` (its prepack builds build/kit with tsc),
+// the tarball installed offline into an empty directory, and then in Node, Deno, Bun and headless
+// Chromium the same script (test/kit/embed/check.js) imports svc/kernels and svc/verify, hashes
+// the standard vectors, fetches pulses from a live svcd over HTTP (CORS in the page), recomputes a
+// paid GET_PULSE output, verifies a real receipt — and rejects both after one flipped byte.
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Svcd, fundMachine } from '../support/svcd.ts';
+import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
+import { ownVectors } from '../helpers.ts';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
+
+let s: Svcd;
+let dir: string;
+let bundle: Record<string, unknown>;
+let expected: Record<string, unknown>;
+const M = 'kit-pack';
+
+test.before(async () => {
+  s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500' }, ['start']);
+  const token = await fundMachine(s, M, 2);
+  const c = await s.edge();
+  try {
+    const q = await c.request('QUOTE', { service: 'get-pulse', machine_id: M, bits: 512 });
+    await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: M }, { token });
+    const ex = await c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: M }, { token });
+    const receipt = await c.request('VERIFY_RECEIPT', { receipt_id: ex.receipt_id, machine_id: M });
+    const index = (ex.pulse as { index: number }).index;
+    for (let i = 0; i < 200; i++) { // wait for pulse k+1 (it reveals the seed)
+      if (await c.request('PULSE', { index: index + 1 }).then(() => true, () => false)) break;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    const nodes = await (await fetch(`${s.ready.http}/.well-known/svc/nodes.json`)).json();
+    bundle = {
+      base: s.ready.http, nodes, receipt, result: { ...ex, machine_id: M },
+      sha256: ownVectors('sha256.json').vectors.filter((v: { repeat?: number }) => !v.repeat),
+    };
+    expected = {
+      sha256: (bundle.sha256 as { digest: string }[]).map((v) => v.digest),
+      expanded: ex.output_hex,
+      pulse: [true, null], pulseFlipped: [false, 'bad_output'],
+      receipt: [true, null], receiptFlipped: [false, 'bad_signature'],
+    };
+  } finally {
+    c.close();
+  }
+  // pack, then install the tarball alone into an empty directory; from npm's cache where it can
+  // (--offline fails: the tarball names the server's dependencies too, whose registry metadata
+  // `npm ci` never caches — see docs/embedding.md §Versions)
+  dir = mkdtempSync(join(tmpdir(), 'svc-kit-'));
+  const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, env: NPM_ENV });
+  const tgz = packed.stdout.trim().split('\n').pop()!;
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tgz)], {
+    cwd: dir, env: NPM_ENV, maxBuffer: 16 << 20,
+  });
+  for (const f of ['check.js', 'main.mjs', 'page.html']) copyFileSync(here(`./embed/${f}`), join(dir, f));
+  writeFileSync(join(dir, 'bundle.json'), JSON.stringify(bundle));
+});
+test.after.always(async () => {
+  await s?.stop();
+  s?.cleanup();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const strip = (r: Record<string, unknown>) => {
+  const { runtime: _r, backend: _b, ...rest } = r;
+  return rest;
+};
+
+test.serial('the tarball ships the kit and the module, nothing secret, no tests, no sources', (t) => {
+  const pkg = join(dir, 'node_modules/svc');
+  const listing = (p: string): string[] => readdirSync(p, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? listing(join(p, e.name)).map((x) => `${e.name}/${x}`) : [e.name]));
+  const files = listing(pkg);
+  t.true(files.includes('build/kernels.wasm'));
+  t.true(files.includes('build/kit/kit/verify-api.d.ts'));
+  const secretOrSource = (f: string) => /^(test|assembly|data|bench)\//.test(f) || /\.(pem|key)$/.test(f)
+    || (f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  t.false(files.some(secretOrSource), files.filter((f) => !f.startsWith('build/kit/')).join(', '));
+  t.false(existsSync(join(pkg, 'src/kit')));
+});
+
+test.serial('Node: one import, standard vectors, a live pulse expanded, a real receipt verified', async (t) => {
+  const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir });
+  const out = JSON.parse(stdout);
+  t.regex(out.runtime, /^node v\d+/);
+  t.is(out.backend, 'webcrypto');
+  t.deepEqual(strip(out), expected);
+});
+
+test.serial('Deno: the same results', async (t) => {
+  t.true(existsSync(bin('deno')), 'deno comes with npm install (dev dependency)');
+  const host = new URL(s.ready.http!).host;
+  const env = { ...process.env, DENO_NO_UPDATE_CHECK: '1', DENO_DIR: join(dir, '.deno'), NO_COLOR: '1' };
+  const args = ['run', '--quiet', `--allow-read=${dir}`, `--allow-net=${host}`, 'main.mjs'];
+  const { stdout } = await run(bin('deno'), args, { cwd: dir, env });
+  const out = JSON.parse(stdout);
+  t.regex(out.runtime, /^deno \d/);
+  t.deepEqual(strip(out), expected);
+});
+
+test.serial('Bun: the same results', async (t) => {
+  t.true(existsSync(bin('bun')), 'bun comes with npm install (dev dependency)');
+  const { stdout } = await run(bin('bun'), ['main.mjs'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+  const out = JSON.parse(stdout);
+  t.regex(out.runtime, /^bun \d/);
+  t.deepEqual(strip(out), expected);
+});
+
+(hasChromium ? test.serial : test.serial.skip)(
+  hasChromium ? 'Chromium: the same results in a page on another origin (CORS)'
+    : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
+  async (t) => {
+    const types: Record<string, string> = {
+      '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json',
+      '.wasm': 'application/wasm',
+    };
+    const serve = (path: string) => {
+      const file = join(dir, path);
+      if (!file.startsWith(dir) || !existsSync(file)) return null;
+      return { type: types[extname(file)] ?? 'application/octet-stream', body: readFileSync(file) };
+    };
+    const out = (await runPage(serve, '/page.html', '__result')).value as Record<string, unknown>;
+    t.is(out.error, undefined);
+    t.regex(out.runtime as string, /^chromium \d/);
+    t.deepEqual(strip(out), expected);
+  },
+);
