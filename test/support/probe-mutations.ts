@@ -21,13 +21,12 @@ export function applyMutation(m: Mutation, source: string): string {
   return source.slice(0, at) + m.to + source.slice(at + m.from.length);
 }
 
-function table(): string {
+export function table(): string {
   const rows = MUTATIONS.map((m) => `| ${m.guard} | \`${m.file}\`: ${m.fn} | \`${m.test}\`: ${m.title} |`);
   return ['| guard | file: function | test that fails when it breaks |', '|---|---|---|', ...rows].join('\n');
 }
 
 let restoreCurrent: (() => void) | null = null;
-process.on('SIGINT', () => { restoreCurrent?.(); process.exit(130); });
 
 function probe(m: Mutation): { killed: boolean; output: string } {
   const path = join(ROOT, m.file);
@@ -51,6 +50,7 @@ function probe(m: Mutation): { killed: boolean; output: string } {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  process.on('SIGINT', () => { restoreCurrent?.(); process.exit(130); });
   const args = process.argv.slice(2);
   if (args.includes('--table')) {
     console.log(table());
