@@ -30,6 +30,8 @@ const headingsRe = (hs: readonly string[]) => new RegExp(hs.map(escape).join('\\
 let saved = '';
 
 test.serial('`npm run bench:service -- --quick` completes, prints the tables and writes the JSON', async (t) => {
+  // six servers (one with two gateway workers), 2,000 expiring quotes: minutes on a loaded 2-core box
+  t.timeout(480_000);
   t.true(doc.includes('npm run bench:service -- --quick'), 'docs/performance.md gives this command');
   const r = await bench(['--quick']);
   t.is(r.code, 0, r.err);
