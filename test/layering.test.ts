@@ -1,8 +1,8 @@
 // Imports flow one way (STYLE.md "Layout"): main → edge, gateway, cli → core, client, discovery
 // → kit → protocol, store, kernels → errors. kit (the embedding package's code) sits between: the
-// client verifies with it, and it builds on the kernels' portable part. Siblings on a floor do not import each other, and the
-// CLIs (like the gateway) reach the core only through the client kit. This test reads every
-// import in src/ and fails on a forbidden edge.
+// client verifies with it, and it builds on the kernels' portable part. Siblings on a floor do not
+// import each other, and the CLIs (like the gateway) reach the core only through the client kit.
+// This test reads every import in src/ and fails on a forbidden edge.
 import test from 'ava';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

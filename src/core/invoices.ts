@@ -8,6 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
+import type { InvoiceState } from '../protocol/schemas.ts';
 import { key } from '../store/key-codec.ts';
 import { del, put, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
@@ -16,7 +17,6 @@ import { newId } from './ids.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 
-export type InvoiceState = 'pending' | 'settled' | 'expired';
 
 export interface InvoiceRecord {
   invoice_id: string;

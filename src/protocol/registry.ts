@@ -11,8 +11,8 @@ import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
-  LIMITS, balanceResult, executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult, machineId, obj,
-  quoteBodySchema, quoteResult, receiptResult, reference, result, type Schema,
+  INVOICE_STATES, LIMITS, balanceResult, executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult,
+  machineId, obj, quoteBodySchema, quoteResult, receiptResult, reference, result, type Schema,
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
@@ -69,6 +69,16 @@ const execution = (name: string, group: Group, path: string, billing: Billing, p
   auth: 'required', rateClass: 'paid_execution', execution: true, capability: true, purpose,
   args: executionArgsSchema(name), result: executionResult,
 });
+
+/** An operator command: admin socket only, no HTTP route, no public CLI form, not billed. */
+function admin(
+  name: string, group: Group, capability: boolean, purpose: string, args: Schema, result: Schema,
+): CommandSpec {
+  return {
+    name, group, access: 'admin', http: null, cli: [], billing: 'controlled', auth: 'admin', rateClass: 'public_low',
+    execution: false, capability, purpose, args, result,
+  };
+}
 
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -164,24 +174,15 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: obj({ invoice_id: id, machine_id: machineId }, ['invoice_id', 'machine_id']),
     result: invoiceResult,
   },
-  {
-    name: 'SETTLE_INVOICE', group: 'Admin', access: 'admin', http: null, cli: [],
-    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
-    purpose: 'administrative settlement',
-    args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
-    result: invoiceResult,
-  },
-  {
-    name: 'RECOVER_RUNTIME', group: 'Admin', access: 'admin', http: null, cli: [],
-    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: true,
-    purpose: 'administrative runtime recovery',
-    args: none,
-    result: result({
-      pool_restarted: { type: 'boolean' },
-      released_quotes: { type: 'integer' },
-      ledger: { type: 'object' },
-    }, ['pool_restarted', 'released_quotes', 'ledger']),
-  },
+  admin(
+    'SETTLE_INVOICE', 'Admin', true, 'administrative settlement',
+    obj({ invoice_id: id, reference }, ['invoice_id', 'reference']), invoiceResult,
+  ),
+  admin('RECOVER_RUNTIME', 'Admin', true, 'administrative runtime recovery', none, result({
+    pool_restarted: { type: 'boolean' },
+    released_quotes: { type: 'integer' },
+    ledger: { type: 'object' },
+  }, ['pool_restarted', 'released_quotes', 'ledger'])),
 ];
 
 /** One step of the anonymous sandbox, as the gateway's route `route` asks the core for it. */
@@ -223,39 +224,34 @@ export const AUXILIARY: readonly CommandSpec[] = [
     }),
     result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
   },
-  {
-    name: 'ROTATE_TOKEN', group: 'Auxiliary', access: 'admin', http: null, cli: [],
-    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
-    purpose: 'operator: issue a new machine token (the old one stops working)',
-    args: obj({ machine_id: machineId }, ['machine_id']),
-    result: result({ machine_id: machineId, machine_token: { type: 'string' } }, ['machine_id', 'machine_token']),
-  },
-  {
-    name: 'CREDIT_LATE_PAYMENT', group: 'Auxiliary', access: 'admin', http: null, cli: [],
-    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
-    purpose: 'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
-    args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
-    result: invoiceResult,
-  },
-  {
-    name: 'LIST_INVOICES', group: 'Auxiliary', access: 'admin', http: null, cli: [],
-    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
-    purpose: 'operator: one page of invoices in invoice_id order, filtered by state and machine_id',
-    args: obj({
+  admin(
+    'ROTATE_TOKEN', 'Auxiliary', false, 'operator: issue a new machine token (the old one stops working)',
+    obj({ machine_id: machineId }, ['machine_id']),
+    result({ machine_id: machineId, machine_token: { type: 'string' } }, ['machine_id', 'machine_token']),
+  ),
+  admin(
+    'CREDIT_LATE_PAYMENT', 'Auxiliary', false,
+    'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
+    obj({ invoice_id: id, reference }, ['invoice_id', 'reference']), invoiceResult,
+  ),
+  admin(
+    'LIST_INVOICES', 'Auxiliary', false,
+    'operator: one page of invoices in invoice_id order, filtered by state and machine_id',
+    obj({
       state: {
-        type: 'string', enum: ['pending', 'settled', 'expired', 'settled_late'],
+        type: 'string', enum: [...INVOICE_STATES, 'settled_late'],
         description: 'only invoices in this state (expired: pending past expires_at; settled_late: credited late)',
       },
       machine_id: { ...machineId, description: 'only the invoices of this machine_id' },
       limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'most invoices in the page' },
       cursor: { ...id, description: 'next_cursor of the previous page' },
     }),
-    result: result({
+    result({
       invoices: { type: 'array', items: invoiceResult },
       next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'go on from here; null at the end' },
       scanned: { type: 'integer', description: 'invoices read for this page (at most 1000)' },
     }, ['invoices', 'next_cursor']),
-  },
+  ),
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(
     'SANDBOX_ACCEPT', 'accept', obj({ machine_id: machineId, quote_id: id }, ['machine_id', 'quote_id']),

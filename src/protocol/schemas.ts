@@ -146,8 +146,12 @@ export const balanceResult: Schema = result({
   available_svcC: { type: 'string' },
 }, ['machine_id', 'available_units', 'reserved_units', 'unit_scale']);
 
+/** An invoice's states (INVOICE_STATUS, the invoice record). */
+export const INVOICE_STATES = ['pending', 'settled', 'expired'] as const;
+export type InvoiceState = typeof INVOICE_STATES[number];
+
 export const invoiceResult: Schema = result({
-  invoice_id: id, machine_id: machineId, state: { type: 'string', enum: ['pending', 'settled', 'expired'] },
+  invoice_id: id, machine_id: machineId, state: { type: 'string', enum: [...INVOICE_STATES] },
   units: { type: 'integer' },
   rail: { type: 'string' }, network: { type: 'string' }, asset: { type: 'string' }, pay_to: { type: 'string' },
   amount_due: { type: 'string', description: 'token base units (6 decimals)' }, amount_due_decimal: { type: 'string' },
