@@ -164,9 +164,10 @@ export class Core {
       throw new ServiceError('forbidden', `${cmd} is the HTTP gateway's own call (use the /api/v1/sandbox routes)`);
     }
     const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
-    // edge and remote gateways' callers are limited here by address; the in-process gateway limits
-    // its HTTP callers by address itself
-    const address = listener === 'edge' || listener === 'backend' ? `ip:${clientKey(client)}` : null;
+    // edge and remote gateways' callers are limited here by address (a remote gateway's own calls,
+    // which name no client, are nobody's); the in-process gateway limits its HTTP callers itself
+    const counted = listener === 'edge' || (listener === 'backend' && client !== undefined);
+    const address = counted ? `ip:${clientKey(client)}` : null;
     if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
     if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
     if (!validated) validateArgs(spec, args);

@@ -113,8 +113,9 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
       fail(req.id, new ServiceError('bad_frame', 'via is accepted on the backend listener only'));
       return;
     }
-    // the gateway (backend) names its HTTP client; everyone else is who the socket says
-    const client = opts.listener === 'backend' ? req.via?.client ?? 'gateway' : socket.remoteAddress ?? 'local';
+    // the gateway (backend) names its HTTP client, or no one for its own calls; everyone else is who
+    // the socket says
+    const client = opts.listener === 'backend' ? req.via?.client : socket.remoteAddress ?? 'local';
     inFlight++;
     core.handle(req.cmd, req.args, req.auth, opts.listener, client)
       .then((result) => send({ id: req.id, ok: true, result }), (e) => fail(req.id, e))

@@ -19,7 +19,7 @@ import { clientAddressResolver } from './client-address.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
 import { mountEmbedRoutes } from './embed-routes.ts';
-import { edgeStatus, type CoreCaller } from './core-call.ts';
+import { edgeStatus, type CoreCall, type CoreCaller } from './core-call.ts';
 import { PUBLIC_ROUTES } from '../discovery/routes.ts';
 import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
 
@@ -54,7 +54,7 @@ export function createGateway(opts: GatewayOptions): {
     proxies: opts.trustedProxies ?? [],
   });
   const core = opts.core;
-  const free = (cmd: string, args: Record<string, unknown>, client?: string) => core.call(cmd, args, undefined, client);
+  const free: CoreCall = (cmd, args, client) => core.call(cmd, args, undefined, client ?? undefined);
 
   // Counts one request against the client's address (issue "Trust" §1: unauthenticated traffic is
   // keyed on where it comes from, never on an identity it merely names).
@@ -151,12 +151,12 @@ export function createGateway(opts: GatewayOptions): {
   for (const [path, cmd] of [['/api/v1/health', 'HEALTH'], ['/api/v1/payment-info', 'PAYMENT_INFO']] as const) {
     router.get(path, async (ctx) => {
       limit(ctx, 'public_low');
-      envelope(ctx, 'svc', await free(cmd, {}));
+      envelope(ctx, 'svc', await free(cmd, {}, ctx.state.client));
     });
   }
   router.get('/api/v1/payment', async (ctx) => {
     limit(ctx, 'public_low');
-    const info = await free('PAYMENT_INFO', {});
+    const info = await free('PAYMENT_INFO', {}, ctx.state.client);
     const rails = info.rails as { rail: string; address: string; network: string; asset: string; decimals: number }[];
     ctx.body = {
       policy: 'settlement is crypto only; svcC is an internal reference unit (1.00 USD reference), not a token',
@@ -170,7 +170,7 @@ export function createGateway(opts: GatewayOptions): {
     limit(ctx, 'public_low');
     envelope(ctx, 'api', {
       gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api },
-      edge: await edgeStatus(free),
+      edge: await edgeStatus(free, ctx.state.client),
     });
   });
 

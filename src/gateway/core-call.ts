@@ -8,10 +8,12 @@ import { CoreError } from './http-errors.ts';
 
 /**
  * A free call with no machine identity (discovery documents, status, MCP's free tools). `client`:
- * the HTTP client's address, where the core keys something on it (QUOTE's idempotency scope).
+ * the HTTP client's address the call is made for — the core keys QUOTE's idempotency scope on it and,
+ * when this gateway runs apart, its per-address windows — or null for the gateway's own calls (the
+ * cached discovery facts), which no caller asked for and no caller is charged.
  */
 export type CoreCall = (
-  cmd: string, args: Record<string, unknown>, client?: string,
+  cmd: string, args: Record<string, unknown>, client: string | null,
 ) => Promise<Record<string, unknown>>;
 
 export interface CoreCaller {
@@ -75,9 +77,9 @@ export function svc1Caller(backend: Endpoint, connections = 4): CoreCaller {
 }
 
 /** HEALTH via the edge, or `unavailable` with the reason: status pages never fail because the core did. */
-export async function edgeStatus(core: CoreCall): Promise<Record<string, unknown>> {
+export async function edgeStatus(core: CoreCall, client: string | null): Promise<Record<string, unknown>> {
   try {
-    return { status: 'ok', ...(await core('HEALTH', {})) };
+    return { status: 'ok', ...(await core('HEALTH', {}, client)) };
   } catch (e) {
     return { status: 'unavailable', reason: e instanceof Error ? e.message : String(e) };
   }

@@ -68,7 +68,7 @@ export function discoveryRoutes(
   };
   const facts = async (): Promise<Facts> => {
     if (!cached || Date.now() - cached.at > CACHE_MS) {
-      const [hello, pay] = await Promise.all([core('HELLO', {}), core('PAYMENT_INFO', {})]);
+      const [hello, pay] = await Promise.all([core('HELLO', {}, null), core('PAYMENT_INFO', {}, null)]);
       const p = hello.edge_proof as { key_id: string; public_key: string; statement: { edge_cert_sha256: string } };
       cached = {
         at: Date.now(),
@@ -162,13 +162,13 @@ export function discoveryRoutes(
   router.get(statusJson.path, async (ctx) => {
     limit(ctx);
     const gateway = { status: 'ok', version: VERSIONS.gateway };
-    const doc = { format: 'svc_status_v1', gateway, edge: await edgeStatus(core), time: new Date().toISOString() };
+    const doc = { format: 'svc_status_v1', gateway, edge: await edgeStatus(core, ctx.state.client), time: new Date().toISOString() };
     send(ctx, statusJson, json(doc));
   });
   const statusHtml = publicRoute('pageStatus');
   router.get(statusHtml.path, async (ctx) => {
     limit(ctx);
-    send(ctx, statusHtml, statusPage(await edgeStatus(core), new Date().toISOString()));
+    send(ctx, statusHtml, statusPage(await edgeStatus(core, ctx.state.client), new Date().toISOString()));
   });
 
   // the API reference's renderer: read, hashed and compressed once, on first use; gzip when accepted

@@ -69,7 +69,7 @@ export function mountEmbedRoutes(
       const msg = 'index must be a pulse index (0, 1, …) or latest';
       throw new ServiceError('invalid_request', msg, { field: 'index' });
     }
-    const result = await core('PULSE', latest ? {} : { index: Number(raw) });
+    const result = await core('PULSE', latest ? {} : { index: Number(raw) }, ctx.state.client);
     const etag = `W/"${String(result.output_hash)}"`;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', latest ? PULSE_CACHE.latest : PULSE_CACHE.past);

@@ -82,14 +82,14 @@ const TOOL_DEFS: readonly ToolDef[] = [
     name: 'svc_hello', title: 'Protocol greeting',
     description: `${commandSpec('HELLO')!.purpose}: the node's identity and its signed edge proof over your nonce.`,
     input: argsOf('HELLO'), output: resultOf('HELLO'), readOnly: true,
-    run: (a, d) => d.core('HELLO', a),
+    run: (a, d) => d.core('HELLO', a, d.client),
   },
   {
     name: 'svc_caps', title: 'Capabilities',
     description: `${commandSpec('CAPS')!.purpose}: the ${VERSIONS.capabilityCount} commands`
       + ' with their billing, auth and rate class.',
     input: argsOf('CAPS'), output: resultOf('CAPS'), readOnly: true,
-    run: (a, d) => d.core('CAPS', a),
+    run: (a, d) => d.core('CAPS', a, d.client),
   },
   {
     name: 'svc_pricebook', title: 'Pricebook',
@@ -108,7 +108,7 @@ const TOOL_DEFS: readonly ToolDef[] = [
     name: 'svc_verify_receipt', title: 'Verify a receipt',
     description: `${commandSpec('VERIFY_RECEIPT')!.purpose}: the signed receipt, its signature and the node key.`,
     input: argsOf('VERIFY_RECEIPT'), output: resultOf('VERIFY_RECEIPT'), readOnly: true,
-    run: (a, d) => d.core('VERIFY_RECEIPT', a),
+    run: (a, d) => d.core('VERIFY_RECEIPT', a, d.client),
   },
   {
     name: 'svc_sandbox_pulse', title: 'Sandbox pulse',

@@ -109,6 +109,17 @@ test.serial('K = 2 gateway workers share one core: sandbox and paid flows across
   t.is(refused?.body.error.code, 'rate_limited');
   t.truthy(refused?.headers['retry-after']);
 
+  // ...and each address has its own: 50 health and pulse reads from each of two more addresses (100
+  // in all, over the limit of 80 if they shared a window) are all served
+  for (const from of ['127.0.0.6', '127.0.0.7']) {
+    const statuses = new Set<number>();
+    for (let i = 0; i < 50; i++) {
+      const path = i % 2 ? '/api/v1/health' : '/api/v1/pulses/latest';
+      statuses.add((await httpFrom(from, base, 'GET', path, undefined, fresh)).status);
+    }
+    t.deepEqual([...statuses], [200], from);
+  }
+
   // the sandbox steps are the gateway's own calls: the public svc/1 edge refuses them
   const edge = await s.edge();
   try {
