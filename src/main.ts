@@ -68,11 +68,15 @@ async function startGateway(
   gw.setBoundUrl(url);
   return {
     server, url,
+    // the core caller closes only once the server has answered what it was serving: closing it
+    // first would leave those requests without their core's reply
     close: () => new Promise<void>((r) => {
-      server.close(() => r());
+      server.close(() => {
+        gw.close();
+        r();
+      });
       server.closeIdleConnections();
       setTimeout(() => server.closeAllConnections(), 2000).unref();
-      gw.close();
     }),
   };
 }

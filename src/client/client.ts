@@ -157,9 +157,13 @@ export class SvcClient {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#conn && !this.#conn.dead) {
-      this.#conn.dead = new ConnectionError('client closed');
-      this.#conn.socket.end();
+    const c = this.#conn;
+    if (c && !c.dead) {
+      // requests still waiting get an answer (an error), never a promise that stays pending
+      c.dead = new ConnectionError('client closed');
+      for (const p of c.pending.values()) p.reject(c.dead);
+      c.pending.clear();
+      c.socket.end();
     }
   }
 }

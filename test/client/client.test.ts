@@ -1,6 +1,7 @@
 // The client kit against a real svcd: pipelined replies matched by id, a dropped connection fails
 // only the requests on it and the next request reconnects, and a restarted server is reached again.
 import test from 'ava';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Svcd } from '../support/svcd.ts';
 import { SvcClient } from '../../src/client/client.ts';
 import fc from 'fast-check';
@@ -15,6 +16,24 @@ test('pipelining: 200 requests in flight on one connection resolve to their own 
   t.deepEqual(replies.map((r) => (r.edge_proof as any).statement.nonce), nonces);
   c.close();
   t.is(((await t.throwsAsync(c.request('CAPS'))) as Error).message, 'client closed');
+});
+
+test('close: a request still waiting for its reply is rejected, never left pending', async (t) => {
+  // a real TCP peer that reads and never answers
+  const sockets: Socket[] = [];
+  let received!: () => void;
+  const arrived = new Promise<void>((r) => { received = r; });
+  const server = createServer((socket) => { sockets.push(socket.on('data', () => received())); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => {
+    server.close(() => r());
+    for (const s of sockets) s.destroy();
+  }));
+  const c = await SvcClient.connect({ kind: 'tcp', host: '127.0.0.1', port: (server.address() as AddressInfo).port });
+  const waiting = c.request('CAPS');
+  await arrived; // the request is on the wire: only its reply is missing
+  c.close();
+  t.is(((await t.throwsAsync(waiting)) as Error).message, 'client closed');
 });
 
 test('reconnect: after the server restarts, the same client reaches it again on the next request', async (t) => {
