@@ -11,7 +11,7 @@ import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
-import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
+import { QUOTE_ID_PREFIX, decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
 
 export type QuoteState = 'issued' | 'accepted' | 'executed' | 'expired';
 
@@ -36,7 +36,6 @@ export interface QuoteRecord {
   expires_ms: number;
   accepted_at?: string;
   executed_at?: string;
-  expired_at?: string;
   receipt_id?: string;
 }
 
@@ -48,9 +47,11 @@ export function quoteView(q: QuoteRecord): Record<string, unknown> {
 export const expiryKey = (q: QuoteRecord) => key(numPart(q.expires_ms), q.quote_id);
 
 /** The quote record an id stands for: its terms, issued (or expired, or from an older price book). */
-function issuedRecord(quoteId: string, machineId: string, t: QuoteTerms, nowMs: number): QuoteRecord {
+function issuedRecord(
+  quoteId: string, machineId: string, t: QuoteTerms, nowMs: number,
+  p = price(t.service, t.bits, t.bytes, priorityClass(t.priority)),
+): QuoteRecord {
   const svc = serviceByName(t.service)!;
-  const p = price(t.service, t.bits, t.bytes, priorityClass(t.priority));
   const expiresMs = t.created_ms + t.ttl_ms;
   // a quote priced by an earlier price book is not honoured at a price this node no longer computes
   const stale = p.quote_units !== t.quote_units;
@@ -74,16 +75,16 @@ function issuedRecord(quoteId: string, machineId: string, t: QuoteTerms, nowMs: 
 export async function findQuote(
   ctx: CoreContext, quoteId: string, machineId: string,
 ): Promise<{ q: QuoteRecord; stored: boolean }> {
+  const wrongMachine = () => new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
+  // the id is checked before the store is read: a forged or foreign id costs no read
+  const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
+  if (!d.ok && d.why === 'other_machine') throw wrongMachine();
+  // an id of another form may still name a quote stored before ids carried their terms
+  if (!d.ok && quoteId.startsWith(QUOTE_ID_PREFIX)) throw new ServiceError('not_found', `no quote ${quoteId}`);
   const rec = (await ctx.store.get('quotes', quoteId)) as unknown as QuoteRecord | undefined;
   if (rec) {
-    if (rec.machine_id !== machineId) {
-      throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
-    }
+    if (rec.machine_id !== machineId) throw wrongMachine();
     return { q: rec, stored: true };
-  }
-  const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
-  if (!d.ok && d.why === 'other_machine') {
-    throw new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
   }
   if (!d.ok) throw new ServiceError('not_found', `no quote ${quoteId}`);
   return { q: issuedRecord(quoteId, machineId, d.terms, ctx.now().getTime()), stored: false };
@@ -127,7 +128,7 @@ export function createQuote(ctx: CoreContext, a: Record<string, unknown>): Quote
     bits, bytes, max_output: maxOutput, quote_units: p.quote_units, input_digest: digest,
   };
   const quoteId = encodeQuoteId(ctx.identity.quoteKey(), machineId, terms);
-  return issuedRecord(quoteId, machineId, terms, now.getTime());
+  return issuedRecord(quoteId, machineId, terms, now.getTime(), p);
 }
 
 /**

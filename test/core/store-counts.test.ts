@@ -153,3 +153,17 @@ test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch 
   const lost = await core.handle('FUND_ACCOUNT', claim, undefined, 'gateway', '127.0.0.1');
   t.is(lost.machine_token, claimed.machine_token, 'a lost claim reply is recoverable with its key');
 });
+
+test('an id this node did not issue, or issued to another machine, is refused without a read', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'ids-a');
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'ids-b', bits: 64 }, undefined, 'gateway');
+  const forged = `${(q.quote_id as string).slice(0, -4)}AAAA`;
+  const before = { ...core.ctx.store.stats };
+  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);
+  const accept = (id: string) => core.handle('ACCEPT_QUOTE', { quote_id: id, machine_id: 'ids-a' }, { token }, 'gateway');
+  t.is(await code(accept(q.quote_id as string)), 'quote_wrong_machine');
+  t.is(await code(accept(forged)), 'quote_wrong_machine', 'the machine hint is checked before the tag');
+  t.is(await code(accept(`q1${'A'.repeat(80)}`)), 'not_found');
+  t.is(delta(core.ctx.store.stats, before).reads, 0);
+});
