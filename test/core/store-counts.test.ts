@@ -161,7 +161,8 @@ test('an id this node did not issue, or issued to another machine, is refused wi
   const forged = `${(q.quote_id as string).slice(0, -4)}AAAA`;
   const before = { ...core.ctx.store.stats };
   const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);
-  const accept = (id: string) => core.handle('ACCEPT_QUOTE', { quote_id: id, machine_id: 'ids-a' }, { token }, 'gateway');
+  const accept = (id: string) =>
+    core.handle('ACCEPT_QUOTE', { quote_id: id, machine_id: 'ids-a' }, { token }, 'gateway');
   t.is(await code(accept(q.quote_id as string)), 'quote_wrong_machine');
   t.is(await code(accept(forged)), 'quote_wrong_machine', 'the machine hint is checked before the tag');
   t.is(await code(accept(`q1${'A'.repeat(80)}`)), 'not_found');
