@@ -108,8 +108,12 @@ export class Store {
     if (!slot) this.#remember(ck, mine);
     this.stats.reads++;
     const value = deepFreeze((await this.sub(name).get(key)) as T | undefined);
-    // a write that landed meanwhile replaced the placeholder: its value is newer than this read
-    if (this.#cache.get(ck) === mine) this.#cache.set(ck, { value });
+    // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
+    // miss is not kept: anyone can name ids that do not exist, and must not push real records out
+    if (this.#cache.get(ck) === mine) {
+      if (value === undefined) this.#cache.delete(ck);
+      else this.#cache.set(ck, { value });
+    }
     return value;
   }
 

@@ -80,3 +80,12 @@ test('unsynced writes are counted apart and still readable', async (t) => {
   t.is(store.stats.unsyncedFlushes, 1);
   t.deepEqual(await store.get('idempotency', 'x'), { r: 1 });
 });
+
+test('a read that finds nothing is not cached: naming ids that do not exist pushes no record out', async (t) => {
+  const store = await open(t, 3);
+  await store.write([put('machines', 'hot', { n: 1 })]);
+  for (let i = 0; i < 10; i++) t.is(await store.get('machines', `absent-${i}`), undefined);
+  const before = store.stats.reads;
+  t.deepEqual(await store.get('machines', 'hot'), { n: 1 });
+  t.is(store.stats.reads, before, 'still cached after ten misses in a cache of three');
+});
