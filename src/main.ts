@@ -204,7 +204,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const listeners = await startListeners(core, log);
   const port = (addr: string) => Number(addr.split(':').pop());
   // one process: the gateway calls the core directly (no loopback hop, DESIGN.md §1)
-  const direct = inProcessCaller(
+  const direct = () => inProcessCaller(
     (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'gateway', client, validated),
     (e) => log.error({ err: e }, 'core call failed'),
   );
@@ -212,7 +212,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const workers = parts.gateway && config.gatewayProcesses > 0;
   const gw: GatewayHandle | null = !parts.gateway ? null : workers
     ? await startGatewayWorkers(config, log, port(listeners.addresses.backend), edgePort)
-    : await startGateway(config, log, direct, edgePort);
+    : await startGateway(config, log, direct(), edgePort);
   const ready = {
     http: gw?.url ?? null,
     ...listeners.addresses,

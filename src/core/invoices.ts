@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
-import type { InvoiceState } from '../protocol/schemas.ts';
+import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { key } from '../store/key-codec.ts';
 import { del, put, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
@@ -220,15 +220,14 @@ export async function settleInvoice(
 
 /** What LIST_INVOICES filters on: the state as callers see it (a pending invoice past expiry is expired). */
 export type InvoiceListState = InvoiceState | 'settled_late';
-export interface InvoiceFilter { state?: InvoiceListState; machine_id?: string; limit?: number; cursor?: string }
+/** LIST_INVOICES' args, validated (limit defaulted) against its schema. */
+interface InvoiceFilter { state?: InvoiceListState; machine_id?: string; limit: number; cursor?: string }
 
-export const LIST_INVOICES_DEFAULT = 20;
-/** Records read per call at most: a page costs a bounded read whatever the filter matches. */
-export const LIST_INVOICES_SCAN = 1000;
+const SCAN = LIMITS.listInvoicesScan;
 
 /**
  * LIST_INVOICES (operator): one page of invoices in invoice_id order, filtered by state and machine.
- * Invoices have no state index, so a page reads at most LIST_INVOICES_SCAN records from the
+ * Invoices have no state index, so a page reads at most LIMITS.listInvoicesScan records from the
  * cursor on and holds at most `limit`: a sparse filter may return a short (even empty) page with a
  * next_cursor to go on from; next_cursor is null once the end is reached. Reads only: a pending
  * invoice past its expiry is shown expired (it is marked so on its next INVOICE_STATUS or settle).
@@ -236,17 +235,17 @@ export const LIST_INVOICES_SCAN = 1000;
 export async function listInvoices(
   ctx: CoreContext, args: Record<string, unknown>,
 ): Promise<{ invoices: Record<string, unknown>[]; next_cursor: string | null; scanned: number }> {
-  const f = args as InvoiceFilter; // validated against LIST_INVOICES' schema
-  const limit = f.limit ?? LIST_INVOICES_DEFAULT;
+  const f = args as unknown as InvoiceFilter;
+  const limit = f.limit;
   const nowMs = ctx.now().getTime();
   const invoices: Record<string, unknown>[] = [];
   let scanned = 0;
   let last: string | null = null;
   // the cursor's own record (skipped), the records scanned, and one more to see whether there is more
-  const range = { ...(f.cursor !== undefined ? { gte: f.cursor } : {}), limit: LIST_INVOICES_SCAN + 2 };
+  const range = { ...(f.cursor !== undefined ? { gte: f.cursor } : {}), limit: SCAN + 2 };
   for await (const [k, v] of ctx.store.entries<InvoiceRecord & Record<string, unknown>>('invoices', range)) {
     if (k === f.cursor) continue;
-    if (invoices.length === limit || scanned === LIST_INVOICES_SCAN) return { invoices, next_cursor: last, scanned };
+    if (invoices.length === limit || scanned === SCAN) return { invoices, next_cursor: last, scanned };
     scanned++;
     last = k;
     const inv: InvoiceRecord = v.state === 'pending' && nowMs >= v.expires_ms ? { ...v, state: 'expired' } : v;

@@ -45,7 +45,7 @@ export function rotateOps(machineId: string, rec: MachineRecord, token: string, 
 }
 
 /** One message for every refusal: naming the cause would tell claimed machine_ids from free ones. */
-export const UNAUTHORIZED_MESSAGE = 'a valid machine token for this machine_id is required '
+const UNAUTHORIZED_MESSAGE = 'a valid machine token for this machine_id is required '
   + '(Authorization: Bearer over HTTP, auth.token over svc/1); '
   + 'the first funding invoice of a machine_id returns its token';
 

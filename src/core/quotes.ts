@@ -5,7 +5,7 @@
 // (sweeper, and lazily) and its record is deleted: the id itself says it has expired. Executed
 // quotes stay stored (their result is replayed to a repeated request).
 import { ServiceError } from '../errors.ts';
-import { pulseOutputBytes, serviceByName, type ServiceName } from '../protocol/services.ts';
+import { assertPulseFits, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
@@ -114,12 +114,7 @@ export function createQuote(ctx: CoreContext, a: Record<string, unknown>): Quote
   }
   const bits = a.bits as number;
   const maxOutput = a.max_output as number;
-  // GET_PULSE returns exactly ceil(bits/8) bytes: a smaller max_output cannot be honoured, and a
-  // cut output would no longer recompute from the pulse seed, so the quote is refused instead
-  if (svc.command === 'GET_PULSE' && pulseOutputBytes(bits) > maxOutput) {
-    const msg = `bits ${bits} produce ${pulseOutputBytes(bits)} bytes of output, above max_output ${maxOutput}`;
-    throw new ServiceError('invalid_request', msg, { field: 'max_output' });
-  }
+  if (svc.command === 'GET_PULSE') assertPulseFits(bits, maxOutput);
   const priority = (a.priority as QuoteRecord['priority'] | undefined) ?? 'normal';
   const p = price(svc.service, bits, bytes, priorityClass(priority));
   const machineId = a.machine_id as string;

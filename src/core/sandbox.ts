@@ -10,7 +10,7 @@ import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
 import { LiveQuota } from './client-quota.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
-import { pulseOutputBytes } from '../protocol/services.ts';
+import { assertPulseFits } from '../protocol/services.ts';
 
 interface SandboxQuote {
   quote_id: string; machine_id: string; bits: number; max_output: number;
@@ -40,8 +40,8 @@ export class Sandbox {
    * `maxPerClient`: live entries one address may hold, so a few addresses cannot fill it for everyone.
    * `kernels`: the core's own instance (default: a new one).
    */
-  constructor(opts: { maxPerClient?: number; kernels?: Kernels } = {}) {
-    this.#perClient = new LiveQuota(opts.maxPerClient ?? 100, 'live sandbox entries');
+  constructor(opts: { maxPerClient: number; kernels?: Kernels }) {
+    this.#perClient = new LiveQuota(opts.maxPerClient, 'live sandbox entries');
     this.#k = opts.kernels ?? Kernels.create();
   }
 
@@ -74,12 +74,7 @@ export class Sandbox {
   quote(
     a: { machine_id: string; bits: number; max_output: number }, client: string, now = Date.now(),
   ): Record<string, unknown> {
-    // the same rule as a paid GET_PULSE quote: the output is exactly ceil(bits/8) bytes, never cut
-    const bytes = pulseOutputBytes(a.bits);
-    if (bytes > a.max_output) {
-      const msg = `bits ${a.bits} produce ${bytes} bytes of output, above max_output ${a.max_output}`;
-      throw new ServiceError('invalid_request', msg, { field: 'max_output' });
-    }
+    assertPulseFits(a.bits, a.max_output); // the same rule as a paid GET_PULSE quote
     this.#makeRoom(this.#quotes, now);
     const expires = now + SANDBOX_LIMITS.ttlSeconds * 1000;
     const release = this.#perClient.take(client, expires, now);

@@ -249,7 +249,7 @@ export const AUXILIARY: readonly CommandSpec[] = [
     result({
       invoices: { type: 'array', items: invoiceResult },
       next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'go on from here; null at the end' },
-      scanned: { type: 'integer', description: 'invoices read for this page (at most 1000)' },
+      scanned: { type: 'integer', description: `invoices read for this page (at most ${LIMITS.listInvoicesScan})` },
     }, ['invoices', 'next_cursor']),
   ),
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),

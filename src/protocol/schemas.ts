@@ -17,6 +17,8 @@ export const LIMITS = {
   bitsDefault: 65536,
   maxOutputDefault: 8192,
   invoiceUnitsMax: 1_000_000,
+  /** LIST_INVOICES: records one page reads at most, whatever its filter matches */
+  listInvoicesScan: 1000,
 } as const;
 
 /**

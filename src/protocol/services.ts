@@ -3,7 +3,8 @@
 // auxInput required only with auxRequired), which field a quote may bind by digest (quoteInput:
 // MAKE_BCT and VERIFY_BCT), and the range of the input size a quote's `bytes` may declare (null:
 // the service reads no input), with what each input is (about). schemas.ts turns this into the
-// request schemas. Pure data.
+// request schemas. Pure data, and the one GET_PULSE rule both quotes apply (assertPulseFits).
+import { ServiceError } from '../errors.ts';
 
 /**
  * Direct-sealing cap (KMS-style, AWS: 4,096 bytes): MAKE_BCT seals at most this much plaintext;
@@ -77,7 +78,6 @@ export type Service = (typeof SERVICES)[number];
 export type ServiceName = Service['service'];
 export type ExecutionCommand = Service['command'];
 export type InputField = 'plain_hex' | 'packet_hex';
-export type QuotedInput = InputField;
 
 export const SERVICE_NAMES: readonly ServiceName[] = SERVICES.map((s) => s.service);
 
@@ -103,4 +103,15 @@ export function executionInputs(svc: Service): { field: InputField; required: bo
 /** GET_PULSE's output is exactly ceil(bits / 8) bytes (the unused low bits of the last byte are zero). */
 export function pulseOutputBytes(bits: number): number {
   return Math.ceil(bits / 8);
+}
+
+/**
+ * A GET_PULSE quote (paid or sandbox) must be able to return all its output: a smaller max_output
+ * cannot be honoured, and a cut output would no longer recompute from the pulse seed.
+ */
+export function assertPulseFits(bits: number, maxOutput: number): void {
+  const bytes = pulseOutputBytes(bits);
+  if (bytes <= maxOutput) return;
+  const msg = `bits ${bits} produce ${bytes} bytes of output, above max_output ${maxOutput}`;
+  throw new ServiceError('invalid_request', msg, { field: 'max_output' });
 }
