@@ -1,11 +1,9 @@
-// Checks of what a node signs with its Ed25519 key, for the client kit (svc hello, svc pulse):
-// the HELLO edge proof — Ed25519 over the RFC 8785 canonical JSON of its statement, naming the
-// caller's nonce and the edge certificate this connection saw — and a published pulse, alone and
-// linked to the pulse before it. Each returns every check by name; `ok` only when all pass.
+// The HELLO edge proof, for the client kit (svc hello): Ed25519 over the RFC 8785 canonical JSON of
+// its statement, naming the caller's nonce and the edge certificate this connection saw. Returns
+// every check by name; `ok` only when all pass. (Pulses: src/client/verify.ts, the kit's verifier.)
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../protocol/canonical.ts';
 import { verifyWithRawKey } from '../protocol/ed25519.ts';
-import { outputHash, signedBytes, type SignedPulse } from '../protocol/pulse-format.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import type { Check } from './verify.ts';
 
@@ -57,45 +55,4 @@ export function verifyEdgeProof(
   }
   if (expect.publicKey !== undefined) add('public key is the trusted node key', publicKey === expect.publicKey);
   return { ok: checks.every((c) => c.ok), checks, key_id: keyId, public_key: publicKey };
-}
-
-/**
- * Verifies one published pulse (PULSE): its signature by the node key and its output_hash, its
- * key_id and node_id; with the pulse before it also the chain: prev_output, the commit promised as
- * commit_next, and the revealed seed against that pulse's commit.
- */
-export function verifySignedPulse(
-  p: SignedPulse,
-  publicKeyB64url: string,
-  previous?: SignedPulse,
-): NodeProofResult {
-  const checks: Check[] = [];
-  const add = (name: string, ok: boolean, detail?: string) => checks.push({ name, ok, ...(detail ? { detail } : {}) });
-  const keyId = keyIdOf(publicKeyB64url);
-  let sig = Buffer.alloc(0);
-  let signed = false;
-  try {
-    sig = Buffer.from(p.signature, 'base64url');
-    signed = verifyWithRawKey(Buffer.from(publicKeyB64url, 'base64url'), signedBytes(p.pulse), sig);
-  } catch { /* malformed: not signed */ }
-  add(`pulse ${p.pulse.index} signature (Ed25519 over its RFC 8785 canonical JSON)`, signed);
-  let hashOk = false;
-  try { hashOk = outputHash(p.pulse, sig) === p.output_hash; } catch { /* malformed */ }
-  add('output_hash = SHA-256(signed bytes ‖ signature)', hashOk);
-  add('key_id and node_id name the key', p.pulse.key_id === keyId && p.pulse.node_id === `svc-node-${keyId}`);
-  if (previous) {
-    const prev = previous.pulse;
-    add(`pulse ${prev.index} is the one before, on the same chain`,
-      prev.index + 1 === p.pulse.index && prev.chain_id === p.pulse.chain_id);
-    add(`prev_output = output_hash of pulse ${prev.index}`, p.pulse.prev_output === previous.output_hash);
-    add(`commit = commit_next promised by pulse ${prev.index}`, p.pulse.commit === prev.commit_next);
-    if (p.pulse.revealed_index === prev.index) {
-      const seed = Buffer.from(p.pulse.revealed_seed ?? '', 'hex');
-      add(`SHA-256(revealed seed) = commit of pulse ${prev.index}`,
-        createHash('sha256').update(seed).digest('hex') === prev.commit);
-    }
-    const prior = verifySignedPulse(previous, publicKeyB64url);
-    add(`pulse ${prev.index} signature and output_hash`, prior.ok);
-  }
-  return { ok: checks.every((c) => c.ok), checks, key_id: keyId, public_key: publicKeyB64url };
 }

@@ -108,7 +108,7 @@ export interface SignedPulse {
   pulse: {
     format: string; chain_id: string; index: number; commit: string; commit_next: string;
     revealed_index: number | null; revealed_seed: string | null; prev_output: string | null; key_id: string;
-    [k: string]: unknown;
+    node_id: string; [k: string]: unknown;
   };
   signature: string;
   output_hash: string;
@@ -136,7 +136,10 @@ function isPulse(p: unknown): p is SignedPulse {
     && typeof p.pulse.index === 'number' && str(p.pulse.chain_id) && str(p.pulse.commit);
 }
 
-/** output_hash = SHA-256(signed bytes ‖ raw signature); signed bytes = RFC 8785 JSON of `pulse`. */
+/**
+ * output_hash = SHA-256(signed bytes ‖ raw signature); signed bytes = RFC 8785 JSON of `pulse`;
+ * node_id = svc-node-<key_id> (the node names itself after its key, as HELLO's edge proof does).
+ */
 async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, keys: TrustedKey[]): Promise<void> {
   const key = keys.find((t) => t.keyId === p.pulse.key_id);
   if (!c.add('unknown_key', `${label} signed by a trusted key (key_id ${p.pulse.key_id})`, !!key)) return;
@@ -146,6 +149,8 @@ async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, 
   c.add('bad_signature', `${label} signature (Ed25519, node key)`, await verifyEd25519(key!.raw, signed, sig));
   c.add('bad_output_hash', `${label} output_hash = SHA-256(signed bytes ‖ signature)`,
     toHex(k.sha256(concat(signed, sig))) === p.output_hash);
+  c.add('wrong_node_id', `${label} node_id names the key (svc-node-<key_id>)`,
+    p.pulse.node_id === `svc-node-${key!.keyId}`);
 }
 
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)) expanded to `bits` (docs/verify.md §GET_PULSE). */

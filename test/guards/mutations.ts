@@ -98,6 +98,8 @@ export const MUTATIONS: Mutation[] = [
     'if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;', '', PROOFS, T.ed),
   m('pulse-output-hash', 'pulse output_hash', KIT, 'checkPulse',
     'toHex(k.sha256(concat(signed, sig))) === p.output_hash', 'true', PROOFS, T.pulse),
+  m('pulse-node-id', 'pulse node_id names its key', KIT, 'checkPulse',
+    'p.pulse.node_id === `svc-node-${key!.keyId}`', 'true', PROOFS, T.pulse),
   m('pulse-result-index', 'pulse k is the result\'s pulse', KIT, 'verifyPulse',
     'r.pulse.index === prev.pulse.index', 'true', PROOFS, T.pulse),
   m('pulse-result-commit', 'pulse k is the result\'s pulse (commit)', KIT, 'verifyPulse',
