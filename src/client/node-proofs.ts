@@ -1,20 +1,14 @@
 // The HELLO edge proof, for the client kit (svc hello): Ed25519 over the RFC 8785 canonical JSON of
 // its statement, naming the caller's nonce and the edge certificate this connection saw. Returns
 // every check by name; `ok` only when all pass. (Pulses: src/client/verify.ts, the kit's verifier.)
-import { createHash } from 'node:crypto';
+import { isObject } from '../kit/bytes.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
-import { verifyWithRawKey } from '../protocol/ed25519.ts';
+import { keyIdOf, verifyWithRawKey } from '../protocol/ed25519.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
+import { normalizeFingerprint } from './client.ts';
 import type { Check } from './verify.ts';
 
 export interface NodeProofResult { ok: boolean; checks: Check[]; key_id: string; public_key: string }
-
-/** key_id as the node derives it: hex(SHA-256(raw public key))[:16]. */
-export function keyIdOf(publicKeyB64url: string): string {
-  return createHash('sha256').update(Buffer.from(publicKeyB64url, 'base64url')).digest('hex').slice(0, 16);
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Verifies HELLO's edge_proof. `nonce`: the one sent (the proof is fresh only if it names it);
@@ -30,7 +24,7 @@ export function verifyEdgeProof(
   const proof = isObject(hello.edge_proof) ? hello.edge_proof : {};
   const statement = isObject(proof.statement) ? proof.statement : {};
   const publicKey = typeof proof.public_key === 'string' ? proof.public_key : '';
-  const keyId = publicKey ? keyIdOf(publicKey) : '';
+  const keyId = publicKey ? keyIdOf(Buffer.from(publicKey, 'base64url')) : '';
   add('edge_proof is Ed25519 with a statement', proof.alg === 'Ed25519' && isObject(proof.statement));
   add(`statement is svc/edge-proof/v1 for ${PROTOCOL}`,
     statement.type === 'svc/edge-proof/v1' && statement.protocol === PROTOCOL);
@@ -49,9 +43,9 @@ export function verifyEdgeProof(
     !!keyId && hello.node_id === `svc-node-${keyId}` && statement.node_id === hello.node_id);
   add('nonce is the one this client sent', statement.nonce === expect.nonce, String(statement.nonce));
   if (expect.certSha256 !== undefined) {
-    const norm = (f: unknown) => String(f).replaceAll(':', '').toLowerCase();
+    const seen = String(statement.edge_cert_sha256);
     add('edge_cert_sha256 is the certificate this connection saw',
-      norm(statement.edge_cert_sha256) === norm(expect.certSha256), String(statement.edge_cert_sha256));
+      normalizeFingerprint(seen) === normalizeFingerprint(expect.certSha256), seen);
   }
   if (expect.publicKey !== undefined) add('public key is the trusted node key', publicKey === expect.publicKey);
   return { ok: checks.every((c) => c.ok), checks, key_id: keyId, public_key: publicKey };
