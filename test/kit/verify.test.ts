@@ -12,8 +12,9 @@ import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { verifyReceipt as serverVerifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { pae as serverPae } from '../../src/core/executors/attest-event.ts';
 import {
-  openSealedMessage, pae, useEd25519Backend, verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse,
-  verifyReceipt, verifyTimestampProof, type Verdict,
+  fromHex, openSealedMessage, pae, parseCheckpoint, parseNote, parseTlogProof, toHex, useEd25519Backend,
+  verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse, verifyReceipt, verifyTimestampProof,
+  type Verdict,
 } from '../../src/kit/verify-api.ts';
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
@@ -219,4 +220,28 @@ test.serial('SEALED_MESSAGE: the recipient opens it with the kit, as @hpke/core 
   const other = new Uint8Array(generateKeyPairSync('x25519').privateKey.export({ format: 'der', type: 'pkcs8' })
     .subarray(-32));
   t.is((await openSealedMessage(r, other)).reason, 'not_authentic');
+});
+
+test('encodings: hex refuses odd lengths, other characters and non-strings; the tlog parsers name the bad line',
+  (t) => {
+  t.deepEqual(fromHex('00aBfF'), Uint8Array.of(0, 0xab, 0xff));
+  t.deepEqual(fromHex(''), new Uint8Array(0));
+  t.is(toHex(Uint8Array.of(0, 0xab, 0xff)), '00abff');
+  for (const bad of ['0', 'abc', 'zz', '0g', ' 00', '00 ', '+1', '0x00']) t.throws(() => fromHex(bad), undefined, bad);
+  t.throws(() => fromHex(7 as unknown as string));
+  const sig = Buffer.alloc(68, 1).toString('base64');
+  t.is(parseNote(`text\n\n\u2014 name ${sig}\n`).signatures[0]!.signature.length, 64);
+  for (const b of ['!!!!', `${sig.slice(0, -1)}-`, `${sig}x`, `${sig}===`]) {
+    t.throws(() => parseNote(`text\n\n\u2014 name ${b}\n`), { message: /^note: bad signature line/ }, b);
+  }
+  const root = Buffer.alloc(32, 2).toString('base64');
+  t.is(parseCheckpoint(`origin\n1\n${root}\n`).root.length, 32);
+  for (const b of ['!!!!', `${root}x`, root.replace('A', '_')]) {
+    t.throws(() => parseCheckpoint(`origin\n1\n${b}\n`), { message: 'checkpoint: malformed origin, size or root' }, b);
+  }
+  const proof = (line: string) => `c2sp.org/tlog-proof@v1\nindex 0\n${line}\n\norigin\n1\n${root}\n`;
+  t.is(parseTlogProof(proof(root)).proof.length, 1);
+  for (const b of ['!!!!', `${root}x`, root.replace('A', '-')]) {
+    t.throws(() => parseTlogProof(proof(b)), { message: 'tlog-proof: proof line is not base64' }, b);
+  }
 });
