@@ -18,6 +18,7 @@ import {
 } from '../../src/kit/verify-api.ts';
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { readJson, sharedTest } from '../helpers.ts';
 
 let s: Svcd;
 let c: SvcClient;
@@ -243,5 +244,29 @@ test('encodings: hex refuses odd lengths, other characters and non-strings; the 
   t.is(parseTlogProof(proof(root)).proof.length, 1);
   for (const b of ['!!!!', `${root}x`, root.replace('A', '-')]) {
     t.throws(() => parseTlogProof(proof(b)), { message: 'tlog-proof: proof line is not base64' }, b);
+  }
+});
+
+// the kit's HPKE (src/kit/hpke.ts: RFC 9180 on the kernels' HMAC and ChaCha20-Poly1305, so it runs
+// wherever the kernels do, without WebCrypto) against the RFC's own vectors, not only against @hpke/core
+sharedTest(test, 'SEALED_MESSAGE: the kit opens RFC 9180 A.2 (X25519, HKDF-SHA256, ChaCha20Poly1305, base) '
+  + 'at sequence 0, and nothing else', 'hpke/rfc9180_x25519_sha256_base_psk.json', async (t, path) => {
+  const all = readJson(path) as any[];
+  const base = all.filter((x) => x.mode === 0 && x.kem_id === 0x20 && x.kdf_id === 1 && x.aead_id === 3);
+  t.true(base.length >= 1);
+  for (const v of base) {
+    const sealed = (e: { ct: string; aad: string }) => ({ enc_hex: v.enc, ciphertext_hex: e.ct, info_hex: v.info,
+      aad_hex: e.aad, suite: { kem_id: 0x20, kdf_id: 1, aead_id: 3, mode: 'base' } });
+    const [e0, e1] = v.encryptions as { pt: string; aad: string; ct: string }[];
+    const got = await openSealedMessage(sealed(e0!), fromHex(v.skRm));
+    t.true(got.valid, JSON.stringify(got.checks));
+    t.is(toHex(got.plaintext!), e0!.pt);
+    // sequence 1 has another nonce: a single-shot open must refuse it
+    t.is((await openSealedMessage(sealed(e1!), fromHex(v.skRm))).reason, 'not_authentic');
+    const flipped = (e0!.ct.slice(0, -1) + ((parseInt(e0!.ct.slice(-1), 16) ^ 1).toString(16)));
+    t.is((await openSealedMessage(sealed({ ...e0!, ct: flipped }), fromHex(v.skRm))).reason, 'not_authentic');
+    t.is((await openSealedMessage(sealed({ ...e0!, aad: '00' }), fromHex(v.skRm))).reason, 'not_authentic');
+    t.is((await openSealedMessage(sealed(e0!), fromHex(v.skEm))).reason, 'not_authentic', 'another key');
+    t.is((await openSealedMessage({ ...sealed(e0!), info_hex: '00' }, fromHex(v.skRm))).reason, 'not_authentic');
   }
 });
