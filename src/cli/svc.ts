@@ -12,8 +12,8 @@ import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES, executionInputs, type InputField, type Service } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
-import { verifyEdgeProof, verifySignedPulse } from '../client/node-proofs.ts';
-import { verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
+import { verifyEdgeProof } from '../client/node-proofs.ts';
+import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 import { bashCompletion, zshCompletion } from './completion.ts';
 import {
@@ -394,13 +394,14 @@ export function buildProgram(
       });
       const key = o.nodeKey ?? p.public_key;
       if (!key) throw new UsageError('the edge sent no public_key: give --node-key');
-      const v = verifySignedPulse(p, key, prev);
+      const v = await verifyPublishedPulse(p, prev, key);
       if (!v.ok) {
         throw new VerificationError(`pulse ${p.pulse.index} did NOT verify: ${failedChecks(v.checks)}`, v.checks);
       }
       const linked = prev ? `, linked to pulse ${prev.pulse.index}` : '';
-      const verdict = `valid (key ${v.key_id}${linked})`;
-      if (g().json) return { ...p, verified: true, key_id: v.key_id, checks: v.checks.map((c) => c.name) };
+      const keyId = p.pulse.key_id; // the trusted key's: verified above
+      const verdict = `valid (key ${keyId}${linked})`;
+      if (g().json) return { ...p, verified: true, key_id: keyId, checks: v.checks.map((c) => c.name) };
       return { ...p.pulse, output_hash: p.output_hash, signature: p.signature, [`pulse ${p.pulse.index}`]: verdict };
     }, g));
   examples(pulse, [

@@ -1,22 +1,14 @@
-// Checks of what a node signs with its Ed25519 key, for the client kit (svc hello, svc pulse):
-// the HELLO edge proof — Ed25519 over the RFC 8785 canonical JSON of its statement, naming the
-// caller's nonce and the edge certificate this connection saw — and a published pulse, alone and
-// linked to the pulse before it. Each returns every check by name; `ok` only when all pass.
-import { createHash } from 'node:crypto';
+// The HELLO edge proof, for the client kit (svc hello): Ed25519 over the RFC 8785 canonical JSON of
+// its statement, naming the caller's nonce and the edge certificate this connection saw. Returns
+// every check by name; `ok` only when all pass. (Pulses: src/client/verify.ts, the kit's verifier.)
+import { isObject } from '../kit/bytes.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
-import { verifyWithRawKey } from '../protocol/ed25519.ts';
-import { outputHash, signedBytes, type SignedPulse } from '../protocol/pulse-format.ts';
+import { keyIdOf, verifyWithRawKey } from '../protocol/ed25519.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
+import { normalizeFingerprint } from './client.ts';
 import type { Check } from './verify.ts';
 
 export interface NodeProofResult { ok: boolean; checks: Check[]; key_id: string; public_key: string }
-
-/** key_id as the node derives it: hex(SHA-256(raw public key))[:16]. */
-export function keyIdOf(publicKeyB64url: string): string {
-  return createHash('sha256').update(Buffer.from(publicKeyB64url, 'base64url')).digest('hex').slice(0, 16);
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Verifies HELLO's edge_proof. `nonce`: the one sent (the proof is fresh only if it names it);
@@ -32,7 +24,7 @@ export function verifyEdgeProof(
   const proof = isObject(hello.edge_proof) ? hello.edge_proof : {};
   const statement = isObject(proof.statement) ? proof.statement : {};
   const publicKey = typeof proof.public_key === 'string' ? proof.public_key : '';
-  const keyId = publicKey ? keyIdOf(publicKey) : '';
+  const keyId = publicKey ? keyIdOf(Buffer.from(publicKey, 'base64url')) : '';
   add('edge_proof is Ed25519 with a statement', proof.alg === 'Ed25519' && isObject(proof.statement));
   add(`statement is svc/edge-proof/v1 for ${PROTOCOL}`,
     statement.type === 'svc/edge-proof/v1' && statement.protocol === PROTOCOL);
@@ -51,51 +43,10 @@ export function verifyEdgeProof(
     !!keyId && hello.node_id === `svc-node-${keyId}` && statement.node_id === hello.node_id);
   add('nonce is the one this client sent', statement.nonce === expect.nonce, String(statement.nonce));
   if (expect.certSha256 !== undefined) {
-    const norm = (f: unknown) => String(f).replaceAll(':', '').toLowerCase();
+    const seen = String(statement.edge_cert_sha256);
     add('edge_cert_sha256 is the certificate this connection saw',
-      norm(statement.edge_cert_sha256) === norm(expect.certSha256), String(statement.edge_cert_sha256));
+      normalizeFingerprint(seen) === normalizeFingerprint(expect.certSha256), seen);
   }
   if (expect.publicKey !== undefined) add('public key is the trusted node key', publicKey === expect.publicKey);
   return { ok: checks.every((c) => c.ok), checks, key_id: keyId, public_key: publicKey };
-}
-
-/**
- * Verifies one published pulse (PULSE): its signature by the node key and its output_hash, its
- * key_id and node_id; with the pulse before it also the chain: prev_output, the commit promised as
- * commit_next, and the revealed seed against that pulse's commit.
- */
-export function verifySignedPulse(
-  p: SignedPulse,
-  publicKeyB64url: string,
-  previous?: SignedPulse,
-): NodeProofResult {
-  const checks: Check[] = [];
-  const add = (name: string, ok: boolean, detail?: string) => checks.push({ name, ok, ...(detail ? { detail } : {}) });
-  const keyId = keyIdOf(publicKeyB64url);
-  let sig = Buffer.alloc(0);
-  let signed = false;
-  try {
-    sig = Buffer.from(p.signature, 'base64url');
-    signed = verifyWithRawKey(Buffer.from(publicKeyB64url, 'base64url'), signedBytes(p.pulse), sig);
-  } catch { /* malformed: not signed */ }
-  add(`pulse ${p.pulse.index} signature (Ed25519 over its RFC 8785 canonical JSON)`, signed);
-  let hashOk = false;
-  try { hashOk = outputHash(p.pulse, sig) === p.output_hash; } catch { /* malformed */ }
-  add('output_hash = SHA-256(signed bytes ‖ signature)', hashOk);
-  add('key_id and node_id name the key', p.pulse.key_id === keyId && p.pulse.node_id === `svc-node-${keyId}`);
-  if (previous) {
-    const prev = previous.pulse;
-    add(`pulse ${prev.index} is the one before, on the same chain`,
-      prev.index + 1 === p.pulse.index && prev.chain_id === p.pulse.chain_id);
-    add(`prev_output = output_hash of pulse ${prev.index}`, p.pulse.prev_output === previous.output_hash);
-    add(`commit = commit_next promised by pulse ${prev.index}`, p.pulse.commit === prev.commit_next);
-    if (p.pulse.revealed_index === prev.index) {
-      const seed = Buffer.from(p.pulse.revealed_seed ?? '', 'hex');
-      add(`SHA-256(revealed seed) = commit of pulse ${prev.index}`,
-        createHash('sha256').update(seed).digest('hex') === prev.commit);
-    }
-    const prior = verifySignedPulse(previous, publicKeyB64url);
-    add(`pulse ${prev.index} signature and output_hash`, prior.ok);
-  }
-  return { ok: checks.every((c) => c.ok), checks, key_id: keyId, public_key: publicKeyB64url };
 }

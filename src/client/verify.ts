@@ -1,4 +1,4 @@
-// Offline verification for the client kit (svc verify-pulse, svc verify-log): the embedding kit's
+// Offline verification for the client kit (svc verify-pulse, svc pulse, svc verify-log): the embedding kit's
 // verifiers (src/kit/verify.ts, the package's svc/verify) on this process's kernels — one
 // implementation for the CLI, the tests and every embedder. docs/verify.md gives the checks.
 import { Kernels } from '../kernels/index.ts';
@@ -22,6 +22,19 @@ export async function verifyPulse(
   publicKeyB64url: string,
 ): Promise<{ ok: boolean; checks: Check[] }> {
   const v = await verifyPulseKit(revealing, committed, { result, nodeKeys: publicKeyB64url, kernels: k() });
+  return { ok: v.valid, checks: v.checks };
+}
+
+/**
+ * A published pulse (PULSE: `svc pulse`), with the pulse before it when there is one: both
+ * signatures and output hashes, key_id and node_id, and the chain link with the seed it reveals.
+ */
+export async function verifyPublishedPulse(
+  pulse: SignedPulse,
+  previous: SignedPulse | undefined,
+  publicKeyB64url: string,
+): Promise<{ ok: boolean; checks: Check[] }> {
+  const v = await verifyPulseKit(pulse, previous, { nodeKeys: publicKeyB64url, kernels: k() });
   return { ok: v.valid, checks: v.checks };
 }
 

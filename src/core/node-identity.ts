@@ -8,6 +8,7 @@ import {
 } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { keyIdOf } from '../protocol/ed25519.ts';
 
 export interface PublicIdentity { node_id: string; key_id: string; alg: 'Ed25519'; public_key: string }
 
@@ -33,7 +34,7 @@ export class NodeIdentity {
     this.bctKeyId = createHash('sha256').update('svc/bct-key-id/v1').update(bctKey).digest().subarray(0, 8);
     this.publicKey = createPublicKey(key);
     this.publicKeyRaw = this.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
-    this.keyId = createHash('sha256').update(this.publicKeyRaw).digest('hex').slice(0, 16);
+    this.keyId = keyIdOf(this.publicKeyRaw);
     this.nodeId = `svc-node-${this.keyId}`;
   }
 

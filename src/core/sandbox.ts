@@ -7,6 +7,7 @@ import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from '../kernels/index.ts';
 import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
+import { keyIdOf } from '../protocol/ed25519.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
 import { LiveQuota } from './client-quota.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
@@ -34,7 +35,7 @@ export class Sandbox {
   readonly #k: Kernels;
   readonly publicKey = this.#key.publicKey.export({ format: 'der', type: 'spki' })
     .subarray(-32).toString('base64url');
-  readonly keyId = sha256Hex(Buffer.from(this.publicKey, 'base64url')).slice(0, 16);
+  readonly keyId = keyIdOf(Buffer.from(this.publicKey, 'base64url'));
 
   /**
    * `maxPerClient`: live entries one address may hold, so a few addresses cannot fill it for everyone.

@@ -19,6 +19,7 @@ import { clientAddressResolver } from './client-address.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
 import { mountEmbedRoutes } from './embed-routes.ts';
+import { envelope, toRouterPath } from './routing.ts';
 import { edgeStatus, type CoreCall, type CoreCaller } from './core-call.ts';
 import { PUBLIC_ROUTES } from '../discovery/routes.ts';
 import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
@@ -40,7 +41,6 @@ interface State { requestId: string; client: string }
 type Ctx = RouterContext<State>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const toRouterPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
 export function createGateway(opts: GatewayOptions): {
   app: Koa<State>; close(): void; setBoundUrl(url: string): void;
@@ -61,10 +61,6 @@ export function createGateway(opts: GatewayOptions): {
   const limit = (ctx: Ctx, klass: RateClass) => {
     const d = limiter.check(klass, `ip:${clientKey(ctx.state.client)}`, 'per address');
     ctx.set(d.headers);
-  };
-
-  const envelope = (ctx: Ctx, source: 'api' | 'svc', body: Record<string, unknown>) => {
-    ctx.body = { ok: true, request_id: ctx.state.requestId, source, ...body };
   };
 
   // request id, client address, errors, 404/405 bodies
@@ -217,8 +213,7 @@ export function createGateway(opts: GatewayOptions): {
   });
   for (const p of ['/.well-known/mcp', '/.well-known/mcp.json', '/.well-known/svc/mcp.json']) {
     router.get(p, (ctx) => {
-      limit(ctx, 'public_low');
-      ctx.set('Access-Control-Allow-Origin', '*');
+      limit(ctx, 'public_low'); // CORS: embed-routes.ts, like every public document's
       ctx.set('Cache-Control', 'public, max-age=300');
       ctx.body = mcpMetadata((opts.baseUrl ?? boundUrl).replace(/\/+$/, ''));
     });

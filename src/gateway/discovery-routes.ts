@@ -1,6 +1,7 @@
 // Serves the discovery documents and pages, registered from the route table (path, media type,
-// caching, CORS); only bodies are built here, from the registry and the node facts (core HELLO and
-// PAYMENT_INFO, cached a minute). The sandbox, /mcp and the other /api/v1 routes are app.ts's.
+// caching; its CORS flag is applied by embed-routes.ts's middleware); only bodies are built here,
+// from the registry and the node facts (core HELLO and PAYMENT_INFO, cached a minute). The sandbox,
+// /mcp and the other /api/v1 routes are app.ts's.
 // Pages carry a Content-Security-Policy: no script at all, except the API reference, which may run
 // the Redoc bundle served here from the installed package (never a CDN).
 import { createHash } from 'node:crypto';
@@ -87,7 +88,6 @@ export function discoveryRoutes(
     const etag = etagOf(bytes);
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', `public, max-age=${r.maxAge ?? 300}`);
-    if (r.cors) ctx.set('Access-Control-Allow-Origin', '*');
     if (r.type.startsWith('text/html')) {
       ctx.set('Content-Security-Policy', r.id === 'pageReference' ? REFERENCE_CSP : PAGE_CSP);
     }
@@ -146,7 +146,7 @@ export function discoveryRoutes(
     if (!body || r.method !== 'GET') continue; // served by app.ts (api, sandbox, mcp) or below (status)
     router.get(r.path, async (ctx) => {
       limit(ctx); // first: a limited client costs no core call and no rendering
-      if (r.cors) ctx.set('Access-Control-Allow-Origin', '*'); // on errors too: browser clients read them (RFC 7033)
+      // CORS (r.cors): embed-routes.ts sets it before any route runs, on errors too (RFC 7033)
       for (const [name, q] of Object.entries(r.query ?? {})) {
         const v = ctx.query[name];
         if (q.required && (typeof v !== 'string' || !v)) {

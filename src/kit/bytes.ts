@@ -1,6 +1,9 @@
-// Byte and text encodings the verifiers need, without Node's Buffer: hex, base64, base64url,
-// UTF-8, RFC 8785 canonical JSON (the `canonicalize` library), and comparisons.
+// Byte and text encodings the verifiers need, without Node's Buffer: hex, concatenation and
+// constant-time comparison from @noble/curves (a runtime dependency of the kit; it throws on odd-length
+// or non-hex text, as the verifiers need), base64 and base64url (strict), UTF-8, RFC 8785 canonical
+// JSON (the `canonicalize` library).
 import canonicalize from 'canonicalize';
+import { bytesToHex, concatBytes, equalBytes, hexToBytes } from '@noble/curves/utils.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder('utf-8', { fatal: true });
@@ -9,19 +12,11 @@ export const utf8 = (s: string): Uint8Array => enc.encode(s);
 /** Strict UTF-8 decoding: throws on invalid sequences. */
 export const fromUtf8 = (b: Uint8Array): string => dec.decode(b);
 
-export function toHex(b: Uint8Array): string {
-  let s = '';
-  for (const x of b) s += x.toString(16).padStart(2, '0');
-  return s;
-}
-
+export const toHex: (b: Uint8Array) => string = bytesToHex;
 /** Lower- or upper-case hex of even length; throws otherwise. */
-export function fromHex(s: string): Uint8Array {
-  if (typeof s !== 'string' || s.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(s)) throw new Error('not hex');
-  const out = new Uint8Array(s.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(s.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
+export const fromHex: (s: string) => Uint8Array = hexToBytes;
+export const concat: (...parts: Uint8Array[]) => Uint8Array = concatBytes;
+export { equalBytes };
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Map([...B64].map((c, i) => [c, i]));
@@ -58,20 +53,6 @@ export function fromBase64(s: string, url = false): Uint8Array {
 export const fromBase64Url = (s: string): Uint8Array => fromBase64(s, true);
 export const toBase64Url = (b: Uint8Array): string =>
   toBase64(b).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-
-export function concat(...parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
-  return out;
-}
-
-export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d |= a[i]! ^ b[i]!;
-  return d === 0;
-}
 
 /** u32be(len(UTF-8 s)) ‖ UTF-8 s: the length prefix of the pulse key and BCT AAD (docs/verify.md). */
 export function lp(s: string): Uint8Array {

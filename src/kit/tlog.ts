@@ -14,7 +14,16 @@ export interface ParsedNote { text: string; signatures: NoteSignature[] }
 export interface ParsedCheckpoint { origin: string; size: bigint; root: Uint8Array; extensions: string[] }
 export interface ParsedTlogProof { extra: Uint8Array | null; index: bigint; proof: Uint8Array[]; checkpoint: string }
 
-const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const SIGNATURE_LINE = new RegExp(`^${EM_DASH} (\\S+) (\\S+)$`);
+
+/** Standard base64, or an error saying what `what` is not (fromBase64 is the only check). */
+function base64(s: string, what: string): Uint8Array {
+  try {
+    return fromBase64(s);
+  } catch {
+    throw new Error(what);
+  }
+}
 
 /** Ed25519 key hash of a signed note: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)[:4]. */
 export function noteKeyHash(k: Kernels, name: string, publicKey: Uint8Array): Uint8Array {
@@ -26,9 +35,10 @@ export function parseNote(note: string): ParsedNote {
   if (split < 0 || !note.endsWith('\n')) throw new Error('note: no blank line before signatures, or no final newline');
   const text = note.slice(0, split + 1);
   const signatures = note.slice(split + 2, -1).split('\n').map((line) => {
-    const m = new RegExp(`^${EM_DASH} (\\S+) (\\S+)$`).exec(line);
-    if (!m || !B64.test(m[2]!)) throw new Error(`note: bad signature line ${JSON.stringify(line.slice(0, 80))}`);
-    const raw = fromBase64(m[2]!);
+    const m = SIGNATURE_LINE.exec(line);
+    let raw: Uint8Array | null = null;
+    try { raw = m && fromBase64(m[2]!); } catch { /* reported below */ }
+    if (!m || !raw) throw new Error(`note: bad signature line ${JSON.stringify(line.slice(0, 80))}`);
     if (raw.length < 5) throw new Error('note: signature too short');
     return { name: m[1]!, keyHash: raw.slice(0, 4), signature: raw.slice(4) };
   });
@@ -41,10 +51,9 @@ export function parseCheckpoint(text: string): ParsedCheckpoint {
     throw new Error('checkpoint: needs origin, size and root lines');
   }
   const [origin, size, root, ...rest] = lines.slice(0, -1) as [string, string, string, ...string[]];
-  if (!origin || !/^(0|[1-9]\d*)$/.test(size) || !B64.test(root)) {
-    throw new Error('checkpoint: malformed origin, size or root');
-  }
-  const rootBytes = fromBase64(root);
+  const malformed = 'checkpoint: malformed origin, size or root';
+  if (!origin || !/^(0|[1-9]\d*)$/.test(size)) throw new Error(malformed);
+  const rootBytes = base64(root, malformed);
   if (rootBytes.length !== 32) throw new Error('checkpoint: root is not 32 bytes');
   return { origin, size: BigInt(size), root: rootBytes, extensions: rest };
 }
@@ -59,9 +68,7 @@ export function parseTlogProof(text: string): ParsedTlogProof {
   if (!im) throw new Error('tlog-proof: missing index line');
   const proof: Uint8Array[] = [];
   while (i < lines.length && lines[i] !== '') {
-    const l = lines[i++]!;
-    if (!B64.test(l)) throw new Error('tlog-proof: proof line is not base64');
-    proof.push(fromBase64(l));
+    proof.push(base64(lines[i++]!, 'tlog-proof: proof line is not base64'));
   }
   if (lines[i++] !== '') throw new Error('tlog-proof: no blank line before the checkpoint');
   return { extra, index: BigInt(im[1]!), proof, checkpoint: lines.slice(i).join('\n') };

@@ -11,7 +11,9 @@ import {
 import { verifyEd25519 } from './ed25519.ts';
 import { hpkeOpenBase } from './hpke.ts';
 import { loadKernels } from './load.ts';
-import { noteKeyHash, parseCheckpoint, parseNote, parseTlogProof, type ParsedCheckpoint } from './tlog.ts';
+import {
+  noteKeyHash, parseCheckpoint, parseNote, parseTlogProof, type ParsedCheckpoint, type ParsedTlogProof,
+} from './tlog.ts';
 
 export interface Check { name: string; ok: boolean; detail?: string }
 export interface Verdict { valid: boolean; reason: string | null; checks: Check[] }
@@ -108,7 +110,7 @@ export interface SignedPulse {
   pulse: {
     format: string; chain_id: string; index: number; commit: string; commit_next: string;
     revealed_index: number | null; revealed_seed: string | null; prev_output: string | null; key_id: string;
-    [k: string]: unknown;
+    node_id: string; [k: string]: unknown;
   };
   signature: string;
   output_hash: string;
@@ -136,7 +138,10 @@ function isPulse(p: unknown): p is SignedPulse {
     && typeof p.pulse.index === 'number' && str(p.pulse.chain_id) && str(p.pulse.commit);
 }
 
-/** output_hash = SHA-256(signed bytes ‖ raw signature); signed bytes = RFC 8785 JSON of `pulse`. */
+/**
+ * output_hash = SHA-256(signed bytes ‖ raw signature); signed bytes = RFC 8785 JSON of `pulse`;
+ * node_id = svc-node-<key_id> (the node names itself after its key, as HELLO's edge proof does).
+ */
 async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, keys: TrustedKey[]): Promise<void> {
   const key = keys.find((t) => t.keyId === p.pulse.key_id);
   if (!c.add('unknown_key', `${label} signed by a trusted key (key_id ${p.pulse.key_id})`, !!key)) return;
@@ -146,6 +151,8 @@ async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, 
   c.add('bad_signature', `${label} signature (Ed25519, node key)`, await verifyEd25519(key!.raw, signed, sig));
   c.add('bad_output_hash', `${label} output_hash = SHA-256(signed bytes ‖ signature)`,
     toHex(k.sha256(concat(signed, sig))) === p.output_hash);
+  c.add('wrong_node_id', `${label} node_id names the key (svc-node-<key_id>)`,
+    p.pulse.node_id === `svc-node-${key!.keyId}`);
 }
 
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)) expanded to `bits` (docs/verify.md §GET_PULSE). */
@@ -242,19 +249,30 @@ export async function verifyLogInclusion(
 ): Promise<Verdict> {
   const k = await kernelsOf(opts);
   const c = new Checks();
-  let proof: ReturnType<typeof parseTlogProof>;
+  const proof = parseProof(String(proofText));
+  if (typeof proof === 'string') c.add('malformed', 'proof parses', false, proof);
+  else await checkInclusion(k, c, proof, entry, trustedKeys(k, nodeKeys), opts?.origin);
+  return c.verdict();
+}
+
+/** The parsed proof, or why it does not parse. */
+function parseProof(text: string): ParsedTlogProof | string {
   try {
-    proof = parseTlogProof(String(proofText));
+    return parseTlogProof(text);
   } catch (e) {
-    c.add('malformed', 'proof parses', false, (e as Error).message);
-    return c.verdict();
+    return (e as Error).message;
   }
-  const cp = await checkCheckpoint(k, c, 'checkpoint', proof.checkpoint, trustedKeys(k, nodeKeys), opts?.origin);
-  if (!cp) return c.verdict();
+}
+
+/** The checkpoint's signature, then RFC 6962 inclusion of SHA-256(0x00 ‖ entry) under its size and root. */
+async function checkInclusion(
+  k: Kernels, c: Checks, proof: ParsedTlogProof, entry: Uint8Array, keys: TrustedKey[], origin?: string,
+): Promise<void> {
+  const cp = await checkCheckpoint(k, c, 'checkpoint', proof.checkpoint, keys, origin);
+  if (!cp) return;
   const v = k.verifyInclusion(k.merkleLeafHash(entry), proof.index, cp.size, proof.proof, cp.root);
   const name = `entry included at index ${proof.index} of ${cp.size} (RFC 6962)`;
   c.add('not_included', name, v.ok, v.ok ? undefined : v.reason);
-  return c.verdict();
 }
 
 /**
@@ -319,14 +337,16 @@ export async function verifyTimestampProof(
   if (opts?.digest) {
     c.add('digest_mismatch', 'the token is for your digest', token.digest_sha256 === toHex(opts.digest));
   }
-  let index: bigint | null = null;
-  try { index = parseTlogProof(r.tlog_proof!).index; } catch { /* reported by the inclusion check */ }
-  c.add('wrong_serial', 'token serial = its index in the log', index !== null && BigInt(Number(token.serial)) === index
+  const proof = parseProof(r.tlog_proof!);
+  const parsed = typeof proof !== 'string';
+  c.add('wrong_serial', 'token serial = its index in the log', parsed && BigInt(Number(token.serial)) === proof.index
     && Number.isSafeInteger(token.serial));
-  const inc = await verifyLogInclusion(r.tlog_proof!, entry, nodeKeys, {
-    kernels: k, origin: opts?.origin ?? (str(token.log_origin) ? token.log_origin : undefined),
-  });
-  for (const ch of inc.checks) c.add(inc.reason ?? 'malformed', ch.name, ch.ok, ch.detail);
+  if (!parsed) {
+    c.add('malformed', 'proof parses', false, proof);
+    return c.verdict();
+  }
+  const origin = opts?.origin ?? (str(token.log_origin) ? token.log_origin : undefined);
+  await checkInclusion(k, c, proof, entry, keys, origin);
   return c.verdict();
 }
 

@@ -12,7 +12,8 @@ import { BIN, Svcd, runBin } from '../support/svcd.ts';
 import { buildProgram } from '../../src/cli/svc.ts';
 import { buildAdminProgram } from '../../src/cli/svc-admin.ts';
 import { SVCD_COMMANDS } from '../../src/cli/svcd-usage.ts';
-import { verifyEdgeProof, verifySignedPulse } from '../../src/client/node-proofs.ts';
+import { verifyEdgeProof } from '../../src/client/node-proofs.ts';
+import { verifyPublishedPulse } from '../../src/client/verify.ts';
 import type { SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
 
@@ -198,6 +199,7 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
 });
 
 test('svc pulse fetches and verifies a pulse, linked to the one before it', async (t) => {
+  const LINK = 'pulse k+1 follows pulse k (index, chain, prev_output)';
   let r = await s.svc(['--json', 'pulse']);
   for (let i = 0; i < 100 && r.code === 0 && JSON.parse(r.stdout).pulse.index < 1; i++) {
     await new Promise((ok) => setTimeout(ok, 100));
@@ -207,7 +209,7 @@ test('svc pulse fetches and verifies a pulse, linked to the one before it', asyn
   const latest = JSON.parse(r.stdout) as SignedPulse & { public_key: string; verified: boolean; checks: string[] };
   t.true(latest.verified);
   t.true(latest.pulse.index >= 1);
-  t.true(latest.checks.some((c) => /^prev_output = output_hash of pulse \d+$/.test(c)), latest.checks.join('; '));
+  t.true(latest.checks.includes(LINK), latest.checks.join('; '));
   const text = await s.svc(['pulse', String(latest.pulse.index)]);
   t.is(text.code, 0, text.stderr);
   const verdict = `^pulse ${latest.pulse.index}: valid \\(key [0-9a-f]{16}, linked to pulse \\d+\\)$`;
@@ -225,12 +227,22 @@ test('svc pulse fetches and verifies a pulse, linked to the one before it', asyn
   const p1 = await c.request('PULSE', { index: 1 }) as unknown as SignedPulse & { public_key: string };
   const p0 = await c.request('PULSE', { index: 0 }) as unknown as SignedPulse;
   c.close();
-  t.true(verifySignedPulse(p1, p1.public_key, p0).ok);
-  const bad = (v: ReturnType<typeof verifySignedPulse>) => v.checks.filter((x) => !x.ok).map((x) => x.name);
-  t.true(bad(verifySignedPulse({ ...p1, pulse: { ...p1.pulse, commit: '00'.repeat(32) } }, p1.public_key))
-    .some((n) => n.startsWith('pulse 1 signature')));
-  t.deepEqual(bad(verifySignedPulse(p1, p1.public_key, { ...p0, output_hash: 'ff'.repeat(32) })), [
-    'prev_output = output_hash of pulse 0', 'pulse 0 signature and output_hash',
+  t.true((await verifyPublishedPulse(p1, p0, p1.public_key)).ok);
+  const bad = async (p: SignedPulse, prev?: SignedPulse, key = p1.public_key) =>
+    (await verifyPublishedPulse(p, prev, key)).checks.filter((x) => !x.ok).map((x) => x.name);
+  t.true((await bad({ ...p1, pulse: { ...p1.pulse, commit: '00'.repeat(32) } }))
+    .includes('pulse signature (Ed25519, node key)'));
+  t.deepEqual(await bad(p1, { ...p0, output_hash: 'ff'.repeat(32) }), [
+    'pulse k output_hash = SHA-256(signed bytes ‖ signature)', LINK,
+  ]);
+  // the pulse names another node: re-signing needs the node's key, so the signature fails with it
+  t.deepEqual(await bad({ ...p1, pulse: { ...p1.pulse, node_id: 'svc-node-0000000000000000' } }), [
+    'pulse signature (Ed25519, node key)', 'pulse output_hash = SHA-256(signed bytes ‖ signature)',
+    'pulse node_id names the key (svc-node-<key_id>)',
+  ]);
+  t.deepEqual(await bad(p1, p0, Buffer.alloc(32, 9).toString('base64url')), [
+    'pulse k signed by a trusted key (key_id ' + p0.pulse.key_id + ')',
+    'pulse k+1 signed by a trusted key (key_id ' + p1.pulse.key_id + ')',
   ]);
 });
 

@@ -1,11 +1,13 @@
 // The pulse chain across periods and restarts: every pulse is signed, links to the previous
 // output, reveals the previous seed (which matches its commitment), and pre-commits the next one;
-// a restart continues the chain (the committed seed survives) and marks a late pulse as a gap.
+// a restart continues the chain (the committed seed survives) and marks a late pulse as a gap —
+// which reveals like any other, so `svc pulse` (the kit's verifier, reveal required) verifies it.
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { Svcd } from '../support/svcd.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { outputHash, signedBytes, type SignedPulse } from '../../src/protocol/pulse-format.ts';
+import { verifyPublishedPulse } from '../../src/client/verify.ts';
 
 test('pulse chain: signed, linked, seeds revealed match their commitments, ' +
   'and it survives a restart with a gap marked', async (t) => {
@@ -43,5 +45,8 @@ test('pulse chain: signed, linked, seeds revealed match their commitments, ' +
     t.is(p.pulse.revealed_index, i - 1);
     const revealed = Buffer.from(p.pulse.revealed_seed!, 'hex');
     t.is(createHash('sha256').update(revealed).digest('hex'), prev.pulse.commit, `reveal ${i - 1}`);
+    // what `svc pulse` runs (the kit's verifier, which needs the reveal): every link, the gap's too
+    const v = await verifyPublishedPulse(p, prev, latest.public_key);
+    t.true(v.ok, `pulse ${i} (${p.pulse.status}): ${v.checks.filter((c) => !c.ok).map((c) => c.name).join('; ')}`);
   }
 });

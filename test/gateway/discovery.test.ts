@@ -91,6 +91,7 @@ test('well-known documents: status, type, ETag and 304, CORS where conventional'
     const etag = r.headers.get('etag');
     t.regex(etag ?? '', /^"[0-9a-f]{32}"$/, path);
     t.regex(r.headers.get('cache-control') ?? '', /max-age=\d+/, path);
+    t.is(r.headers.get('access-control-allow-origin'), '*', `${path}: CORS`);
     if (!path.endsWith('status.json')) {
       const again = await fetch(base + path, { headers: { 'if-none-match': etag! } });
       t.is(again.status, 304, `${path} revalidates`);
@@ -102,7 +103,16 @@ test('well-known documents: status, type, ETag and 304, CORS where conventional'
     [200, '*', 'application/jrd+json'],
   );
   t.is(((await wf.json()) as any).subject, 'https://svc.example.test');
-  t.is((await fetch(`${base}/.well-known/webfinger`)).status, 400);
+  const noResource = await fetch(`${base}/.well-known/webfinger`);
+  t.deepEqual([noResource.status, noResource.headers.get('access-control-allow-origin')], [400, '*'],
+    'errors carry CORS too: browser clients read them (RFC 7033)');
+  const mcp = ['/.well-known/mcp', '/.well-known/mcp.json', '/.well-known/svc/mcp.json'];
+  for (const p of [...mcp, '/.well-known/WebFinger?resource=x', '/llms.txt/']) {
+    t.is((await fetch(base + p)).headers.get('access-control-allow-origin'), '*', p);
+  }
+  for (const p of ['/', '/docs', '/trust']) {
+    t.is((await fetch(base + p)).headers.get('access-control-allow-origin'), null, `${p}: a page, no CORS`);
+  }
   t.is((await fetch(`${base}/.well-known/webfinger?resource=acct:nobody@elsewhere`)).status, 404);
 });
 

@@ -30,6 +30,12 @@ test('pulses, kernels.wasm and CORS as an embedder in a browser meets them', asy
   const bad = await fetch(`${base}/api/v1/pulses/-1`);
   t.is(bad.status, 400);
   t.is((await bad.json() as any).error.code, 'invalid_request');
+  // the registry's schema decides: a safe integer in decimal, nothing else (16 digits can be too many)
+  for (const index of ['9007199254740992', '99999999999999999', '01', '1e3', '0x1', '1.0']) {
+    const r = await fetch(`${base}/api/v1/pulses/${index}`);
+    t.deepEqual([r.status, (await r.json() as any).error.code], [400, 'invalid_request'], index);
+  }
+  t.is((await fetch(`${base}/api/v1/pulses/${Number.MAX_SAFE_INTEGER}`)).status, 404);
 
   const pre = await fetch(`${base}/api/v1/pulses/latest`, {
     method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' },
@@ -46,6 +52,9 @@ test('pulses, kernels.wasm and CORS as an embedder in a browser meets them', asy
   t.is(wasm.headers.get('access-control-allow-origin'), '*');
   const bytes = Buffer.from(await wasm.arrayBuffer());
   t.is(createHash('sha256').update(bytes).digest('hex'), manifest.kernels.sha256);
+  t.is(wasm.headers.get('etag'), `"${manifest.kernels.sha256}"`);
+  t.is((await fetch(`${base}/kernels.wasm`, { headers: { 'if-none-match': `"${manifest.kernels.sha256}"` } })).status,
+    304);
   t.is(manifest.kernels.url, `${base}/kernels.wasm`);
   t.true(WebAssembly.validate(bytes));
 

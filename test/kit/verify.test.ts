@@ -12,11 +12,13 @@ import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { verifyReceipt as serverVerifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { pae as serverPae } from '../../src/core/executors/attest-event.ts';
 import {
-  openSealedMessage, pae, useEd25519Backend, verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse,
-  verifyReceipt, verifyTimestampProof, type Verdict,
+  fromHex, openSealedMessage, pae, parseCheckpoint, parseNote, parseTlogProof, toHex, useEd25519Backend,
+  verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse, verifyReceipt, verifyTimestampProof,
+  type Verdict,
 } from '../../src/kit/verify-api.ts';
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { readJson, sharedTest } from '../helpers.ts';
 
 let s: Svcd;
 let c: SvcClient;
@@ -219,4 +221,52 @@ test.serial('SEALED_MESSAGE: the recipient opens it with the kit, as @hpke/core 
   const other = new Uint8Array(generateKeyPairSync('x25519').privateKey.export({ format: 'der', type: 'pkcs8' })
     .subarray(-32));
   t.is((await openSealedMessage(r, other)).reason, 'not_authentic');
+});
+
+test('encodings: hex refuses odd lengths, other characters and non-strings; the tlog parsers name the bad line',
+  (t) => {
+  t.deepEqual(fromHex('00aBfF'), Uint8Array.of(0, 0xab, 0xff));
+  t.deepEqual(fromHex(''), new Uint8Array(0));
+  t.is(toHex(Uint8Array.of(0, 0xab, 0xff)), '00abff');
+  for (const bad of ['0', 'abc', 'zz', '0g', ' 00', '00 ', '+1', '0x00']) t.throws(() => fromHex(bad), undefined, bad);
+  t.throws(() => fromHex(7 as unknown as string));
+  const sig = Buffer.alloc(68, 1).toString('base64');
+  t.is(parseNote(`text\n\n\u2014 name ${sig}\n`).signatures[0]!.signature.length, 64);
+  for (const b of ['!!!!', `${sig.slice(0, -1)}-`, `${sig}x`, `${sig}===`]) {
+    t.throws(() => parseNote(`text\n\n\u2014 name ${b}\n`), { message: /^note: bad signature line/ }, b);
+  }
+  const root = Buffer.alloc(32, 2).toString('base64');
+  t.is(parseCheckpoint(`origin\n1\n${root}\n`).root.length, 32);
+  for (const b of ['!!!!', `${root}x`, root.replace('A', '_')]) {
+    t.throws(() => parseCheckpoint(`origin\n1\n${b}\n`), { message: 'checkpoint: malformed origin, size or root' }, b);
+  }
+  const proof = (line: string) => `c2sp.org/tlog-proof@v1\nindex 0\n${line}\n\norigin\n1\n${root}\n`;
+  t.is(parseTlogProof(proof(root)).proof.length, 1);
+  for (const b of ['!!!!', `${root}x`, root.replace('A', '-')]) {
+    t.throws(() => parseTlogProof(proof(b)), { message: 'tlog-proof: proof line is not base64' }, b);
+  }
+});
+
+// the kit's HPKE (src/kit/hpke.ts: RFC 9180 on the kernels' HMAC and ChaCha20-Poly1305, so it runs
+// wherever the kernels do, without WebCrypto) against the RFC's own vectors, not only against @hpke/core
+sharedTest(test, 'SEALED_MESSAGE: the kit opens RFC 9180 A.2 (X25519, HKDF-SHA256, ChaCha20Poly1305, base) '
+  + 'at sequence 0, and nothing else', 'hpke/rfc9180_x25519_sha256_base_psk.json', async (t, path) => {
+  const all = readJson(path) as any[];
+  const base = all.filter((x) => x.mode === 0 && x.kem_id === 0x20 && x.kdf_id === 1 && x.aead_id === 3);
+  t.true(base.length >= 1);
+  for (const v of base) {
+    const sealed = (e: { ct: string; aad: string }) => ({ enc_hex: v.enc, ciphertext_hex: e.ct, info_hex: v.info,
+      aad_hex: e.aad, suite: { kem_id: 0x20, kdf_id: 1, aead_id: 3, mode: 'base' } });
+    const [e0, e1] = v.encryptions as { pt: string; aad: string; ct: string }[];
+    const got = await openSealedMessage(sealed(e0!), fromHex(v.skRm));
+    t.true(got.valid, JSON.stringify(got.checks));
+    t.is(toHex(got.plaintext!), e0!.pt);
+    // sequence 1 has another nonce: a single-shot open must refuse it
+    t.is((await openSealedMessage(sealed(e1!), fromHex(v.skRm))).reason, 'not_authentic');
+    const flipped = (e0!.ct.slice(0, -1) + ((parseInt(e0!.ct.slice(-1), 16) ^ 1).toString(16)));
+    t.is((await openSealedMessage(sealed({ ...e0!, ct: flipped }), fromHex(v.skRm))).reason, 'not_authentic');
+    t.is((await openSealedMessage(sealed({ ...e0!, aad: '00' }), fromHex(v.skRm))).reason, 'not_authentic');
+    t.is((await openSealedMessage(sealed(e0!), fromHex(v.skEm))).reason, 'not_authentic', 'another key');
+    t.is((await openSealedMessage({ ...sealed(e0!), info_hex: '00' }, fromHex(v.skRm))).reason, 'not_authentic');
+  }
 });
