@@ -227,6 +227,17 @@ test('quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and r
   await ledgerHolds(t, f);
 });
 
+test('quote guard: a stored quote whose id carries no terms (stored before ids did) answers only its '
+  + 'machine', async (t) => {
+  const f = await coreFixture(t);
+  const q = quote(f, {});
+  const legacy = { ...q, quote_id: 'q_legacy_0001', state: 'accepted' as const };
+  await f.ctx.store.write([put('quotes', legacy.quote_id, legacy as unknown as Record<string, unknown>)]);
+  t.is((await findQuote(f.ctx, legacy.quote_id, 'm-q')).stored, true);
+  await refused(t, findQuote(f.ctx, legacy.quote_id, 'm-other'), 'quote_wrong_machine');
+  await refused(t, findQuote(f.ctx, 'q_never_issued', 'm-q'), 'not_found');
+});
+
 test('quote guard: a quote is accepted once (quote_not_issued), by its machine only, and only when ' +
   'available covers it (insufficient_balance)', async (t) => {
   const f = await coreFixture(t);

@@ -51,6 +51,8 @@ const T = {
   quoteId: 'quote guard: quote ids are MAC\'d, bound to their machine and spelled one way only',
   acceptExpiry: 'quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and refuses it from '
     + 'expires_ms on (quote_expired)',
+  legacyQuote: 'quote guard: a stored quote whose id carries no terms (stored before ids did) answers only its '
+    + 'machine',
   acceptOnce: 'quote guard: a quote is accepted once (quote_not_issued), by its machine only, and only when '
     + 'available covers it (insufficient_balance)',
   priceBook: 'quote guard: a quote priced by another price book is expired, never honoured',
@@ -187,7 +189,8 @@ export const MUTATIONS: Mutation[] = [
   m('quote-balance', 'available must cover the quote', 'src/core/quotes.ts', 'acceptQuote',
     'if (acct.available < units) {', 'if (acct.available < units - 1n) {', MONEY, T.acceptOnce),
   m('quote-stored-machine', 'a stored quote belongs to its machine', 'src/core/quotes.ts', 'findQuote',
-    'if (rec.machine_id !== machineId) {', 'if (false) {', MONEY, T.acceptOnce),
+    'if (rec.machine_id !== machineId) throw wrongMachine();', 'if (false) throw wrongMachine();', MONEY,
+    T.legacyQuote),
   m('quote-price-book', 'a quote from another price book is expired', 'src/core/quotes.ts', 'issuedRecord',
     'const stale = p.quote_units !== t.quote_units;', 'const stale = false;', MONEY, T.priceBook),
   // executions
