@@ -138,7 +138,7 @@ function quoteHelp(s: Service): string {
 }
 
 export function buildProgram(
-  run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>,
+  run: (fn: () => Promise<Record<string, unknown>>) => Promise<void>,
 ): Command {
   const program = new Command('svc')
     .description(
@@ -191,17 +191,17 @@ export function buildProgram(
       if (g().json) return { ...r, edge_proof_check: check };
       const { edge_proof: _p, ...rest } = r;
       return { ...rest, 'edge proof': verdict };
-    }, g));
+    }));
   examples(hello, [
     ['svc hello', 'prints "edge proof: valid (key …)"; a bad proof exits 1'],
     ['svc hello --nonce my-nonce-123 --json'],
     ['svc hello --node-key <node.public_key from the manifest>'],
   ]);
-  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}), g)), [
+  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}))), [
     ['svc caps'], ['svc --json caps', 'the capability list as JSON'],
   ]);
   examples(program.command('balance').description(purpose('BALANCE'))
-    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }), g)), [
+    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }))), [
     [`svc ${M} balance`, 'the token: SVC_MACHINE_TOKEN or the credentials file'],
     [`svc ${M} --json balance`],
   ]);
@@ -236,7 +236,7 @@ export function buildProgram(
         service: s.service, machine_id: needMachine(g()), bits: o.bits, bytes: o.bytes, max_output: o.maxOutput,
         priority: o.priority, quote_ttl_ms: o.ttlMs, idempotency_key: o.idempotencyKey, ...input,
       }));
-    }, g));
+    }));
   }
 
   examples(program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
@@ -244,7 +244,7 @@ export function buildProgram(
     .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
       const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
       return call(g(), 'ACCEPT_QUOTE', args, { auth: true });
-    }, g)), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
+    })), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
 
   for (const s of SERVICES) {
     const c = program.command(s.service)
@@ -258,7 +258,7 @@ export function buildProgram(
       if (missing) throw new UsageError(`${s.service} needs ${flagOf(missing.field)} or its file (${missing.about})`);
       const args = clean({ machine_id: needMachine(g()), quote_id: quoteId, bits: o.bits, ...input });
       return call(g(), s.command, args, { auth: true });
-    }, g));
+    }));
     const flags = inputs.filter((i) => i.required).map((i) => ` ${flagOf(i.field)} <hex>`).join('');
     examples(c, [
       [quoteExamples(s)[0]![0], 'quote it'],
@@ -270,12 +270,10 @@ export function buildProgram(
   examples(program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }),
-      g,
     )), [[`svc ${M} get-receipt rcpt_…`, 'the receipt_id an execution returned']]);
   examples(program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }),
-      g,
     )), [[`svc ${M} verify-receipt rcpt_…`, 'free: the node re-verifies its signature']]);
   const fund = program.command('fund-account')
     .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
@@ -304,14 +302,13 @@ export function buildProgram(
         process.stderr.write(`machine token saved to ${path} (mode 0600); it is shown once\n`);
       }
       return r;
-    }, g));
+    }));
   examples(fund, [
     [`svc ${M} fund-account --units 5 --network TRON --asset USDT`, 'pay amount_due to pay_to before expires_at'],
   ]);
   examples(program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
     .action((id: string) => run(
       () => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }),
-      g,
     )), [[`svc ${M} invoice-status inv_…`, 'pending, settled or expired']]);
 
   const verifyPulseCmd = program.command('verify-pulse')
@@ -341,7 +338,7 @@ export function buildProgram(
       const v = await verifyPulse(result, committed, revealing, key);
       if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
-    }, g));
+    }));
   examples(verifyPulseCmd, [
     [`svc ${M} --json get-pulse q1… > result.json`],
     ['svc verify-pulse --result result.json', 'once the next pulse has revealed the seed'],
@@ -367,7 +364,7 @@ export function buildProgram(
       const v = await verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
       if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
       return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
-    }, g));
+    }));
   examples(verifyLog, [
     [`svc ${M} --json timestamp-proof q1… --plain-hex <sha256 of your file> > ts.json`],
     ['svc verify-log --result ts.json --public-key <node.public_key from the manifest>'],
@@ -403,7 +400,7 @@ export function buildProgram(
       const verdict = `valid (key ${keyId}${linked})`;
       if (g().json) return { ...p, verified: true, key_id: keyId, checks: v.checks.map((c) => c.name) };
       return { ...p.pulse, output_hash: p.output_hash, signature: p.signature, [`pulse ${p.pulse.index}`]: verdict };
-    }, g));
+    }));
   examples(pulse, [
     ['svc pulse', 'the latest pulse, verified'],
     ['svc pulse 42 --json'],
