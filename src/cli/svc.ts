@@ -73,10 +73,18 @@ async function call(
 const failedChecks = (checks: { name: string; ok: boolean }[]) =>
   checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
 
-/** The values a registry command's argument takes (its schema's enum). */
-function enumOf(command: string, arg: string): string[] {
-  const props = commandSpec(command)!.args.properties as Record<string, Schema>;
-  return props[arg]!.enum as string[];
+/** A registry command's argument, as its schema describes it. */
+const argOf = (command: string, arg: string) => (commandSpec(command)!.args.properties as Record<string, Schema>)[arg]!;
+
+/** A flag's help: what it is, then the bounds and the default its schema sets ("bits (min 1, default 65536)"). */
+function described(what: string, s: Schema): string {
+  const facts = [
+    s.minimum === undefined ? '' : `min ${String(s.minimum)}`,
+    s.default === undefined ? '' : `default ${String(s.default)}`,
+    s.maximum === undefined ? '' : `max ${String(s.maximum)}`,
+    s.maxLength === undefined ? '' : `max ${String(s.maxLength)}`,
+  ].filter((f) => f !== '');
+  return facts.length ? `${what} (${facts.join(', ')})` : what;
 }
 
 /** A quote command's examples, from what its schema requires. */
@@ -211,18 +219,18 @@ export function buildProgram(
   for (const s of SERVICES) {
     const body = quoteBodySchema(s.service);
     const props = body.properties as Record<string, Schema>;
-    const maxBits = 'maxBits' in s ? `, max ${s.maxBits}` : '';
     const c = program.command(`quote-${s.service}`)
       .description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
-      .option('--bits <n>', `bits (min 1, default 65536${maxBits})`, int('--bits'));
+      .option('--bits <n>', described('bits', props.bits!), int('--bits'));
     if (s.bytes !== null) {
       const bytes = new Option('--bytes <n>', String(props.bytes!.description)).argParser(int('--bytes'));
       c.addOption((body.required as string[]).includes('bytes') ? bytes.makeOptionMandatory() : bytes);
     }
-    c.option('--max-output <n>', 'maximum output bytes (default 8192)', int('--max-output'))
-      .addOption(new Option('--priority <p>', 'priority').choices(['low', 'normal', 'high']))
-      .option('--ttl-ms <n>', 'quote lifetime in ms (min 1000, default 60000)', int('--ttl-ms'))
-      .option('--idempotency-key <key>', 'replay-safe key (max 128)');
+    c.option('--max-output <n>', described('maximum output bytes', props.max_output!), int('--max-output'))
+      .addOption(new Option('--priority <p>', described('priority', props.priority!))
+        .choices(props.priority!.enum as string[]))
+      .option('--ttl-ms <n>', described('quote lifetime in ms', props.quote_ttl_ms!), int('--ttl-ms'))
+      .option('--idempotency-key <key>', described('replay-safe key', props.idempotency_key!));
     const quoted = s.quoteInput;
     if (quoted) inputFlags(c, quoted, String(props[quoted]!.description));
     c.addHelpText('after', `\n${quoteHelp(s)}`);
@@ -240,7 +248,7 @@ export function buildProgram(
   }
 
   examples(program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
-    .option('--idempotency-key <key>', 'replay-safe key')
+    .option('--idempotency-key <key>', described('replay-safe key', argOf('ACCEPT_QUOTE', 'idempotency_key')))
     .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
       const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
       return call(g(), 'ACCEPT_QUOTE', args, { auth: true });
@@ -277,15 +285,16 @@ export function buildProgram(
     )), [[`svc ${M} verify-receipt rcpt_…`, 'free: the node re-verifies its signature']]);
   const fund = program.command('fund-account')
     .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
-    .requiredOption('--units <n>', 'whole svcC to fund (min 1)', int('--units'))
+    .requiredOption('--units <n>', described('whole svcC to fund', argOf('FUND_ACCOUNT', 'units')), int('--units'))
     .addOption(
-      new Option('--network <network>', 'payment network').choices(enumOf('FUND_ACCOUNT', 'network'))
+      new Option('--network <network>', 'payment network').choices(argOf('FUND_ACCOUNT', 'network').enum as string[])
         .makeOptionMandatory(),
     )
     .addOption(
-      new Option('--asset <asset>', 'stablecoin').choices(enumOf('FUND_ACCOUNT', 'asset')).makeOptionMandatory(),
+      new Option('--asset <asset>', 'stablecoin').choices(argOf('FUND_ACCOUNT', 'asset').enum as string[])
+        .makeOptionMandatory(),
     )
-    .option('--idempotency-key <key>', 'replay-safe key')
+    .option('--idempotency-key <key>', described('replay-safe key', argOf('FUND_ACCOUNT', 'idempotency_key')))
     .action((o: { units: number; network: string; asset: string; idempotencyKey?: string }) => run(async () => {
       const machineId = needMachine(g());
       const args = clean({
