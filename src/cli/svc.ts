@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Argument, Command, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
-import { COMMANDS, commandSpec } from '../protocol/registry.ts';
+import { commandSpec } from '../protocol/registry.ts';
 import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES, executionInputs, type InputField, type Service } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
@@ -179,7 +179,7 @@ export function buildProgram(
     ['svc <command> --help', 'every flag of a command'],
   ]);
   const g = () => program.opts<Globals>();
-  const purpose = (name: string) => COMMANDS.find((c) => c.name === name)!.purpose;
+  const purpose = (name: string) => commandSpec(name)!.purpose;
 
   const hello = program.command('hello').description(`${purpose('HELLO')} (the proof is verified)`)
     .option('--nonce <nonce>', 'nonce the edge proof must sign (8..128 of A-Z a-z 0-9 _ -; default: a random one)')
