@@ -13,7 +13,9 @@ import { SERVICES, executionInputs, type InputField, type Service } from '../pro
 import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { verifyEdgeProof } from '../client/node-proofs.ts';
-import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
+import {
+  verifyPublishedPulse, verifyPulse, verifyTlogProof, type Check, type PulseResult,
+} from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 import { bashCompletion, zshCompletion } from './completion.ts';
 import {
@@ -72,6 +74,12 @@ async function call(
 
 const failedChecks = (checks: { name: string; ok: boolean }[]) =>
   checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
+
+/** An offline check's verdict: exit 1 naming the failed checks, else every check with its outcome. */
+function offlineVerdict(v: { ok: boolean; checks: Check[] }): Record<string, unknown> {
+  if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
+  return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
+}
 
 /** A registry command's argument, as its schema describes it. */
 const argOf = (command: string, arg: string) => (commandSpec(command)!.args.properties as Record<string, Schema>)[arg]!;
@@ -344,9 +352,7 @@ export function buildProgram(
       });
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
-      const v = await verifyPulse(result, committed, revealing, key);
-      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
-      return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
+      return offlineVerdict(await verifyPulse(result, committed, revealing, key));
     }));
   examples(verifyPulseCmd, [
     [`svc ${M} --json get-pulse q1… > result.json`],
@@ -370,9 +376,8 @@ export function buildProgram(
       }
       const key = o.publicKey ?? r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
-      const v = await verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
-      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
-      return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
+      const entry = Buffer.from(r.log.entry_base64, 'base64');
+      return offlineVerdict(await verifyTlogProof(r.tlog_proof, entry, key, r.log.origin));
     }));
   examples(verifyLog, [
     [`svc ${M} --json timestamp-proof q1… --plain-hex <sha256 of your file> > ts.json`],
