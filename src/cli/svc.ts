@@ -19,7 +19,7 @@ import {
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 import { bashCompletion, zshCompletion } from './completion.ts';
 import {
-  applyConventions, examples, jsonRequested, nonNegativeInt, runProgram, type Run,
+  examples, nonNegativeInt, runCli,
 } from './conventions.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { UsageError, VerificationError, render } from './output.ts';
@@ -434,14 +434,9 @@ export function buildProgram(
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const state: Run = {
-    json: jsonRequested(argv),
-    unreachableHint: 'is svcd running there? The edge is --edge HOST:PORT (or SVC_EDGE; default 127.0.0.1:9443)',
-  };
-  const program = buildProgram(async (fn) => {
+export function main(argv: string[]): Promise<number> {
+  const hint = 'is svcd running there? The edge is --edge HOST:PORT (or SVC_EDGE; default 127.0.0.1:9443)';
+  return runCli(argv, hint, (state) => buildProgram(async (fn) => {
     console.log(render(await fn(), state.json));
-  });
-  applyConventions(program, state);
-  return runProgram(program, argv, state);
+  }));
 }
