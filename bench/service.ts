@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { countSyncCalls, expiredQuoteBytes, hasStrace, syncedPutLimit } from './service/disk.ts';
-import { loadFlows, loadRequests, type Amount, type LoadResult, type Machine } from './service/load.ts';
+import {
+  QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Amount, type LoadResult, type Machine,
+} from './service/load.ts';
 import { profileSvcd } from './service/profile.ts';
 import { formatRun, machineLine, median, type Measure, type Row, type Run } from './service/report.ts';
 import {
@@ -57,8 +59,6 @@ const T0 = performance.now();
 const progress = (what: string) => {
   process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
 };
-const QUOTE_PATH = '/api/v1/quotes/get-pulse';
-const QUOTE_BODY = { machine_id: 'm1', bits: 256 };
 
 interface Entry {
   server: Server;
