@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { countSyncCalls, expiredQuoteBytes, hasStrace, syncedPutLimit } from './service/disk.ts';
-import { loadFlows, loadRequests, type Amount, type LoadResult, type Machine } from './service/load.ts';
+import {
+  QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Amount, type LoadResult, type Machine,
+} from './service/load.ts';
 import { profileSvcd } from './service/profile.ts';
 import { formatRun, machineLine, median, type Measure, type Row, type Run } from './service/report.ts';
 import {
@@ -57,16 +59,18 @@ const T0 = performance.now();
 const progress = (what: string) => {
   process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
 };
-const QUOTE_PATH = '/api/v1/quotes/get-pulse';
-const QUOTE_BODY = { machine_id: 'm1', bits: 256 };
 
 interface Entry {
   server: Server;
-  name: string;
+  /** the server this one's ratio is taken against (its name), if any */
   anchor: string | null;
   /** the target at c = 32, as text, and its check */
-  target?: { text: string; met: (r: Row) => boolean };
+  target?: Target;
 }
+type Target = { text: string; met: (r: Row) => boolean };
+
+const entry = (server: Server, anchor?: Server, target?: Target): Entry =>
+  ({ server, anchor: anchor?.name ?? null, ...(target ? { target } : {}) });
 
 interface Case {
   name: string;
@@ -97,7 +101,16 @@ function machineInfo(): Record<string, unknown> {
   };
 }
 
-async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<void> }> {
+interface Started {
+  free: Case;
+  paid: Case;
+  /** the entries the synced-write counts name: svcd and the anchor with a store, per case */
+  quotes: { svcd: Entry; put: Entry };
+  flows: { svcd: Entry; anchor: Entry };
+  stop(): Promise<void>;
+}
+
+async function startAll(): Promise<Started> {
   const started = await Promise.allSettled([
     startAnchor('koa+router+ajv', 'bare'),
     startAnchor('koa+router+ajv+put', 'put'),
@@ -125,21 +138,20 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
   ]);
   for (const k of svcdK) machines.set(k, await fundMachines(k.core, n));
   const ratioAtLeast = (min: number, p99: number) => (r: Row) => r.ratio !== null && r.ratio >= min && r.p99_ms < p99;
+  const quotes = {
+    put: entry(put, bare),
+    svcd: entry(svcdFree, bare, { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) }),
+  };
+  const flows = {
+    anchor: entry(paidAnchor),
+    svcd: entry(svcdPaid, paidAnchor, { text: '≥1.0x, p99<50', met: ratioAtLeast(1.0, 50) }),
+  };
+  const k2: Target = { text: '≥1200/s, p99<50', met: (r: Row) => r.rate >= 1200 && r.p99_ms < 50 };
   const free: Case = {
     name: 'free quote',
     unit: 'req/s',
     latency: 'request',
-    entries: [
-      { server: bare, name: bare.name, anchor: null },
-      { server: put, name: put.name, anchor: bare.name },
-      {
-        server: svcdFree,
-        name: svcdFree.name,
-        anchor: bare.name,
-        target: { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) },
-      },
-      ...svcdK.map((k) => ({ server: k, name: k.name, anchor: bare.name })),
-    ],
+    entries: [entry(bare), quotes.put, quotes.svcd, ...svcdK.map((k) => entry(k, bare))],
     load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
   };
   const paid: Case = {
@@ -147,25 +159,12 @@ async function startAll(): Promise<{ free: Case; paid: Case; stop(): Promise<voi
     unit: 'flows/s',
     latency: 'flow',
     entries: [
-      { server: paidAnchor, name: paidAnchor.name, anchor: null },
-      {
-        server: svcdPaid,
-        name: svcdPaid.name,
-        anchor: paidAnchor.name,
-        target: { text: '≥1.0x, p99<50', met: ratioAtLeast(1.0, 50) },
-      },
-      ...svcdK.map((k) => ({
-        server: k,
-        name: k.name,
-        anchor: paidAnchor.name,
-        ...(k.name === 'svcd K=2'
-          ? { target: { text: '≥1200/s, p99<50', met: (r: Row) => r.rate >= 1200 && r.p99_ms < 50 } }
-          : {}),
-      })),
+      flows.anchor, flows.svcd,
+      ...svcdK.map((k) => entry(k, paidAnchor, k.name === 'svcd K=2' ? k2 : undefined)),
     ],
     load: (e, c, a) => loadFlows(e.server.urls, machines.get(e.server)!, c, a),
   };
-  return { free, paid, stop };
+  return { free, paid, quotes, flows, stop };
 }
 
 async function measureRows(cases: Case[]): Promise<Row[]> {
@@ -184,7 +183,7 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
           const byC = samples.get(e) ?? new Map<number, LoadResult[]>();
           byC.set(c, [...(byC.get(c) ?? []), r]);
           samples.set(e, byC);
-          progress(`round ${round + 1} c=${c} ${cs.name} / ${e.name}: ${r.rate.toFixed(0)} ${cs.unit}`);
+          progress(`round ${round + 1} c=${c} ${cs.name} / ${e.server.name}: ${r.rate.toFixed(0)} ${cs.unit}`);
         }
       }
     }
@@ -196,7 +195,7 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
         const rs = samples.get(e)!.get(c)!;
         rows.push({
           case: cs.name,
-          server: e.name,
+          server: e.server.name,
           c,
           unit: cs.unit,
           rate: median(rs.map((r) => r.rate)),
@@ -220,7 +219,7 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
     // per round, then the median: the anchor run just before shared that round's conditions
     const ratios = a ? r.rounds.flatMap((v, i) => (a.rounds[i] ? [v / a.rounds[i]!] : [])) : [];
     r.ratio = ratios.length ? median(ratios) : null;
-    const e = cases.find((cs) => cs.name === r.case)!.entries.find((x) => x.name === r.server)!;
+    const e = cases.find((cs) => cs.name === r.case)!.entries.find((x) => x.server.name === r.server)!;
     if (e.target && r.c === 32) {
       r.target = e.target.text;
       r.met = e.target.met(r);
@@ -230,7 +229,7 @@ async function measureRows(cases: Case[]): Promise<Row[]> {
 }
 
 /** Synced writes per free quote and per paid flow, counted with strace at c = 1 (null without strace). */
-async function syncMeasures(free: Case, paid: Case): Promise<Measure[]> {
+async function syncMeasures({ free, paid, quotes, flows }: Started): Promise<Measure[]> {
   const units = settings.sync_count_units;
   const strace = await hasStrace();
   const count = async (cs: Case, e: Entry) => {
@@ -239,7 +238,7 @@ async function syncMeasures(free: Case, paid: Case): Promise<Measure[]> {
     return calls === null ? null : calls / units;
   };
   const note = strace ? `strace -f -c on the server process, ${units} at c = 1` : 'strace not found: not measured';
-  const perQuote = await count(free, free.entries[2]!);
+  const perQuote = await count(free, quotes.svcd);
   const info = (name: string, value: number | null): Measure => ({
     name,
     value,
@@ -249,32 +248,32 @@ async function syncMeasures(free: Case, paid: Case): Promise<Measure[]> {
   });
   return [
     {
-      name: 'synced writes per free quote (svcd)',
+      name: `synced writes per free quote (${quotes.svcd.server.name})`,
       value: perQuote,
       unit: 'fsyncs',
       target: '= 0',
       met: perQuote === null ? null : perQuote === 0,
       note,
     },
-    info('synced writes per request (koa+router+ajv+put)', await count(free, free.entries[1]!)),
-    info('synced writes per paid flow (svcd)', await count(paid, paid.entries[1]!)),
-    info('synced writes per paid flow (koa 3-route)', await count(paid, paid.entries[0]!)),
+    info(`synced writes per request (${quotes.put.server.name})`, await count(free, quotes.put)),
+    info(`synced writes per paid flow (${flows.svcd.server.name})`, await count(paid, flows.svcd)),
+    info(`synced writes per paid flow (${flows.anchor.server.name})`, await count(paid, flows.anchor)),
   ];
 }
 
 async function measure(): Promise<Run> {
   const machine = machineInfo();
-  const { free, paid, stop } = await startAll();
+  const started = await startAll();
   progress('servers up, machines funded');
   let rows: Row[];
   let syncs: Measure[];
   try {
-    rows = await measureRows([free, paid]);
+    rows = await measureRows([started.free, started.paid]);
     progress('rounds done');
-    syncs = await syncMeasures(free, paid);
+    syncs = await syncMeasures(started);
     progress('synced writes counted');
   } finally {
-    await stop();
+    await started.stop();
   }
   const disk = await syncedPutLimit(settings.disk_ms);
   progress('disk synced-put limit measured');

@@ -30,6 +30,10 @@ export type Amount = { ms: number } | { units: number };
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
+/** The free quote both the bench and the profile load: a 256-bit GET_PULSE quote. */
+export const QUOTE_PATH = '/api/v1/quotes/get-pulse';
+export const QUOTE_BODY = { machine_id: 'm1', bits: 256 };
+
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;

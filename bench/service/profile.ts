@@ -6,7 +6,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatSelfTimes, selfTimes } from './cpu-profile.ts';
-import { loadFlows, loadRequests } from './load.ts';
+import { QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests } from './load.ts';
 import { fundMachines, startSvcd } from './servers.ts';
 
 const TOP = 15;
@@ -29,10 +29,9 @@ export async function profileSvcd(dir: string, ms: number, warmupMs: number): Pr
     const window = { from: 0, to: 0 };
     try {
       if (path === 'free') {
-        const body = { machine_id: 'm1', bits: 256 };
-        await loadRequests(s.urls[0]!, '/api/v1/quotes/get-pulse', body, 8, { ms: warmupMs });
+        await loadRequests(s.urls[0]!, QUOTE_PATH, QUOTE_BODY, 8, { ms: warmupMs });
         window.from = now();
-        result = await loadRequests(s.urls[0]!, '/api/v1/quotes/get-pulse', body, 32, { ms });
+        result = await loadRequests(s.urls[0]!, QUOTE_PATH, QUOTE_BODY, 32, { ms });
         window.to = now();
       } else {
         const machines = await fundMachines(s.core, 32);

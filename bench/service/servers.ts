@@ -70,14 +70,11 @@ export interface SvcdServer extends Server {
  */
 export async function startSvcd(name: string, gateways: number, env: Record<string, string> = {}): Promise<SvcdServer> {
   const s = await Svcd.start({ ...BENCH_ENV, ...env, SVC_GATEWAY_PROCESSES: String(gateways) }, ['start']);
-  return { name, urls: [s.ready.http!], pid: s.proc!.pid!, core: s, stop: () => stopSvcd([s]) };
-}
-
-async function stopSvcd(list: Svcd[]): Promise<void> {
-  for (const s of list) {
+  const stop = async () => {
     await s.stop();
     s.cleanup();
-  }
+  };
+  return { name, urls: [s.ready.http!], pid: s.proc!.pid!, core: s, stop };
 }
 
 /** Funds n machines (bench0 … bench<n-1>) on a svcd, a few at a time (the edge caps connections per address). */

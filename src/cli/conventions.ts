@@ -65,6 +65,20 @@ export function applyConventions(root: Command, run: Run): void {
   root.hook('preAction', (_root, action) => { run.active = action; });
 }
 
+/**
+ * A CLI's main: the tree `build` makes from the run state (--json read from argv first, so even a
+ * usage error honours it), the conventions on it, then parse and run. `unreachableHint` is what to
+ * check when the service cannot be reached.
+ */
+export function runCli(
+  argv: readonly string[], unreachableHint: string, build: (run: Run) => Command,
+): Promise<number> {
+  const run: Run = { json: jsonRequested(argv), unreachableHint };
+  const root = build(run);
+  applyConventions(root, run);
+  return runProgram(root, argv, run);
+}
+
 /** Parses and runs; every failure becomes its exit code (and, under --json, one JSON object). */
 export async function runProgram(root: Command, argv: readonly string[], run: Run): Promise<number> {
   try {

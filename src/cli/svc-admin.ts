@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { SvcClient } from '../client/client.ts';
 import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';
-import { applyConventions, examples, jsonRequested, nonNegativeInt, runProgram, type Run } from './conventions.ts';
+import { examples, nonNegativeInt, runCli, type Run } from './conventions.ts';
 import { render } from './output.ts';
 
 interface Globals { dataDir: string; json?: boolean }
@@ -78,8 +78,6 @@ export function buildAdminProgram(state: Run): Command {
       + '\nUnder --json every failure is one JSON object on stderr.');
   const g = () => program.opts<Globals>();
   const socket = () => join(resolve(g().dataDir), 'admin.sock');
-  state.unreachableHint = 'is svcd running with this data dir? svc-admin talks to <data-dir>/admin.sock'
-    + ' (--data-dir, or SVC_DATA_DIR; default ./data)';
   const run = async (spec: CommandSpec, args: Record<string, unknown>) => {
     const client = await SvcClient.connect({ kind: 'unix', path: socket() });
     try {
@@ -117,9 +115,8 @@ export function buildAdminProgram(state: Run): Command {
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const state: Run = { json: jsonRequested(argv) };
-  const program = buildAdminProgram(state);
-  applyConventions(program, state);
-  return runProgram(program, argv, state);
+export function main(argv: string[]): Promise<number> {
+  const hint = 'is svcd running with this data dir? svc-admin talks to <data-dir>/admin.sock'
+    + ' (--data-dir, or SVC_DATA_DIR; default ./data)';
+  return runCli(argv, hint, buildAdminProgram);
 }

@@ -7,17 +7,19 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Argument, Command, Option } from 'commander';
 import { ServiceError } from '../errors.ts';
-import { COMMANDS, commandSpec } from '../protocol/registry.ts';
+import { commandSpec } from '../protocol/registry.ts';
 import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES, executionInputs, type InputField, type Service } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { verifyEdgeProof } from '../client/node-proofs.ts';
-import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../client/verify.ts';
+import {
+  verifyPublishedPulse, verifyPulse, verifyTlogProof, type Check, type PulseResult,
+} from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 import { bashCompletion, zshCompletion } from './completion.ts';
 import {
-  applyConventions, examples, jsonRequested, nonNegativeInt, runProgram, type Run,
+  examples, nonNegativeInt, runCli,
 } from './conventions.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { UsageError, VerificationError, render } from './output.ts';
@@ -73,10 +75,24 @@ async function call(
 const failedChecks = (checks: { name: string; ok: boolean }[]) =>
   checks.filter((c) => !c.ok).map((c) => c.name).join('; ');
 
-/** The values a registry command's argument takes (its schema's enum). */
-function enumOf(command: string, arg: string): string[] {
-  const props = commandSpec(command)!.args.properties as Record<string, Schema>;
-  return props[arg]!.enum as string[];
+/** An offline check's verdict: exit 1 naming the failed checks, else every check with its outcome. */
+function offlineVerdict(v: { ok: boolean; checks: Check[] }): Record<string, unknown> {
+  if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
+  return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
+}
+
+/** A registry command's argument, as its schema describes it. */
+const argOf = (command: string, arg: string) => (commandSpec(command)!.args.properties as Record<string, Schema>)[arg]!;
+
+/** A flag's help: what it is, then the bounds and the default its schema sets ("bits (min 1, default 65536)"). */
+function described(what: string, s: Schema): string {
+  const facts = [
+    s.minimum === undefined ? '' : `min ${String(s.minimum)}`,
+    s.default === undefined ? '' : `default ${String(s.default)}`,
+    s.maximum === undefined ? '' : `max ${String(s.maximum)}`,
+    s.maxLength === undefined ? '' : `max ${String(s.maxLength)}`,
+  ].filter((f) => f !== '');
+  return facts.length ? `${what} (${facts.join(', ')})` : what;
 }
 
 /** A quote command's examples, from what its schema requires. */
@@ -138,7 +154,7 @@ function quoteHelp(s: Service): string {
 }
 
 export function buildProgram(
-  run: (fn: () => Promise<Record<string, unknown>>, g: () => Globals) => Promise<void>,
+  run: (fn: () => Promise<Record<string, unknown>>) => Promise<void>,
 ): Command {
   const program = new Command('svc')
     .description(
@@ -171,7 +187,7 @@ export function buildProgram(
     ['svc <command> --help', 'every flag of a command'],
   ]);
   const g = () => program.opts<Globals>();
-  const purpose = (name: string) => COMMANDS.find((c) => c.name === name)!.purpose;
+  const purpose = (name: string) => commandSpec(name)!.purpose;
 
   const hello = program.command('hello').description(`${purpose('HELLO')} (the proof is verified)`)
     .option('--nonce <nonce>', 'nonce the edge proof must sign (8..128 of A-Z a-z 0-9 _ -; default: a random one)')
@@ -191,17 +207,17 @@ export function buildProgram(
       if (g().json) return { ...r, edge_proof_check: check };
       const { edge_proof: _p, ...rest } = r;
       return { ...rest, 'edge proof': verdict };
-    }, g));
+    }));
   examples(hello, [
     ['svc hello', 'prints "edge proof: valid (key …)"; a bad proof exits 1'],
     ['svc hello --nonce my-nonce-123 --json'],
     ['svc hello --node-key <node.public_key from the manifest>'],
   ]);
-  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}), g)), [
+  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}))), [
     ['svc caps'], ['svc --json caps', 'the capability list as JSON'],
   ]);
   examples(program.command('balance').description(purpose('BALANCE'))
-    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }), g)), [
+    .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }))), [
     [`svc ${M} balance`, 'the token: SVC_MACHINE_TOKEN or the credentials file'],
     [`svc ${M} --json balance`],
   ]);
@@ -211,18 +227,18 @@ export function buildProgram(
   for (const s of SERVICES) {
     const body = quoteBodySchema(s.service);
     const props = body.properties as Record<string, Schema>;
-    const maxBits = 'maxBits' in s ? `, max ${s.maxBits}` : '';
     const c = program.command(`quote-${s.service}`)
       .description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
-      .option('--bits <n>', `bits (min 1, default 65536${maxBits})`, int('--bits'));
+      .option('--bits <n>', described('bits', props.bits!), int('--bits'));
     if (s.bytes !== null) {
       const bytes = new Option('--bytes <n>', String(props.bytes!.description)).argParser(int('--bytes'));
       c.addOption((body.required as string[]).includes('bytes') ? bytes.makeOptionMandatory() : bytes);
     }
-    c.option('--max-output <n>', 'maximum output bytes (default 8192)', int('--max-output'))
-      .addOption(new Option('--priority <p>', 'priority').choices(['low', 'normal', 'high']))
-      .option('--ttl-ms <n>', 'quote lifetime in ms (min 1000, default 60000)', int('--ttl-ms'))
-      .option('--idempotency-key <key>', 'replay-safe key (max 128)');
+    c.option('--max-output <n>', described('maximum output bytes', props.max_output!), int('--max-output'))
+      .addOption(new Option('--priority <p>', described('priority', props.priority!))
+        .choices(props.priority!.enum as string[]))
+      .option('--ttl-ms <n>', described('quote lifetime in ms', props.quote_ttl_ms!), int('--ttl-ms'))
+      .option('--idempotency-key <key>', described('replay-safe key', props.idempotency_key!));
     const quoted = s.quoteInput;
     if (quoted) inputFlags(c, quoted, String(props[quoted]!.description));
     c.addHelpText('after', `\n${quoteHelp(s)}`);
@@ -236,15 +252,15 @@ export function buildProgram(
         service: s.service, machine_id: needMachine(g()), bits: o.bits, bytes: o.bytes, max_output: o.maxOutput,
         priority: o.priority, quote_ttl_ms: o.ttlMs, idempotency_key: o.idempotencyKey, ...input,
       }));
-    }, g));
+    }));
   }
 
   examples(program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
-    .option('--idempotency-key <key>', 'replay-safe key')
+    .option('--idempotency-key <key>', described('replay-safe key', argOf('ACCEPT_QUOTE', 'idempotency_key')))
     .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
       const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
       return call(g(), 'ACCEPT_QUOTE', args, { auth: true });
-    }, g)), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
+    })), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
 
   for (const s of SERVICES) {
     const c = program.command(s.service)
@@ -258,7 +274,7 @@ export function buildProgram(
       if (missing) throw new UsageError(`${s.service} needs ${flagOf(missing.field)} or its file (${missing.about})`);
       const args = clean({ machine_id: needMachine(g()), quote_id: quoteId, bits: o.bits, ...input });
       return call(g(), s.command, args, { auth: true });
-    }, g));
+    }));
     const flags = inputs.filter((i) => i.required).map((i) => ` ${flagOf(i.field)} <hex>`).join('');
     examples(c, [
       [quoteExamples(s)[0]![0], 'quote it'],
@@ -270,24 +286,23 @@ export function buildProgram(
   examples(program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }),
-      g,
     )), [[`svc ${M} get-receipt rcpt_…`, 'the receipt_id an execution returned']]);
   examples(program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }),
-      g,
     )), [[`svc ${M} verify-receipt rcpt_…`, 'free: the node re-verifies its signature']]);
   const fund = program.command('fund-account')
     .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
-    .requiredOption('--units <n>', 'whole svcC to fund (min 1)', int('--units'))
+    .requiredOption('--units <n>', described('whole svcC to fund', argOf('FUND_ACCOUNT', 'units')), int('--units'))
     .addOption(
-      new Option('--network <network>', 'payment network').choices(enumOf('FUND_ACCOUNT', 'network'))
+      new Option('--network <network>', 'payment network').choices(argOf('FUND_ACCOUNT', 'network').enum as string[])
         .makeOptionMandatory(),
     )
     .addOption(
-      new Option('--asset <asset>', 'stablecoin').choices(enumOf('FUND_ACCOUNT', 'asset')).makeOptionMandatory(),
+      new Option('--asset <asset>', 'stablecoin').choices(argOf('FUND_ACCOUNT', 'asset').enum as string[])
+        .makeOptionMandatory(),
     )
-    .option('--idempotency-key <key>', 'replay-safe key')
+    .option('--idempotency-key <key>', described('replay-safe key', argOf('FUND_ACCOUNT', 'idempotency_key')))
     .action((o: { units: number; network: string; asset: string; idempotencyKey?: string }) => run(async () => {
       const machineId = needMachine(g());
       const args = clean({
@@ -304,14 +319,13 @@ export function buildProgram(
         process.stderr.write(`machine token saved to ${path} (mode 0600); it is shown once\n`);
       }
       return r;
-    }, g));
+    }));
   examples(fund, [
     [`svc ${M} fund-account --units 5 --network TRON --asset USDT`, 'pay amount_due to pay_to before expires_at'],
   ]);
   examples(program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
     .action((id: string) => run(
       () => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }),
-      g,
     )), [[`svc ${M} invoice-status inv_…`, 'pending, settled or expired']]);
 
   const verifyPulseCmd = program.command('verify-pulse')
@@ -338,10 +352,8 @@ export function buildProgram(
       });
       const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
       if (!key) throw new UsageError('--public-key is required when both pulses come from files');
-      const v = await verifyPulse(result, committed, revealing, key);
-      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
-      return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
-    }, g));
+      return offlineVerdict(await verifyPulse(result, committed, revealing, key));
+    }));
   examples(verifyPulseCmd, [
     [`svc ${M} --json get-pulse q1… > result.json`],
     ['svc verify-pulse --result result.json', 'once the next pulse has revealed the seed'],
@@ -364,10 +376,9 @@ export function buildProgram(
       }
       const key = o.publicKey ?? r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
-      const v = await verifyTlogProof(r.tlog_proof, Buffer.from(r.log.entry_base64, 'base64'), key, r.log.origin);
-      if (!v.ok) throw new VerificationError(`verification FAILED: ${failedChecks(v.checks)}`, v.checks);
-      return { verified: true, checks: v.checks.map((c) => `${c.ok ? 'ok' : 'FAIL'} ${c.name}`) };
-    }, g));
+      const entry = Buffer.from(r.log.entry_base64, 'base64');
+      return offlineVerdict(await verifyTlogProof(r.tlog_proof, entry, key, r.log.origin));
+    }));
   examples(verifyLog, [
     [`svc ${M} --json timestamp-proof q1… --plain-hex <sha256 of your file> > ts.json`],
     ['svc verify-log --result ts.json --public-key <node.public_key from the manifest>'],
@@ -403,7 +414,7 @@ export function buildProgram(
       const verdict = `valid (key ${keyId}${linked})`;
       if (g().json) return { ...p, verified: true, key_id: keyId, checks: v.checks.map((c) => c.name) };
       return { ...p.pulse, output_hash: p.output_hash, signature: p.signature, [`pulse ${p.pulse.index}`]: verdict };
-    }, g));
+    }));
   examples(pulse, [
     ['svc pulse', 'the latest pulse, verified'],
     ['svc pulse 42 --json'],
@@ -423,14 +434,9 @@ export function buildProgram(
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const state: Run = {
-    json: jsonRequested(argv),
-    unreachableHint: 'is svcd running there? The edge is --edge HOST:PORT (or SVC_EDGE; default 127.0.0.1:9443)',
-  };
-  const program = buildProgram(async (fn) => {
+export function main(argv: string[]): Promise<number> {
+  const hint = 'is svcd running there? The edge is --edge HOST:PORT (or SVC_EDGE; default 127.0.0.1:9443)';
+  return runCli(argv, hint, (state) => buildProgram(async (fn) => {
     console.log(render(await fn(), state.json));
-  });
-  applyConventions(program, state);
-  return runProgram(program, argv, state);
+  }));
 }

@@ -25,7 +25,8 @@ const ICON = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewB
 // the frame every page has: header, navigation, footer
 const FRAME_STYLE = [
   'body{font:16px/1.55 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:0 1rem 3rem;color:#1b1f23}',
-  'body.wide{max-width:none;padding:0 0 3rem}body.wide>header,body.wide>footer,body.wide>main>.intro{padding:0 1rem}',
+  'body.wide{max-width:none;padding:0 0 3rem}'
+    + 'body.wide>header,body.wide>footer,body.wide>main>h1,body.wide>main>.intro{padding:0 1rem}',
   'header{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:baseline;'
     + 'border-bottom:1px solid #d0d7de;padding:1rem 0}',
   'header strong{font-size:1.2rem;margin-right:1rem}',
@@ -47,7 +48,9 @@ const CONTENT_STYLE = [
 
 interface Page {
   path: string;
+  /** the <title>, and the page's <h1> unless it has a heading of its own */
   title: string;
+  heading?: string;
   /** the page's own <meta name="description">: what a search result or a link preview shows */
   description: string;
   /** full-width, frame styles only, and this markup at the end of <body> (the API reference) */
@@ -78,6 +81,7 @@ ${page.app ? FRAME_STYLE : `${FRAME_STYLE}\n${CONTENT_STYLE}`}
 <body${page.app ? ' class="wide"' : ''}>
 <header><strong>svc</strong><nav>${nav}</nav></header>
 <main>
+<h1>${esc(page.heading ?? page.title)}</h1>
 ${body}
 </main>
 <footer>${footer}</footer>
@@ -153,9 +157,7 @@ export function landingPage(node: NodeInfo, site: SiteInfo): string {
     path: '/', title: 'Metered computation and proof',
     description: 'svc runs small verifiable computations — randomness, sealed tokens, attestations, timestamps,'
       + ' event logs, a bounded VM — and returns a signed receipt for each that anyone can check offline.',
-  }, `
-<h1>Metered computation and proof</h1>
-${intro}
+  }, `${intro}
 ${table('What is free and what is paid', ['Activity', 'Policy'], policy)}
 <h2>How a paid execution works</h2>
 ${steps}
@@ -205,9 +207,7 @@ export function docsPage(site: SiteInfo): string {
     path: '/docs', title: 'API documentation',
     description: 'The svc HTTP API: base URL, every command with its route, CLI form, authentication, billing and'
       + ' rate class; errors, idempotency, and every other public route.',
-  }, `
-<h1>API documentation</h1>
-${intro}
+  }, `${intro}
 <h2>Commands</h2>
 ${table('Commands', head, rows)}
 <h2>Authentication</h2>
@@ -230,7 +230,7 @@ export function referencePage(): string {
     },
     colors: { primary: { main: '#1d3557' } },
   };
-  const intro = '<div class="intro"><h1>API reference</h1>'
+  const intro = '<div class="intro">'
     + `<p>Every HTTP operation of this gateway, rendered in your browser from <a href="${DOCUMENT_PATHS.openapi}">`
     + 'openapi.json</a> by Redoc, which this gateway serves itself. The <a href="/docs">API documentation</a> lists'
     + ' the same routes as plain tables.</p>'
@@ -251,12 +251,10 @@ export function protocolPage(node: NodeInfo, site: SiteInfo): string {
     + ' The HTTP gateway is a facade over the same commands.</p>';
   const commands = COMMANDS.map((c) => [code(c.name), esc(c.access), esc(c.purpose)]);
   return layout({
-    path: '/protocol', title: 'The svc/1 protocol',
+    path: '/protocol', title: `The ${VERSIONS.coreProtocol} protocol`,
     description: 'The svc/1 core protocol: one JSON object per line over TLS 1.3 (ALPN svc/1), pipelined'
       + ' requests, machine tokens, certificate pinning and every command.',
-  }, `
-<h1>The ${VERSIONS.coreProtocol} protocol</h1>
-${intro}
+  }, `${intro}
 <pre>{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","machine_id":"m1","bits":256}}
 {"id":7,"ok":true,"result":{"quote_id":"q1…","quote_units":23125,…}}</pre>
 <ul><li>Lines are at most ${MAX_LINE / (1 << 20)} MiB; requests may be pipelined and replies come back by ${code('id')},
@@ -292,12 +290,10 @@ export function agentsPage(site: SiteInfo): string {
   const retry = '<p>Retry safely: quotes, accepts and invoices take an idempotency key; repeating an execution with'
     + ' the same request returns the stored result and never charges twice.</p>';
   return layout({
-    path: '/for-agents', title: 'For agents',
+    path: '/for-agents', title: 'For agents', heading: 'Integrating an agent',
     description: 'How an AI agent uses svc: llms.txt, OpenAPI and the agent card, the MCP endpoint, the free'
       + ' anonymous sandbox with curl examples, and the paid call sequence.',
-  }, `
-<h1>Integrating an agent</h1>
-${entryPoints}
+  }, `${entryPoints}
 <h2 id="sandbox">Sandbox (free, anonymous)</h2>
 ${limits}
 <pre>${curl}</pre>
@@ -342,9 +338,7 @@ export function pricingPage(): string {
     path: '/pricing', title: 'Pricing',
     description: 'svc pricing: the price book, how a quote\'s units follow from bits, input size and estimated time,'
       + ' and an example price for every service in units and US dollars.',
-  }, `
-<h1>Pricing</h1>
-${intro}
+  }, `${intro}
 ${formula}
 ${table('Example prices', head, rows)}
 ${links}`);
@@ -390,9 +384,7 @@ export function statusPage(edge: Record<string, unknown>, time: string): string 
     path: '/status', title: 'Status',
     description: 'Live status of this svc node: the HTTP gateway and the core edge, with the node id, the kernel'
       + ' worker pool and the pulse chain.',
-  }, `
-<h1>Status</h1>
-${table('Status', ['What', 'Value'], rows)}
+  }, `${table('Status', ['What', 'Value'], rows)}
 ${machine}`);
 }
 
@@ -410,9 +402,7 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
     path: '/trust', title: 'Trust and verification',
     description: 'How to check svc without trusting it: the node\'s Ed25519 signing key, edge certificate and'
       + ' manifest hashes, signed receipts, committed pulses and transparency-log proofs.',
-  }, `
-<h1>Trust and verification</h1>
-${table('Keys and hashes', ['What', 'Value'], [
+  }, `${table('Keys and hashes', ['What', 'Value'], [
     ['Node', hash(node.node_id)],
     ['Signing key (Ed25519, raw, base64url)', hash(node.public_key)],
     ['Key id', hash(node.key_id)],
@@ -437,6 +427,5 @@ export function wellKnownHtml(site: SiteInfo): string {
     path: `${WELL_KNOWN}/`, title: 'Discovery index',
     description: 'Index of the machine-readable documents this svc node publishes: manifest, OpenAPI, agent card,'
       + ' MCP metadata, pricebook, node and network metadata.',
-  }, `<h1>Discovery index</h1>
-<p>Documents published by ${esc(site.base_url)}.</p>${table('Documents', ['Document', 'Path', 'Type'], links)}`);
+  }, `<p>Documents published by ${esc(site.base_url)}.</p>${table('Documents', ['Document', 'Path', 'Type'], links)}`);
 }
