@@ -177,6 +177,20 @@ testNeeding(test, 'the status page is a table of the status document\'s facts', 
   t.false(rows.flat().some((c) => /^[[{]/.test(c)), 'no raw JSON in a cell');
 });
 
+test('the trust page shows the edge certificate hash svcd pinned and the node key HELLO proves', async (t) => {
+  const html = await (await fetch(`${base}/trust`)).text();
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  const hello = await c.request('HELLO', { nonce: 'trust-page' });
+  const proof = hello.edge_proof as { public_key: string; statement: { edge_cert_sha256: string } };
+  // the values come from svcd's ready file and from the edge itself, not from the gateway that renders the page
+  t.is(proof.statement.edge_cert_sha256, s.ready.edge_cert_sha256);
+  t.true(html.includes(`<code class="hash">${s.ready.edge_cert_sha256}</code>`), 'edge certificate SHA-256');
+  t.regex(proof.public_key, /^[A-Za-z0-9_-]{43}$/);
+  t.true(html.includes(`<code class="hash">${proof.public_key}</code>`), 'signing key');
+  t.true(html.includes(`<code class="hash">${hello.node_id as string}</code>`), 'node id');
+});
+
 test('the pricing page states the unit policy as a sentence', async (t) => {
   const html = await (await fetch(`${base}/pricing`)).text();
   const text = html.replace(/<style>[\s\S]*?<\/style>/, '').replace(/<[^>]+>/g, '');
