@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { testNeeding } from '../support/needs.ts';
 import { BIN, Svcd, runBin } from '../support/svcd.ts';
 import { buildProgram } from '../../src/cli/svc.ts';
 import { buildAdminProgram } from '../../src/cli/svc-admin.ts';
@@ -336,7 +337,13 @@ test('svc completion bash|zsh prints a script naming every command; bash complet
   t.deepEqual(complete(['svc', '--edge', 'h:1', 'fund-account', '--netw']), ['--network']);
   t.deepEqual(complete(['svc', 'fund-account', '--network', '']), ['TRON', 'Solana', 'Base']);
   t.deepEqual(complete(['svc', 'completion', 'z']), ['zsh']);
-  const zshBin = spawnSync('zsh', ['-n'], { input: zsh.stdout });
-  if (zshBin.error) t.log('zsh not installed: its script was not parsed');
-  else t.is(zshBin.status, 0, String(zshBin.stderr));
+});
+
+const zshPresent = !spawnSync('zsh', ['-c', 'exit 0']).error;
+testNeeding(test, 'svc completion zsh: zsh parses the script (zsh -n)',
+  { what: 'zsh', present: zshPresent, hint: 'apt install zsh' }, async (t) => {
+  const zsh = await runBin(BIN.svc, ['completion', 'zsh']);
+  t.is(zsh.code, 0);
+  const parsed = spawnSync('zsh', ['-n'], { input: zsh.stdout });
+  t.is(parsed.status, 0, String(parsed.stderr));
 });

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
 import { ownVectors } from '../helpers.ts';
+import { testNeeding } from '../support/needs.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -117,9 +118,8 @@ test.serial('Bun: the same results', async (t) => {
   t.deepEqual(strip(out), expected);
 });
 
-(hasChromium ? test.serial : test.serial.skip)(
-  hasChromium ? 'Chromium: the same results in a page on another origin (CORS)'
-    : `Chromium — SKIPPED: ${CHROMIUM} not found (apt-get install chromium; .ci/run does)`,
+testNeeding(test.serial, 'Chromium: the same results in a page on another origin (CORS)',
+  { what: CHROMIUM, present: hasChromium, hint: 'apt-get install chromium, or set SVC_CHROMIUM; .ci/run does' },
   async (t) => {
     const types: Record<string, string> = {
       '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json',
