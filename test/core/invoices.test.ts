@@ -3,14 +3,10 @@
 // with the invoice's new state; the invoice shows it was settled late. Invoices live 2 s here.
 // And an invoice that leaves `pending` frees its amount only while the amount is still its own.
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { coreFixture } from '../support/core-fixture.ts';
 import { Svcd } from '../support/svcd.ts';
 import { Store, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
-import { RAILS, type Config } from '../../src/core/config.ts';
-import type { CoreContext } from '../../src/core/context.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
 
@@ -91,20 +87,14 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
 });
 
 test('an invoice that expires or is credited late leaves alone the amount a newer invoice now holds', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'invoices-'));
-  const store = await Store.open(dir);
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  let now = Date.now();
-  const rails = RAILS.map((r) => ({ ...r, address: 'addr' }));
-  const config = { rails, invoiceTtlMs: 1000, maxOpenInvoices: 20 } as unknown as Config;
-  const ctx = { store, ledger: new Ledger(store), config, now: () => new Date(now) } as unknown as CoreContext;
+  const { ctx, clock, store } = await coreFixture(t, { invoiceTtlMs: 1000, maxOpenInvoices: 20 });
   const args = { machine_id: 'm-old', units: 1, network: 'TRON', asset: 'USDT' };
   const { invoice } = await fundAccount(ctx, args, undefined);
   const k = key(invoice.rail, invoice.amount_due);
   t.is((await store.get('invoice_amounts', k))?.invoice_id, invoice.invoice_id);
   // it expires, and its amount is handed to a newer invoice before anyone looks at the old one
-  now += 1500;
-  await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: now + 1000 })]);
+  clock.advance(1500);
+  await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: clock.ms + 1000 })]);
   t.is((await refreshInvoice(ctx, invoice)).state, 'expired');
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry left the newer invoice its amount');
   t.true((await settleInvoice(ctx, invoice.invoice_id, 'late-tx', true)).settled_late);
