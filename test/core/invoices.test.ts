@@ -4,6 +4,7 @@
 // And an invoice that leaves `pending` frees its amount only while the amount is still its own.
 import test from 'ava';
 import { coreFixture } from '../support/core-fixture.ts';
+import { adminExchange, frame, isErrorFrame } from '../support/raw-wire.ts';
 import { Svcd } from '../support/svcd.ts';
 import { Store, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
@@ -42,6 +43,13 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   }
   t.is(status.state, 'expired');
 
+  // invoice_expired (the catalogue's test for it): a raw svc/1 error frame on the admin socket, the client's
+  // error, and the CLI's JSON error all name it and the way out
+  const frameLine = await adminExchange(s.ready.admin_socket,
+    frame(7, 'SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'late-tx' }));
+  t.regex(isErrorFrame(t, frameLine, 7, 'invoice_expired').message, /CREDIT_LATE_PAYMENT/);
+  const viaClient = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'x' }));
+  t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
   const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx']);
   t.is(refused.code, 1);
   t.is(json(refused).error.code, 'invoice_expired');

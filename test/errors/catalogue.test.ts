@@ -31,7 +31,7 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   input_mismatch: ['test/core/flow.test.ts', '404 and 409: unknown ids, wrong states', 'svc/1'],
   execution_mismatch: ['test/core/flow.test.ts', 'GET_PULSE flow with the real CLIs', 'svc/1'],
   insufficient_balance: ['test/gateway/api.test.ts', 'errors: ApiError with status and source', 'http'],
-  invoice_expired: ['test/errors/codes.test.ts', 'error code invoice_expired', 'svc/1'],
+  invoice_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_not_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_already_settled: ['test/core/flow.test.ts', 'GET_PULSE flow with the real CLIs', 'svc/1'],
   too_many_open_invoices: ['test/adversarial/money-semantics.test.ts', 'funding denial', 'svc/1'],
