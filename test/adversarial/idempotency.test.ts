@@ -9,6 +9,7 @@ import { Store } from '../../src/store/store.ts';
 import { loadRecord, recordKey, recordOps, sweepIdempotency } from '../../src/core/idempotency.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
 import { httpFrom } from '../support/http-from.ts';
+import { until } from '../support/until.ts';
 
 let s: Svcd;
 let base: string;
@@ -135,11 +136,9 @@ test('expiry end to end: after SVC_IDEMPOTENCY_TTL_MS the key is free again (ano
   const first = await quote(8);
   const clash = await quote(16);
   t.deepEqual([first.status, clash.status], [200, 422]);
-  const deadline = Date.now() + 15_000;
-  let status = 422;
-  while (status === 422 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    status = (await quote(16)).status;
-  }
+  const status = await until('the key is free again', async () => {
+    const now = (await quote(16)).status;
+    return now !== 422 && now;
+  }, { every: 200 });
   t.is(status, 200);
 });

@@ -16,6 +16,7 @@ import { SVCD_COMMANDS } from '../../src/cli/svcd-usage.ts';
 import { verifyEdgeProof, verifySignedPulse } from '../../src/client/node-proofs.ts';
 import type { SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
+import { until } from '../support/until.ts';
 
 let s: Svcd;
 // short pulse periods, so a pulse with a predecessor exists soon
@@ -199,9 +200,12 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
 
 test('svc pulse fetches and verifies a pulse, linked to the one before it', async (t) => {
   let r = await s.svc(['--json', 'pulse']);
-  for (let i = 0; i < 100 && r.code === 0 && JSON.parse(r.stdout).pulse.index < 1; i++) {
-    await new Promise((ok) => setTimeout(ok, 100));
-    r = await s.svc(['--json', 'pulse', 'latest']);
+  t.is(r.code, 0, r.stderr);
+  if (JSON.parse(r.stdout).pulse.index < 1) {
+    r = await until('a pulse with a predecessor', async () => {
+      const next = await s.svc(['--json', 'pulse', 'latest']);
+      return (next.code !== 0 || JSON.parse(next.stdout).pulse.index >= 1) && next;
+    }, { every: 100 });
   }
   t.is(r.code, 0, r.stderr);
   const latest = JSON.parse(r.stdout) as SignedPulse & { public_key: string; verified: boolean; checks: string[] };
@@ -284,11 +288,10 @@ test('list-invoices: a pending invoice past expires_at is expired, a late credit
   const fund = await x.svc(['--json', '--machine-id', 'ttl-m', 'fund-account', '--units', '1', '--network', 'Base',
     '--asset', 'USDC']);
   const inv = JSON.parse(fund.stdout).invoice_id as string;
-  let expired = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
-  for (let i = 0; i < 100 && expired.invoices.length === 0; i++) {
-    await new Promise((ok) => setTimeout(ok, 100));
-    expired = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
-  }
+  const expired = await until('the invoice is listed as expired', async () => {
+    const listed = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
+    return listed.invoices.length > 0 && listed;
+  }, { every: 100 });
   t.deepEqual(expired.invoices.map((i: { invoice_id: string }) => i.invoice_id), [inv]);
   t.is((await x.svcAdmin(['credit-late-payment', inv, '--reference', 'late-1'])).code, 0);
   const late = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late'])).stdout);

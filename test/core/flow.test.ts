@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { Store } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
+import { until } from '../support/until.ts';
 
 let s: Svcd;
 test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' }); });
@@ -88,12 +89,11 @@ test.serial('GET_PULSE flow with the real CLIs: ' +
   // offline verification: wait for the next pulse to reveal the seed
   const resultFile = join(s.dataDir, 'pulse-result.json');
   writeFileSync(resultFile, JSON.stringify(result));
-  let v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
-  for (let i = 0; i < 40 && v.code !== 0; i++) {
-    t.is(json(v).error.code, 'not_found', 'only "not revealed yet" may fail');
-    await new Promise((r) => setTimeout(r, 250));
-    v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
-  }
+  // only "not revealed yet" (not_found) is waited out: any other failure ends the wait and fails below
+  const v = await until('the next pulse reveals the seed', async () => {
+    const x = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+    return (x.code === 0 || json(x).error.code !== 'not_found') && x;
+  }, { every: 250 });
   t.is(v.code, 0, v.stdout + v.stderr);
   t.true(json(v).verified);
   const tampered = join(s.dataDir, 'pulse-result-bad.json');
@@ -217,11 +217,10 @@ test.serial('a quote that expires before accept is refused; ' +
   await c.request('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth);
   t.is((await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).reserved_units, String(q2.quote_units));
   // the sweeper releases it without anyone touching the quote
-  let bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-  for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-  }
+  const bal = await until('the sweeper releases the reservation', async () => {
+    const now = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
+    return now.reserved_units === '0' && now;
+  }, { every: 100 });
   t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
   const expired = await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth));
   t.is((expired as any).code, 'quote_expired');

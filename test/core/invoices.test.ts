@@ -10,6 +10,7 @@ import { Store, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
+import { until } from '../support/until.ts';
 
 // a failure under --json is one JSON object on stderr (src/cli/output.ts)
 const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
@@ -36,11 +37,11 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   t.is((viaBackend as any).code, 'forbidden');
   backend.close();
 
-  let status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
-  for (const deadline = Date.now() + 15_000; status.state === 'pending' && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
-  }
+  // svcd's clock is the wall clock: wait for the state, never for a fixed time
+  const status = await until('the invoice leaves pending', async () => {
+    const now = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
+    return now.state !== 'pending' && now;
+  }, { every: 100 });
   t.is(status.state, 'expired');
 
   // invoice_expired (the catalogue's test for it): a raw svc/1 error frame on the admin socket, the client's

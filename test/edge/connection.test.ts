@@ -6,14 +6,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { pino } from 'pino';
 import type { Core } from '../../src/core/core.ts';
 import { serveConnection } from '../../src/edge/connection.ts';
-
-async function until(done: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { until } from '../support/until.ts';
 
 test('a peer that reads no replies stops being read; once it reads, every request is answered', async (t) => {
   let handled = 0;
@@ -38,14 +31,14 @@ test('a peer that reads no replies stops being read; once it reads, every reques
   const n = 5000; // 35 MB of replies: more than the kernel's socket buffers hold
   const requests = Array.from({ length: n }, (_, i) => JSON.stringify({ v: 'svc/1', id: i, cmd: 'CAPS' }));
   client.write(requests.join('\n') + '\n');
-  await until(() => served !== null && served.isPaused() && served.writableNeedDrain, 'the server stopped reading');
+  await until('the server stopped reading', () => served !== null && served.isPaused() && served.writableNeedDrain);
   t.true(handled < n / 2, `${handled} of ${n} requests dispatched while the peer read nothing`);
 
   let text = '';
   client.setEncoding('utf8');
   client.on('data', (d: string) => { text += d; });
   client.resume();
-  await until(() => text.split('\n').length > n, 'every reply');
+  await until('every reply', () => text.split('\n').length > n);
   const ids = text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number; ok: boolean }).id);
   t.is(new Set(ids).size, n, 'each request answered once, after the peer began to read');
   t.is(handled, n);

@@ -14,6 +14,7 @@ import { Svcd, fundMachine } from '../support/svcd.ts';
 import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
 import { ownVectors } from '../helpers.ts';
 import { testNeeding } from '../support/needs.ts';
+import { until } from '../support/until.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,10 +38,9 @@ test.before(async () => {
     const ex = await c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: M }, { token });
     const receipt = await c.request('VERIFY_RECEIPT', { receipt_id: ex.receipt_id, machine_id: M });
     const index = (ex.pulse as { index: number }).index;
-    for (let i = 0; i < 200; i++) { // wait for pulse k+1 (it reveals the seed)
-      if (await c.request('PULSE', { index: index + 1 }).then(() => true, () => false)) break;
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
+    // pulse k+1 reveals the seed: the embedders recompute the output from it
+    await until('pulse k+1 is published',
+      () => c.request('PULSE', { index: index + 1 }).then(() => true, () => false), { every: 50 });
     const nodes = await (await fetch(`${s.ready.http}/.well-known/svc/nodes.json`)).json();
     bundle = {
       base: s.ready.http, nodes, receipt, result: { ...ex, machine_id: M },

@@ -17,6 +17,7 @@ import {
 } from '../../src/kit/verify-api.ts';
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { until } from '../support/until.ts';
 
 let s: Svcd;
 let c: SvcClient;
@@ -92,11 +93,8 @@ for (const backend of ['webcrypto', 'noble'] as const) {
     const ex = await paid('get-pulse', { bits: 1001 });
     const result: any = { ...ex, machine_id: M };
     const index = (ex.pulse as any).index as number;
-    let reveal: any;
-    for (let i = 0; i < 100 && !reveal; i++) {
-      reveal = await c.request('PULSE', { index: index + 1 }).catch(() => null);
-      if (!reveal) await new Promise((ok) => setTimeout(ok, 100));
-    }
+    const reveal: any = await until('pulse k+1 is published',
+      () => c.request('PULSE', { index: index + 1 }).catch(() => null), { every: 100 });
     const committed = await c.request('PULSE', { index });
     t.truthy(reveal, 'pulse k+1 was published');
     const ok = await verifyPulse(reveal, committed, { result: result as any });
