@@ -10,18 +10,11 @@ import { loadRecord, recordKey, recordOps, sweepIdempotency } from '../../src/co
 import { fundMachine, Svcd } from '../support/svcd.ts';
 import { httpFrom } from '../support/http-from.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, {}, { checkLedger: true });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({}, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => {
-  const r = await s.stopAndCheckLedger();
-  s.cleanup();
-  if (!r.ok) throw new Error(`ledger: ${r.problems.join('; ')}`);
-});
+test.before(() => { base = s.ready.http!; });
 
 const post = (from: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   httpFrom(from, base, 'POST', path, body, headers);

@@ -7,6 +7,7 @@ import { connect as netConnect, createServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 const RSS_BOUND = 100e6;
 const HOLDERS = 1000;
@@ -14,27 +15,25 @@ const PARTIAL = 200_000; // bytes each holder sends: 1,000 x 200 kB = 200 MB off
 const SOURCES = Array.from({ length: 100 }, (_, i) => `127.0.0.${i + 2}`); // 10 holders per address
 const PER_ADDRESS = 16;
 
-let s: Svcd;
+const s = sharedSvcd(test, {
+  SVC_HANDSHAKE_TIMEOUT_MS: '1000',
+  SVC_LINE_TIMEOUT_MS: '4000',
+  SVC_HTTP_HEADERS_TIMEOUT_MS: '1000',
+  SVC_HTTP_REQUEST_TIMEOUT_MS: '4000',
+  SVC_EDGE_MAX_CONNECTIONS: '1200',
+  SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+  SVC_HTTP_MAX_CONNECTIONS: '1200',
+  SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+  SVC_RATE_PUBLIC_LOW: '1000000/60', // the rate limit is not what is under test here
+});
 let base: string;
 let httpPort: number;
 test.before(async () => {
-  s = await Svcd.start({
-    SVC_HANDSHAKE_TIMEOUT_MS: '1000',
-    SVC_LINE_TIMEOUT_MS: '4000',
-    SVC_HTTP_HEADERS_TIMEOUT_MS: '1000',
-    SVC_HTTP_REQUEST_TIMEOUT_MS: '4000',
-    SVC_EDGE_MAX_CONNECTIONS: '1200',
-    SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
-    SVC_HTTP_MAX_CONNECTIONS: '1200',
-    SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
-    SVC_RATE_PUBLIC_LOW: '1000000/60', // the rate limit is not what is under test here
-  }, ['start']);
   base = s.ready.http!;
   httpPort = Number(new URL(base).port);
   // warm both listeners (TLS, the gateway's pool, lazy modules) so baselines measure only the attack
   for (let i = 0; i < 20; i++) await stillServed({ is: () => undefined });
 });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
 /** svcd's resident memory in bytes (VmRSS). */
 function rss(): number {

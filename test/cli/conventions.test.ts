@@ -17,11 +17,10 @@ import { verifyEdgeProof, verifySignedPulse } from '../../src/client/node-proofs
 import type { SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
 // short pulse periods, so a pulse with a predecessor exists soon
-test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '300' }); });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '300' }, { args: ['core'] });
 
 type Out = { code: number; stdout: string; stderr: string };
 

@@ -1,12 +1,11 @@
 // The CLIs as users run them: help lists every command and flag, exit codes are 0 ok, 1 the
 // service said no, 2 usage, 3 connection/TLS failure, and --insecure says loudly what it does.
 import test from 'ava';
-import { BIN, Svcd, runBin } from '../support/svcd.ts';
+import { BIN, runBin } from '../support/svcd.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
-test.before(async () => { s = await Svcd.start(); });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+const s = sharedSvcd(test, {}, { args: ['core'] });
 
 test('svc --help lists every public command form; per-command help lists its flags', async (t) => {
   const r = await runBin(BIN.svc, ['--help']);

@@ -3,22 +3,13 @@
 import test from 'ava';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Svcd, fundMachine } from '../support/svcd.ts';
-import { Store } from '../../src/store/store.ts';
-import { Ledger } from '../../src/core/ledger.ts';
+import { fundMachine } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
-test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' }); });
-test.after.always(async () => {
-  const code = await s?.stop();
-  // the ledger invariant after every test that moved money: checked on the stopped data dir
-  const store = await Store.open(s.dataDir);
-  const check = await new Ledger(store).verify();
-  await store.close();
-  s?.cleanup();
-  if (!check.ok || code !== 0) throw new Error(`after: exit ${code}, ledger ${JSON.stringify(check)}`);
-});
+// the ledger invariant after every test that moved money: checked on the stopped data dir
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' },
+  { args: ['core'], checkLedger: true });
 
 // a failure under --json is one JSON object on stderr (src/cli/output.ts)
 const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);

@@ -4,18 +4,11 @@
 // when the core is unreachable.
 import test from 'ava';
 import { Svcd } from '../support/svcd.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' }, { checkLedger: true });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => {
-  const r = await s.stopAndCheckLedger();
-  s.cleanup();
-  if (!r.ok || r.exitCode !== 0) throw new Error(`ledger after the gateway tests: ${JSON.stringify(r)}`);
-});
+test.before(() => { base = s.ready.http!; });
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(base + path, {

@@ -6,10 +6,10 @@
 // page renders the operations of openapi.json from the Redoc bundle the gateway serves itself.
 import test from 'ava';
 import { gunzipSync } from 'node:zlib';
-import { Svcd } from '../support/svcd.ts';
 import { hasChromium, launchChromium, CHROMIUM } from '../support/browser.ts';
 import { testNeeding } from '../support/needs.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../../src/discovery/routes.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 // every HTML page the gateway serves, from the one route table (a new page is tested without a line here)
 const PAGES = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.type.startsWith('text/html')).map((r) => r.path);
@@ -17,13 +17,9 @@ const WIDTHS = [390, 1280];
 const REFERENCE = publicRoute('pageReference').path;
 const BUNDLE = publicRoute('assetRedoc').path;
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+test.before(() => { base = s.ready.http!; });
 
 test('the route table has the contract\'s pages and the API reference', (t) => {
   for (const p of ['/', '/docs', '/protocol', '/for-agents', '/pricing', '/status', '/trust', REFERENCE]) {

@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
 import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
 import { ownVectors } from '../helpers.ts';
 import { testNeeding } from '../support/needs.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,14 +23,13 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500' });
 let dir: string;
 let bundle: Record<string, unknown>;
 let expected: Record<string, unknown>;
 const M = 'kit-pack';
 
 test.before(async () => {
-  s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500' }, ['start']);
   const token = await fundMachine(s, M, 2);
   const c = await s.edge();
   try {
@@ -67,11 +67,7 @@ test.before(async () => {
   for (const f of ['check.js', 'main.mjs', 'page.html']) copyFileSync(here(`./embed/${f}`), join(dir, f));
   writeFileSync(join(dir, 'bundle.json'), JSON.stringify(bundle));
 });
-test.after.always(async () => {
-  await s?.stop();
-  s?.cleanup();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+test.after.always(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 const strip = (r: Record<string, unknown>) => {
   const { runtime: _r, backend: _b, ...rest } = r;

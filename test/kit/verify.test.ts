@@ -7,7 +7,7 @@ import { createHash, createPublicKey, generateKeyPairSync, verify as edVerify } 
 import { CipherSuite, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { DhkemX25519HkdfSha256 } from '@hpke/dhkem-x25519';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { verifyReceipt as serverVerifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { pae as serverPae } from '../../src/core/executors/attest-event.ts';
@@ -18,22 +18,19 @@ import {
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
 let c: SvcClient;
 let auth: { token: string };
 const M = 'kit-verify';
 const results: Record<string, any> = {};
 
+// registered before sharedSvcd's serial after hook: the client is closed when svcd stops
+test.after.always(() => c?.close());
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500' }, { args: ['core'] });
 test.before(async () => {
-  s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500' });
   auth = { token: await fundMachine(s, M, 5) };
   c = await s.edge();
-});
-test.after.always(async () => {
-  c?.close();
-  await s?.stop();
-  s?.cleanup();
 });
 
 async function paid(service: string, quote: Record<string, unknown>, exec: Record<string, unknown> = {}) {

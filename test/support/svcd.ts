@@ -26,7 +26,7 @@ export interface Ready {
 }
 
 export class Svcd {
-  readonly dataDir: string;
+  #dataDir: string | null;
   readonly env: Record<string, string>;
   proc: ChildProcess | null = null;
   ready!: Ready;
@@ -34,8 +34,14 @@ export class Svcd {
   stdout = '';
 
   constructor(env: Record<string, string> = {}, dataDir?: string) {
-    this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'svcd-test-'));
+    this.#dataDir = dataDir ?? null;
     this.env = env;
+  }
+
+  /** The data dir, made on first use: a Svcd declared for a file whose tests all are filtered out leaves none. */
+  get dataDir(): string {
+    this.#dataDir ??= mkdtempSync(join(tmpdir(), 'svcd-test-'));
+    return this.#dataDir;
   }
 
   /** Starts svcd: `core` (default) or `start` (core + HTTP gateway) or `gateway`. */
@@ -143,7 +149,7 @@ export class Svcd {
   }
 
   cleanup(): void {
-    rmSync(this.dataDir, { recursive: true, force: true });
+    if (this.#dataDir) rmSync(this.#dataDir, { recursive: true, force: true });
   }
 }
 
