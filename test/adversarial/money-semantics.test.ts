@@ -3,6 +3,7 @@
 // flooding that would exhaust a rail's amount suffixes, quotes that charge for input never read,
 // stray fields, max_output on GET_PULSE, and a second accept of an accepted quote.
 import test from 'ava';
+import { httpJson } from '../support/http-from.ts';
 import { sharedSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { Store } from '../../src/store/store.ts';
@@ -14,19 +15,8 @@ const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EX
 let base: string;
 test.before(() => { base = s.ready.http!; });
 
-type Reply = { status: number; headers: Headers; body: any };
-
-async function http(
-  method: string, path: string, body?: unknown, headers: Record<string, string> = {}, at = base,
-): Promise<Reply> {
-  const res = await fetch(at + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
+const http = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, at = base) =>
+  httpJson(at + path, method, body, headers);
 
 const code = async (p: Promise<unknown>) => {
   try { await p; } catch (e) { return (e as { code: string }).code; }
