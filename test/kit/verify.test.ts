@@ -7,7 +7,7 @@ import { createHash, createPublicKey, generateKeyPairSync, verify as edVerify } 
 import { CipherSuite, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { DhkemX25519HkdfSha256 } from '@hpke/dhkem-x25519';
-import { fundMachine } from '../support/svcd.ts';
+import { fundMachine, paidExecution } from '../support/svcd.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { verifyReceipt as serverVerifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { pae as serverPae } from '../../src/core/executors/attest-event.ts';
@@ -33,12 +33,8 @@ test.before(async () => {
   c = await s.edge();
 });
 
-async function paid(service: string, quote: Record<string, unknown>, exec: Record<string, unknown> = {}) {
-  const q = await c.request('QUOTE', { service, machine_id: M, ...quote });
-  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: M }, auth);
-  const command = service.toUpperCase().replaceAll('-', '_');
-  return c.request(command, { quote_id: q.quote_id, machine_id: M, ...exec }, auth);
-}
+const paid = (service: string, quote: Record<string, unknown>, exec: Record<string, unknown> = {}) =>
+  paidExecution(c, M, auth.token, service, quote, exec);
 
 const flip = (s: string, at = 0) => {
   const b = Buffer.from(s, 'base64url');

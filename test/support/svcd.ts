@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcClient } from '../../src/client/client.ts';
+import { serviceByName } from '../../src/protocol/services.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = {
@@ -175,4 +176,19 @@ export async function fundMachine(s: Svcd, machineId: string, units: number): Pr
   } finally {
     c.close(); a.close();
   }
+}
+
+/**
+ * One paid execution through the real protocol: QUOTE `service` with `quote`, ACCEPT_QUOTE, then the
+ * service's execution command (its SERVICES entry names it) with `exec`. Returns the execution's result.
+ */
+export async function paidExecution(
+  c: SvcClient, machineId: string, token: string, service: string,
+  quote: Record<string, unknown>, exec: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const command = serviceByName(service)?.command;
+  if (!command) throw new Error(`no priced service named ${service}`);
+  const q = await c.request('QUOTE', { service, machine_id: machineId, ...quote });
+  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: machineId }, { token });
+  return c.request(command, { quote_id: q.quote_id, machine_id: machineId, ...exec }, { token });
 }
