@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { testNeeding } from '../support/needs.ts';
-import { BIN, Svcd, runBin } from '../support/svcd.ts';
+import { BIN, Svcd, cliJson, runBin } from '../support/svcd.ts';
 import { buildProgram } from '../../src/cli/svc.ts';
 import { buildAdminProgram } from '../../src/cli/svc-admin.ts';
 import { SVCD_COMMANDS } from '../../src/cli/svcd-usage.ts';
@@ -166,7 +166,7 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /^edge proof: valid \(key [0-9a-f]{16}, [\w-]{43}\)$/m);
   const j = await s.svc(['--json', 'hello', '--nonce', 'my-nonce-123']);
-  const hello = JSON.parse(j.stdout);
+  const hello = cliJson(j);
   t.is(hello.edge_proof.statement.nonce, 'my-nonce-123');
   t.true(hello.edge_proof_check.valid);
   t.true(hello.edge_proof_check.checks.includes('edge_cert_sha256 is the certificate this connection saw'));
@@ -200,10 +200,10 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
 test('svc pulse fetches and verifies a pulse, linked to the one before it', async (t) => {
   let r = await s.svc(['--json', 'pulse']);
   t.is(r.code, 0, r.stderr);
-  if (JSON.parse(r.stdout).pulse.index < 1) {
+  if (cliJson(r).pulse.index < 1) {
     r = await until('a pulse with a predecessor', async () => {
       const next = await s.svc(['--json', 'pulse', 'latest']);
-      return (next.code !== 0 || JSON.parse(next.stdout).pulse.index >= 1) && next;
+      return (next.code !== 0 || cliJson(next).pulse.index >= 1) && next;
     }, { every: 100 });
   }
   t.is(r.code, 0, r.stderr);
@@ -242,7 +242,7 @@ test('svc-admin list-invoices filters by state and machine_id and pages with a c
     const r = await s.svc(['--json', '--machine-id', m, 'fund-account', '--units', '1', '--network', 'TRON',
       '--asset', 'USDT']);
     t.is(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout).invoice_id as string;
+    return cliJson(r).invoice_id as string;
   };
   const a1 = await fund('list-a');
   const a2 = await fund('list-a');
@@ -252,7 +252,7 @@ test('svc-admin list-invoices filters by state and machine_id and pages with a c
   const list = async (...args: string[]) => {
     const r = await s.svcAdmin(['--json', 'list-invoices', ...args]);
     t.is(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { invoices: { invoice_id: string; state: string }[]; next_cursor: string | null };
+    return cliJson(r) as { invoices: { invoice_id: string; state: string }[]; next_cursor: string | null };
   };
   const ids = (l: { invoices: { invoice_id: string }[] }) => l.invoices.map((i) => i.invoice_id).sort();
   t.deepEqual(ids(await list('--machine-id', 'list-a')), [a1, a2, a3].sort());
@@ -286,36 +286,36 @@ test('list-invoices: a pending invoice past expires_at is expired, a late credit
   t.teardown(async () => { await x.stop(); x.cleanup(); });
   const fund = await x.svc(['--json', '--machine-id', 'ttl-m', 'fund-account', '--units', '1', '--network', 'Base',
     '--asset', 'USDC']);
-  const inv = JSON.parse(fund.stdout).invoice_id as string;
+  const inv = cliJson(fund).invoice_id as string;
   const expired = await until('the invoice is listed as expired', async () => {
-    const listed = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
+    const listed = cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired']));
     return listed.invoices.length > 0 && listed;
   }, { every: 100 });
   t.deepEqual(expired.invoices.map((i: { invoice_id: string }) => i.invoice_id), [inv]);
   t.is((await x.svcAdmin(['credit-late-payment', inv, '--reference', 'late-1'])).code, 0);
-  const late = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late'])).stdout);
+  const late = cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late']));
   t.deepEqual(late.invoices.map((i: { invoice_id: string; state: string }) => [i.invoice_id, i.state]),
     [[inv, 'settled']]);
-  t.is(JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout).invoices.length, 0);
+  t.is(cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).invoices.length, 0);
 });
 
 test('svc-admin settle-invoice: the same reference again is idempotent, another reference is an error', async (t) => {
   const f = await s.svc(['--json', '--machine-id', 'settle-twice', 'fund-account', '--units', '2', '--network', 'TRON',
     '--asset', 'USDT']);
-  const inv = JSON.parse(f.stdout).invoice_id as string;
+  const inv = cliJson(f).invoice_id as string;
   const first = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
   t.is(first.code, 0, first.stderr);
   const again = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
   t.is(again.code, 0);
-  t.deepEqual(JSON.parse(again.stdout), JSON.parse(first.stdout), 'the same reference returns the same invoice');
+  t.deepEqual(cliJson(again), cliJson(first), 'the same reference returns the same invoice');
   const other = await s.svcAdmin(['settle-invoice', inv, '--reference', 'tx-two']);
   t.is(other.code, 1);
   t.regex(other.stderr, /^error: invoice_already_settled: .*already settled with reference "tx-one"/);
   const otherJson = oneJsonError(t, await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-two']));
   t.deepEqual([otherJson.code, otherJson.source], ['invoice_already_settled', 'svc']);
-  const bal = JSON.parse((await s.svc(['--json', '--machine-id', 'settle-twice', 'balance'],
-    { SVC_MACHINE_TOKEN: JSON.parse(f.stdout).machine_token })).stdout);
-  t.is(bal.available_units, JSON.parse(first.stdout).credit_units, 'credited once');
+  const bal = cliJson(await s.svc(['--json', '--machine-id', 'settle-twice', 'balance'],
+    { SVC_MACHINE_TOKEN: cliJson(f).machine_token }));
+  t.is(bal.available_units, cliJson(first).credit_units, 'credited once');
 });
 
 test('svc completion bash|zsh prints a script naming every command; bash completes from it', async (t) => {

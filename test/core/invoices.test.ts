@@ -5,15 +5,12 @@
 import test from 'ava';
 import { coreFixture } from '../support/core-fixture.ts';
 import { adminExchange, frame, isErrorFrame } from '../support/raw-wire.ts';
-import { Svcd } from '../support/svcd.ts';
+import { Svcd, cliJson } from '../support/svcd.ts';
 import { Store, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { until } from '../support/until.ts';
-
-// a failure under --json is one JSON object on stderr (src/cli/output.ts)
-const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
 
 test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });
@@ -53,12 +50,12 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
   const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx']);
   t.is(refused.code, 1);
-  t.is(json(refused).error.code, 'invoice_expired');
-  t.regex(json(refused).error.message, /CREDIT_LATE_PAYMENT/);
+  t.is(cliJson(refused).error.code, 'invoice_expired');
+  t.regex(cliJson(refused).error.message, /CREDIT_LATE_PAYMENT/);
 
   const late = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
   t.is(late.code, 0, late.stderr);
-  const credited = json(late);
+  const credited = cliJson(late);
   t.deepEqual([credited.state, credited.settled_late, credited.settlement_reference], ['settled', true, 'late-tx']);
   t.is(credited.credit_units, String(BigInt(inv.amount_due as string) * 100n));
   const bal = await c.request('BALANCE', { machine_id: 'late-m' }, { token });
@@ -66,12 +63,12 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
 
   // exactly once: the same reference replays, through either admin command; another is 409 naming the first
   const again = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
-  t.deepEqual([again.code, json(again).settled_at], [0, credited.settled_at]);
+  t.deepEqual([again.code, cliJson(again).settled_at], [0, credited.settled_at]);
   t.is((await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx'])).code, 0);
   const other = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'another-tx']);
   t.is(other.code, 1);
-  t.is(json(other).error.code, 'invoice_already_settled');
-  t.regex(json(other).error.message, /"late-tx"/);
+  t.is(cliJson(other).error.code, 'invoice_already_settled');
+  t.regex(cliJson(other).error.message, /"late-tx"/);
   t.is((await c.request('BALANCE', { machine_id: 'late-m' }, { token })).available_units, credited.credit_units);
   const shown = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
   t.deepEqual([shown.state, shown.settled_late], ['settled', true]);
@@ -79,7 +76,7 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   // an invoice nobody looked at since it expired (still stored as pending) takes the same path
   const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', 'late-tx-2']);
   t.is(second.code, 0, second.stderr);
-  t.deepEqual([json(second).state, json(second).settled_late], ['settled', true]);
+  t.deepEqual([cliJson(second).state, cliJson(second).settled_late], ['settled', true]);
   c.close(); a.close();
 
   t.is(await s.stop(), 0);

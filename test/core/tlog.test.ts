@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSvcd } from '../support/start-svcd.ts';
-import { fundMachine } from '../support/svcd.ts';
+import { cliJson, fundMachine } from '../support/svcd.ts';
 import { verifyTlogProof } from '../../src/client/verify.ts';
 import { noteKeyHash } from '../../src/protocol/tlog-format.ts';
 import { parseCheckpoint, parseNote, parseTlogProof } from '../../src/kit/tlog.ts';
@@ -108,7 +108,7 @@ test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: ' +
   writeFileSync(file, JSON.stringify(last));
   const cli = await s.svc(['--json', 'verify-log', '--result', file]);
   t.is(cli.code, 0, cli.stderr);
-  t.true(JSON.parse(cli.stdout).verified);
+  t.true(cliJson(cli).verified);
   const forged = { ...last, log: { ...last.log, entry_base64: Buffer.from('forged').toString('base64') } };
   writeFileSync(file, JSON.stringify(forged));
   t.is((await s.svc(['verify-log', '--result', file])).code, 1);

@@ -165,6 +165,14 @@ export function runBin(
   });
 }
 
+/**
+ * What a `--json` CLI run printed, parsed: its result on stdout, or (src/cli/output.ts) its failure, one
+ * JSON object on stderr.
+ */
+export function cliJson(r: { stdout: string; stderr: string }): any {
+  return JSON.parse(r.stdout || r.stderr);
+}
+
 /** Funds a fresh machine through the real protocol: invoice, admin settlement. Returns its token. */
 export async function fundMachine(s: Svcd, machineId: string, units: number): Promise<string> {
   const c = await s.edge();
