@@ -8,38 +8,16 @@ import { ALL_COMMANDS, type CommandSpec } from '../../src/protocol/registry.ts';
 import { SANDBOX_SCHEMAS } from '../../src/protocol/sandbox.ts';
 import type { Schema } from '../../src/protocol/schemas.ts';
 import { SERVICE_NAMES } from '../../src/protocol/services.ts';
+import { prng, type Prng } from '../helpers.ts';
 import { httpFrom } from '../support/http-from.ts';
 import { buildHttpRequest, rawHttp, RawLines, sendAndVanish, type RawReply } from '../support/raw-wire.ts';
 import { viaEdge } from '../support/registry-call.ts';
 import type { Svcd } from '../support/svcd.ts';
 import { startSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
 
+// the same seed gives the same requests (prng, test/helpers.ts)
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 0x5ec0_2026);
 const LIMITS = { SVC_RATE_PUBLIC_LOW: '100000000/60', SVC_RATE_PAID_EXECUTION: '100000000/60' };
-
-// ---- a small seeded PRNG (mulberry32): the same seed gives the same requests
-class Rng {
-  #s: number;
-  constructor(seed: number) { this.#s = seed >>> 0; }
-  next(): number {
-    this.#s = (this.#s + 0x6d2b79f5) >>> 0;
-    let x = this.#s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number { return Math.floor(this.next() * n); }
-  pick<T>(xs: readonly T[]): T { return xs[this.int(xs.length)]!; }
-  chance(p: number): boolean { return this.next() < p; }
-  text(max: number, alphabet = 'abcXYZ019_-.~%/:;?&=+ ,"\'\\{}[]<>'): string {
-    return Array.from({ length: this.int(max + 1) }, () => alphabet[this.int(alphabet.length)]).join('');
-  }
-  bytes(n: number, avoid: number[] = []): Buffer {
-    const b = Buffer.alloc(n);
-    for (let i = 0; i < n; i++) { let v; do v = this.int(256); while (avoid.includes(v)); b[i] = v; }
-    return b;
-  }
-}
 
 // ---- what a request or frame may carry instead of a field's proper value (JSON text, so that lone
 // surrogates, 1e999 and 2^53+1 reach the server exactly as written)
@@ -109,7 +87,7 @@ const JUNK_SEGMENTS = [
   'q_fuzz', 'inv_fuzz', 'get-pulse', 'GET-PULSE', '__proto__', 'constructor',
 ];
 
-function fillPath(rng: Rng, t: Target, junk: boolean): string {
+function fillPath(rng: Prng, t: Target, junk: boolean): string {
   return t.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     if (junk && rng.chance(0.3)) return rng.pick(JUNK_SEGMENTS);
     if (junk) return rng.chance(0.5) ? 'x'.repeat(rng.int(9000)) : rng.text(40);
@@ -122,7 +100,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TR
 
 const MCP_TOOLS = ['svc_quote', 'svc_caps', 'svc_sandbox_pulse', 'nope'];
 
-function bodyFor(rng: Rng, t: Target): string {
+function bodyFor(rng: Prng, t: Target): string {
   if (t.path === '/mcp') {
     return JSON.stringify({
       jsonrpc: '2.0', id: rng.int(100), method: rng.pick(['tools/list', 'tools/call', 'initialize', 'x']),
@@ -136,7 +114,7 @@ function bodyFor(rng: Rng, t: Target): string {
 
 type Case = { label: string; req: Buffer; head?: boolean; connect?: boolean };
 
-function pathCase(rng: Rng, all: Target[]): Case {
+function pathCase(rng: Prng, all: Target[]): Case {
   const t = rng.pick(all);
   const method = rng.chance(0.6) ? t.method : rng.pick(METHODS);
   let path = fillPath(rng, t, rng.chance(0.6));
@@ -171,7 +149,7 @@ const CONTENT_TYPES = [
   'APPLICATION/JSON',
 ];
 
-function headerCase(rng: Rng, all: Target[]): Case {
+function headerCase(rng: Prng, all: Target[]): Case {
   const t = rng.pick(all);
   const body = t.method === 'POST' ? bodyFor(rng, t) : undefined;
   const headers: [string, string | Buffer][] = [];
@@ -188,7 +166,7 @@ function headerCase(rng: Rng, all: Target[]): Case {
       case 8: headers.push(['Content-Type', 'application/json'], ['Content-Type', 'text/plain']); break;
       case 9: headers.push(['Expect', rng.pick(['100-continue', '200-ok'])]); break;
       case 10: headers.push(['Accept', rng.pick(['text/html', '*/*;q=abc', STREAMS])]); break;
-      default: headers.push([`X-${rng.text(10, 'abcdefghij')}`, rng.bytes(1 + rng.int(40), CONTROLS)]);
+      default: headers.push([`X-${rng.text(10, 'abcdefghij')}`, Buffer.from(rng.bytes(1 + rng.int(40), CONTROLS))]);
     }
   };
   for (let i = 0, n = 1 + rng.int(3); i < n; i++) add();
@@ -202,7 +180,7 @@ const NOT_JSON = [
   "{'machine_id':'m'}", '{"machine_id":"m",}', '{/*c*/}', '{"bits":NaN}', '{"bits":0x10}', '{"bits":-Infinity}',
 ];
 
-function bodyCase(rng: Rng, posts: Target[]): Case {
+function bodyCase(rng: Prng, posts: Target[]): Case {
   const t = rng.pick(posts);
   const valid = bodyFor(rng, t);
   let body: string | Buffer;
@@ -219,7 +197,7 @@ function bodyCase(rng: Rng, posts: Target[]): Case {
       break;
     case 8: body = `\ufeff${valid}`; break;
     case 9: body = rng.pick(NOT_JSON); break;
-    case 10: body = rng.bytes(1 + rng.int(300)); break;
+    case 10: body = Buffer.from(rng.bytes(1 + rng.int(300))); break;
     case 11: body = valid.replace(/^\{/, `{"${rng.text(20)}":${rng.pick(WRONG)},`); break;
     case 12: body = `${valid}${rng.pick(['{}', ' garbage', '\n{"a":1}', '\u0000'])}`; break;
     default: body = valid;
@@ -240,7 +218,7 @@ function bySchema<T extends { schema: Schema | null }>(xs: T[]): T[] {
 }
 
 /** Every field of every argument schema on an HTTP route (the registry's and the sandbox's) × every WRONG value. */
-function fieldCases(rng: Rng, all: Target[]): Case[] {
+function fieldCases(rng: Prng, all: Target[]): Case[] {
   const out: Case[] = [];
   for (const t of bySchema(all)) {
     for (const field of Object.keys((t.schema!.properties ?? {}) as Record<string, unknown>)) {
@@ -341,7 +319,7 @@ const start = (t: ExecutionContext) => startSvcd(t, LIMITS);
 
 test('HTTP: seeded malformed requests get 4xx (or 2xx), never 5xx or a hang; svcd stays healthy, quiet', async (t) => {
   const s = await start(t);
-  const rng = new Rng(SEED);
+  const rng = prng(SEED);
   const all = targets();
   const posts = all.filter((x) => x.method === 'POST');
   const cases: Case[] = [
@@ -365,7 +343,7 @@ test('HTTP: seeded malformed requests get 4xx (or 2xx), never 5xx or a hang; svc
 // store's key codec throw — an internal error, logged, for one anonymous frame. Now 400 (the schema bounds it).
 test('svc/1: seeded malformed frames get error frames, never internal or a hang; the edge stays healthy', async (t) => {
   const s = await start(t);
-  const rng = new Rng(SEED ^ 0x5eed);
+  const rng = prng(SEED ^ 0x5eed);
   const lines: (string | Buffer)[] = [];
   const frame = (f: Record<string, unknown>) => JSON.stringify({ v: 'svc/1', id: rng.int(1e6), cmd: 'CAPS', ...f });
   // every field of every argument schema in the registry (admin commands too: refused first) × every WRONG value
@@ -388,7 +366,7 @@ test('svc/1: seeded malformed frames get error frames, never internal or a hang;
   }
   const garbage = ['{}', 'null', '1', '"x"', '[]', 'true', '{', '{"v":"svc/1"', '{"v":"svc/1","id":1,}', '\u0000', 'x'];
   for (const g of garbage) lines.push(g);
-  for (let i = 0; i < 60; i++) lines.push(rng.bytes(1 + rng.int(200), [0x0a]));
+  for (let i = 0; i < 60; i++) lines.push(Buffer.from(rng.bytes(1 + rng.int(200), [0x0a])));
   const names = ['hello', 'NOPE', '__proto__', 'constructor', 'toString', 'x'.repeat(5000), ''];
   for (let i = 0; i < 30; i++) lines.push(frame({ cmd: rng.pick(names) }));
   for (let i = 0; i < 30; i++) {
