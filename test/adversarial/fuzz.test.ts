@@ -112,7 +112,8 @@ function bodyFor(rng: Prng, t: Target): string {
   return JSON.stringify(args);
 }
 
-type Case = { label: string; req: Buffer; head?: boolean; connect?: boolean };
+/** `apiError`: a well-formed request to a route of the gateway, whose every 4xx must be an ApiError */
+type Case = { label: string; req: Buffer; head?: boolean; connect?: boolean; apiError?: boolean };
 
 function pathCase(rng: Prng, all: Target[]): Case {
   const t = rng.pick(all);
@@ -208,7 +209,7 @@ function bodyCase(rng: Prng, posts: Target[]): Case {
     headers.push(['Authorization', `Bearer svcm_${rng.text(43, 'abcXYZ019_-')}`]);
   }
   const req = buildHttpRequest({ method: 'POST', target: fillPath(rng, t, rng.chance(0.2)), headers, body });
-  return { label: `body ${t.path} ${Buffer.from(body).toString('latin1').slice(0, 60)}`, req };
+  return { label: `body ${t.path} ${Buffer.from(body).toString('latin1').slice(0, 60)}`, req, apiError: true };
 }
 
 /** One of each: commands that share an argument schema (the ten executions) validate alike. */
@@ -237,7 +238,7 @@ function fieldCases(rng: Prng, all: Target[]): Case[] {
           body = withRaw(args, field, wrong);
         }
         const req = buildHttpRequest({ method: t.method, target, headers, body });
-        out.push({ label: `field ${t.path} ${field}=${wrong.slice(0, 30)}`, req });
+        out.push({ label: `field ${t.path} ${field}=${wrong.slice(0, 30)}`, req, apiError: true });
       }
     }
   }
@@ -284,7 +285,10 @@ function judge(c: Case, r: RawReply): string | null {
   if (r.status >= 500) return `status ${r.status} ${r.body.toString('utf8').slice(0, 200)}`;
   if (r.status >= 300 && r.status < 400) return `status ${r.status}`;
   const json = /application\/json/.test(r.headers['content-type'] ?? '') && r.headers['content-length'] !== undefined;
-  if (r.status >= 400 && json && !c.head && !/\/mcp/i.test(c.label)) {
+  const mcp = /\/mcp/i.test(c.label);
+  // what Koa answers for a bad body or field is always an ApiError, never some other 4xx body
+  if (r.status >= 400 && c.apiError && !mcp && !json) return `a ${r.status} that is not a JSON ApiError`;
+  if (r.status >= 400 && json && !c.head && !mcp) {
     try {
       const b = JSON.parse(r.body.toString('utf8'));
       const shaped = b.ok === false && typeof b.request_id === 'string' && typeof b.error?.code === 'string';
