@@ -8,19 +8,15 @@
 //   service_unavailable  a core that is draining (what svcd does between SIGTERM and closing its
 //                        listeners), composed in-process from the real Core, listeners and gateway
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
-import { loadConfig } from '../../src/core/config.ts';
-import { Core } from '../../src/core/core.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { startListeners } from '../../src/edge/servers.ts';
 import { createGateway } from '../../src/gateway/app.ts';
 import { inProcessCaller } from '../../src/gateway/core-call.ts';
 import { listenGateway } from '../../src/gateway/http-server.ts';
 import { Store, put } from '../../src/store/store.ts';
+import { openCore } from '../support/core-fixture.ts';
 import { httpFrom, type HttpReply } from '../support/http-from.ts';
 import { RawLines, frame, isErrorFrame } from '../support/raw-wire.ts';
 import { startSvcd } from '../support/start-svcd.ts';
@@ -88,13 +84,12 @@ test('error code internal: a corrupted stored receipt answers internal (HTTP 502
 
 test('error code service_unavailable: a draining core refuses new work over HTTP (502 from the core) ' +
   'and svc/1', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'draining-'));
-  const config = loadConfig({
-    SVC_DATA_DIR: dir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_EDGE_HOST: '127.0.0.1',
-    SVC_KERNEL_THREADS: '1', SVC_LOG_LEVEL: 'silent',
+  const core = await openCore(t, {
+    SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_EDGE_HOST: '127.0.0.1', SVC_KERNEL_THREADS: '1',
+    SVC_LOG_LEVEL: 'silent',
   });
+  const config = core.ctx.config;
   const log = pino({ level: 'silent' });
-  const core = await Core.open(config);
   const listeners = await startListeners(core, log);
   const caller = inProcessCaller(
     (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'backend', client, validated),
@@ -109,8 +104,6 @@ test('error code service_unavailable: a draining core refuses new work over HTTP
     await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
     gw.close();
     await listeners.close();
-    await core.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const edgePort = Number(listeners.addresses.edge.split(':').pop());
