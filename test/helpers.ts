@@ -45,12 +45,31 @@ export function readJson<T = any>(path: string): T {
 export function prng(seed: number) {
   let s = seed >>> 0 || 1;
   const next = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s; };
+  /** 0 ≤ int(n) < n (0 when n is 0) */
+  const int = (n: number) => (n > 0 ? next() % n : 0);
   return {
     next,
-    int: (n: number) => next() % n,
-    bytes: (n: number) => { const b = new Uint8Array(n); for (let i = 0; i < n; i++) b[i] = next() & 0xff; return b; },
+    int,
+    /** n random bytes, none of them in `avoid` */
+    bytes: (n: number, avoid: readonly number[] = []) => {
+      const b = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        let v;
+        do v = next() & 0xff; while (avoid.includes(v));
+        b[i] = v;
+      }
+      return b;
+    },
+    pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]!,
+    /** true with probability p */
+    chance: (p: number) => next() / 0x1_0000_0000 < p,
+    /** up to `max` characters of `alphabet` */
+    text: (max: number, alphabet = 'abcXYZ019_-.~%/:;?&=+ ,"\'\\{}[]<>') =>
+      Array.from({ length: int(max + 1) }, () => alphabet[int(alphabet.length)]).join(''),
   };
 }
+
+export type Prng = ReturnType<typeof prng>;
 
 /** Lengths around every block boundary up to 70,000 bytes, plus random ones. */
 export function interestingLengths(seed = 1, randomCount = 200): number[] {

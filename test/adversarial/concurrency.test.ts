@@ -4,7 +4,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
 import { fundMachine, type Svcd } from '../support/svcd.ts';
-import { startSvcd } from '../support/start-svcd.ts';
+import { startSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
 import { viaEdge, viaHttp, type Outcome } from '../support/registry-call.ts';
 
 type Surface = 'http' | 'edge';
@@ -35,12 +35,6 @@ async function caller(s: Svcd, from: string, connections = 4): Promise<Caller> {
 async function balance(c: Caller, machine: string, token: string): Promise<{ available: bigint; reserved: bigint }> {
   const r = await call(c, 'edge', 'BALANCE', { machine_id: machine }, token);
   return { available: BigInt(r.body.available_units as string), reserved: BigInt(r.body.reserved_units as string) };
-}
-
-async function stopChecked(t: ExecutionContext, s: Svcd): Promise<void> {
-  const check = await s.stopAndCheckLedger();
-  t.is(check.exitCode, 0);
-  t.true(check.ok, check.problems.join('; '));
 }
 
 // An attest-event quote priced through its `bytes` dimension (the most it may send; the execution
@@ -89,7 +83,7 @@ async function raceFlows(t: ExecutionContext, pick: (i: number, step: number) =>
   }
   t.deepEqual(await balance(c, machine, token), { available: credit - BigInt(n) * units, reserved: 0n });
   for (const e of c.edges) e.close();
-  await stopChecked(t, s);
+  await stopCheckingLedger(s);
 }
 
 test('50 concurrent paid flows over HTTP: exactly N run, the rest 409 insufficient_balance', async (t) => {
@@ -119,7 +113,7 @@ test('20 concurrent ACCEPTs of one issued quote: one 200, the rest 409, one rese
   t.true(all.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.code === 'quote_not_issued'),
     `the rest are 409 quote_not_issued: ${[...new Set(all.map((r) => `${r.status} ${r.code}`))].join(', ')}`);
   for (const e of c.edges) e.close();
-  await stopChecked(t, s);
+  await stopCheckingLedger(s);
 });
 
 test('machines sharing an Idempotency-Key on ACCEPT_QUOTE, FUND_ACCOUNT, QUOTE get their own replies', async (t) => {
@@ -175,5 +169,5 @@ test('machines sharing an Idempotency-Key on ACCEPT_QUOTE, FUND_ACCOUNT, QUOTE g
     t.deepEqual(fundAgain.map((r) => [r.body.invoice_id, r.replayed]), invoices.map((r) => [r.body.invoice_id, true]));
   }
   for (const e of [...c.edges, ...elsewhere.edges]) e.close();
-  await stopChecked(t, s);
+  await stopCheckingLedger(s);
 });

@@ -9,18 +9,12 @@ import { Store } from '../../src/store/store.ts';
 import { loadRecord, recordKey, recordOps, sweepIdempotency } from '../../src/core/idempotency.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
 import { httpFrom } from '../support/http-from.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, {}, { checkLedger: true });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({}, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => {
-  const r = await s.stopAndCheckLedger();
-  s.cleanup();
-  if (!r.ok) throw new Error(`ledger: ${r.problems.join('; ')}`);
-});
+test.before(() => { base = s.ready.http!; });
 
 const post = (from: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
   httpFrom(from, base, 'POST', path, body, headers);
@@ -135,11 +129,9 @@ test('expiry end to end: after SVC_IDEMPOTENCY_TTL_MS the key is free again (ano
   const first = await quote(8);
   const clash = await quote(16);
   t.deepEqual([first.status, clash.status], [200, 422]);
-  const deadline = Date.now() + 15_000;
-  let status = 422;
-  while (status === 422 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    status = (await quote(16)).status;
-  }
+  const status = await until('the key is free again', async () => {
+    const now = (await quote(16)).status;
+    return now !== 422 && now;
+  }, { every: 200 });
   t.is(status, 200);
 });

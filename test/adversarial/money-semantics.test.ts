@@ -3,36 +3,20 @@
 // flooding that would exhaust a rail's amount suffixes, quotes that charge for input never read,
 // stray fields, max_output on GET_PULSE, and a second accept of an accepted quote.
 import test from 'ava';
+import { httpJson } from '../support/http-from.ts';
+import { sharedSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { Store } from '../../src/store/store.ts';
 import { idPart, key } from '../../src/store/key-codec.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60' },
+  { checkLedger: true });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => {
-  const r = await s.stopAndCheckLedger();
-  s.cleanup();
-  if (!r.ok || r.exitCode !== 0) throw new Error(`after: ${JSON.stringify(r)}`);
-});
+test.before(() => { base = s.ready.http!; });
 
-type Reply = { status: number; headers: Headers; body: any };
-
-async function http(
-  method: string, path: string, body?: unknown, headers: Record<string, string> = {}, at = base,
-): Promise<Reply> {
-  const res = await fetch(at + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
+const http = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, at = base) =>
+  httpJson(at + path, method, body, headers);
 
 const code = async (p: Promise<unknown>) => {
   try { await p; } catch (e) { return (e as { code: string }).code; }
@@ -73,8 +57,7 @@ test('claim race: 20 concurrent unauthenticated FUND_ACCOUNT on a fresh id → o
   t.is(svc1.filter((r) => r.status === 'fulfilled').length, 1);
   t.true(svc1.every((r) => r.status === 'fulfilled' || (r.reason as { code: string }).code === 'unauthorized'));
   // the store (read once svcd has stopped: LevelDB has one owner) holds one invoice per machine
-  const r = await own.stopAndCheckLedger();
-  t.true(r.ok, r.problems.join('; '));
+  await stopCheckingLedger(own);
   t.is((await invoicesIn(own.dataDir, 'claim-race')).length, 1);
   t.is((await invoicesIn(own.dataDir, 'claim-race-2')).length, 1);
 });

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, createServer, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Svcd } from '../support/svcd.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 const RSS_BOUND = 100e6;
 const HOLDERS = 1000;
@@ -13,27 +15,25 @@ const PARTIAL = 200_000; // bytes each holder sends: 1,000 x 200 kB = 200 MB off
 const SOURCES = Array.from({ length: 100 }, (_, i) => `127.0.0.${i + 2}`); // 10 holders per address
 const PER_ADDRESS = 16;
 
-let s: Svcd;
+const s = sharedSvcd(test, {
+  SVC_HANDSHAKE_TIMEOUT_MS: '1000',
+  SVC_LINE_TIMEOUT_MS: '4000',
+  SVC_HTTP_HEADERS_TIMEOUT_MS: '1000',
+  SVC_HTTP_REQUEST_TIMEOUT_MS: '4000',
+  SVC_EDGE_MAX_CONNECTIONS: '1200',
+  SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+  SVC_HTTP_MAX_CONNECTIONS: '1200',
+  SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+  SVC_RATE_PUBLIC_LOW: '1000000/60', // the rate limit is not what is under test here
+});
 let base: string;
 let httpPort: number;
 test.before(async () => {
-  s = await Svcd.start({
-    SVC_HANDSHAKE_TIMEOUT_MS: '1000',
-    SVC_LINE_TIMEOUT_MS: '4000',
-    SVC_HTTP_HEADERS_TIMEOUT_MS: '1000',
-    SVC_HTTP_REQUEST_TIMEOUT_MS: '4000',
-    SVC_EDGE_MAX_CONNECTIONS: '1200',
-    SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
-    SVC_HTTP_MAX_CONNECTIONS: '1200',
-    SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
-    SVC_RATE_PUBLIC_LOW: '1000000/60', // the rate limit is not what is under test here
-  }, ['start']);
   base = s.ready.http!;
   httpPort = Number(new URL(base).port);
   // warm both listeners (TLS, the gateway's pool, lazy modules) so baselines measure only the attack
   for (let i = 0; i < 20; i++) await stillServed({ is: () => undefined });
 });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
 
 /** svcd's resident memory in bytes (VmRSS). */
 function rss(): number {
@@ -49,14 +49,6 @@ function watchRss(): () => number {
 }
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-
-async function until(done: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A client socket and everything the server sent it until it closed. */
 interface Held { socket: Socket; data: string; closed: boolean }
@@ -149,7 +141,7 @@ test.serial(`edge: ${HOLDERS} TLS connections holding partial lines: memory boun
     return h;
   });
   await stillServed(t);
-  await until(() => holders.every((h) => h.closed), 'every holder closed');
+  await until('every holder closed', () => holders.every((h) => h.closed));
   const grew = peak() - baseline;
   t.true(grew < RSS_BOUND, `RSS grew by ${mb(grew)} (baseline ${mb(baseline)})`);
   const first = holders.map((h) => replyLines(h)[0]);
@@ -174,7 +166,7 @@ test.serial(`HTTP: ${HOLDERS} connections holding partial bodies: memory bounded
     return h;
   });
   await stillServed(t);
-  await until(() => holders.every((h) => h.closed), 'every holder closed');
+  await until('every holder closed', () => holders.every((h) => h.closed));
   const grew = peak() - baseline;
   t.true(grew < RSS_BOUND, `RSS grew by ${mb(grew)} (baseline ${mb(baseline)})`);
   const first = holders.map((h) => responses(h.data)[0]);
@@ -207,7 +199,7 @@ test.serial('edge: handshakes that never finish are closed (nothing, half a Clie
     if (sent < hello.length - 1 && !trickle.closed) trickle.socket.write(hello.subarray(sent, ++sent));
   }, 100);
   try {
-    await until(() => silent.closed && half.closed && trickle.closed, 'the three closed by the server', 15_000);
+    await until('the three closed by the server', () => silent.closed && half.closed && trickle.closed, { ms: 15_000 });
   } finally {
     clearInterval(drip);
   }
@@ -221,17 +213,17 @@ test.serial('caps: connections over the per-address cap are refused at once; oth
   const edge = await Promise.all(Array.from({ length: PER_ADDRESS }, () => edgeTls(source)));
   await t.throwsAsync(edgeTls(source), undefined, 'one more from the same address is refused');
   edge[0]!.socket.write('{"v":"svc/1","id":1,"cmd":"CAPS"}\n');
-  await until(() => replyLines(edge[0]!).length === 1, 'a reply on an admitted connection');
+  await until('a reply on an admitted connection', () => replyLines(edge[0]!).length === 1);
   t.is(replyLines(edge[0]!)[0]!.ok, true, 'the admitted connections still work');
   const other = await edgeTls('127.0.0.251');
   t.false(other.closed, 'another address is admitted');
 
   const http = await Promise.all(Array.from({ length: PER_ADDRESS }, () => tcp(httpPort, source)));
   const over = await tcp(httpPort, source);
-  await until(() => over.closed, 'the connection over the HTTP cap closed');
+  await until('the connection over the HTTP cap closed', () => over.closed);
   t.is(over.data, '', 'closed without an answer');
   http[0]!.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
-  await until(() => /\r\n\r\n\{/.test(http[0]!.data), 'a response on an admitted HTTP connection');
+  await until('a response on an admitted HTTP connection', () => /\r\n\r\n\{/.test(http[0]!.data));
   t.regex(http[0]!.data, /^HTTP\/1\.1 200/);
   for (const h of [...edge, other, ...http]) h.socket.destroy();
 });
@@ -249,13 +241,13 @@ test.serial('caps: the total per listener is enforced (a small svcd: edge 6, bac
   try {
     const edge = await Promise.all(SOURCES.slice(0, 6).map((a) => open(small.edgePort, a)));
     const over = await open(small.edgePort, SOURCES[6]!);
-    await until(() => over.closed, 'the 7th edge connection closed');
+    await until('the 7th edge connection closed', () => over.closed);
     t.false(edge.some((h) => h.closed), 'the first 6 stay open');
     const backend = await Promise.all([0, 1].map(() => open(small.backendPort, '127.0.0.1')));
     const overBackend = await open(small.backendPort, '127.0.0.1');
-    await until(() => overBackend.closed, 'the 3rd backend connection closed');
+    await until('the 3rd backend connection closed', () => overBackend.closed);
     backend[0]!.socket.write('{"v":"svc/1","id":1,"cmd":"CAPS"}\n');
-    await until(() => replyLines(backend[0]!).length === 1, 'a reply on an admitted backend connection');
+    await until('a reply on an admitted backend connection', () => replyLines(backend[0]!).length === 1);
     t.is(replyLines(backend[0]!)[0]!.ok, true);
   } finally {
     for (const h of opened) h.socket.destroy(); // svcd's shutdown would wait for them
@@ -282,7 +274,7 @@ test.serial('deep nesting: 50,000 deep on HTTP (incl. /mcp) is 400, 60,000 deep 
   const h = await edgeTls('127.0.0.1');
   h.socket.write(`{"v":"svc/1","id":7,"cmd":"QUOTE","args":{"service":"get-pulse","x":${deep(60_000)}}}\n`);
   h.socket.write('{"v":"svc/1","id":8,"cmd":"CAPS"}\n');
-  await until(() => replyLines(h).length === 2, 'two replies');
+  await until('two replies', () => replyLines(h).length === 2);
   const [first, second] = [replyLines(h).find((l) => l.id === 7), replyLines(h).find((l) => l.id === 8)];
   t.deepEqual([first?.ok, first?.error?.code], [false, 'invalid_request'], 'answered with its own id');
   t.regex(first?.error?.message ?? '', /deeper than 64 levels/);
@@ -296,7 +288,7 @@ test.serial('HTTP: what Node rejects before Koa is an ApiError (malformed, extra
   const exchange = async (raw: string) => {
     const h = await tcp(httpPort, '127.0.0.1');
     h.socket.write(raw);
-    await until(() => h.closed, 'closed by the server');
+    await until('closed by the server', () => h.closed);
     return responses(h.data);
   };
   const garbage = await exchange('NOT HTTP AT ALL\r\n\r\n');

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { BIN, Svcd, runBin } from '../support/svcd.ts';
+import { testNeeding } from '../support/needs.ts';
+import { BIN, Svcd, cliJson, runBin } from '../support/svcd.ts';
 import { buildProgram } from '../../src/cli/svc.ts';
 import { buildAdminProgram } from '../../src/cli/svc-admin.ts';
 import { SVCD_COMMANDS } from '../../src/cli/svcd-usage.ts';
@@ -16,11 +17,11 @@ import { verifyEdgeProof } from '../../src/client/node-proofs.ts';
 import { verifyPublishedPulse } from '../../src/client/verify.ts';
 import type { SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
 // short pulse periods, so a pulse with a predecessor exists soon
-test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '300' }); });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '300' }, { args: ['core'] });
 
 type Out = { code: number; stdout: string; stderr: string };
 
@@ -128,7 +129,6 @@ test('--json: a usage error, a refusal and a connection failure are each one JSO
 
   const port = await deadPort();
   const down = await runBin(BIN.svc, ['--json', '--edge', `127.0.0.1:${port}`, '--machine-id', 'm', 'balance']);
-  t.true(down.code !== 0);
   t.is(down.code, 3);
   const e = oneJsonError(t, down);
   t.deepEqual([e.code, e.source], ['connection_failed', 'cli']);
@@ -167,7 +167,7 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /^edge proof: valid \(key [0-9a-f]{16}, [\w-]{43}\)$/m);
   const j = await s.svc(['--json', 'hello', '--nonce', 'my-nonce-123']);
-  const hello = JSON.parse(j.stdout);
+  const hello = cliJson(j);
   t.is(hello.edge_proof.statement.nonce, 'my-nonce-123');
   t.true(hello.edge_proof_check.valid);
   t.true(hello.edge_proof_check.checks.includes('edge_cert_sha256 is the certificate this connection saw'));
@@ -201,9 +201,12 @@ test('svc hello verifies the edge proof and says so; a proof that does not verif
 test('svc pulse fetches and verifies a pulse, linked to the one before it', async (t) => {
   const LINK = 'pulse k+1 follows pulse k (index, chain, prev_output)';
   let r = await s.svc(['--json', 'pulse']);
-  for (let i = 0; i < 100 && r.code === 0 && JSON.parse(r.stdout).pulse.index < 1; i++) {
-    await new Promise((ok) => setTimeout(ok, 100));
-    r = await s.svc(['--json', 'pulse', 'latest']);
+  t.is(r.code, 0, r.stderr);
+  if (cliJson(r).pulse.index < 1) {
+    r = await until('a pulse with a predecessor', async () => {
+      const next = await s.svc(['--json', 'pulse', 'latest']);
+      return (next.code !== 0 || cliJson(next).pulse.index >= 1) && next;
+    }, { every: 100 });
   }
   t.is(r.code, 0, r.stderr);
   const latest = JSON.parse(r.stdout) as SignedPulse & { public_key: string; verified: boolean; checks: string[] };
@@ -251,7 +254,7 @@ test('svc-admin list-invoices filters by state and machine_id and pages with a c
     const r = await s.svc(['--json', '--machine-id', m, 'fund-account', '--units', '1', '--network', 'TRON',
       '--asset', 'USDT']);
     t.is(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout).invoice_id as string;
+    return cliJson(r).invoice_id as string;
   };
   const a1 = await fund('list-a');
   const a2 = await fund('list-a');
@@ -261,7 +264,7 @@ test('svc-admin list-invoices filters by state and machine_id and pages with a c
   const list = async (...args: string[]) => {
     const r = await s.svcAdmin(['--json', 'list-invoices', ...args]);
     t.is(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { invoices: { invoice_id: string; state: string }[]; next_cursor: string | null };
+    return cliJson(r) as { invoices: { invoice_id: string; state: string }[]; next_cursor: string | null };
   };
   const ids = (l: { invoices: { invoice_id: string }[] }) => l.invoices.map((i) => i.invoice_id).sort();
   t.deepEqual(ids(await list('--machine-id', 'list-a')), [a1, a2, a3].sort());
@@ -295,37 +298,36 @@ test('list-invoices: a pending invoice past expires_at is expired, a late credit
   t.teardown(async () => { await x.stop(); x.cleanup(); });
   const fund = await x.svc(['--json', '--machine-id', 'ttl-m', 'fund-account', '--units', '1', '--network', 'Base',
     '--asset', 'USDC']);
-  const inv = JSON.parse(fund.stdout).invoice_id as string;
-  let expired = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
-  for (let i = 0; i < 100 && expired.invoices.length === 0; i++) {
-    await new Promise((ok) => setTimeout(ok, 100));
-    expired = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout);
-  }
+  const inv = cliJson(fund).invoice_id as string;
+  const expired = await until('the invoice is listed as expired', async () => {
+    const listed = cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired']));
+    return listed.invoices.length > 0 && listed;
+  }, { every: 100 });
   t.deepEqual(expired.invoices.map((i: { invoice_id: string }) => i.invoice_id), [inv]);
   t.is((await x.svcAdmin(['credit-late-payment', inv, '--reference', 'late-1'])).code, 0);
-  const late = JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late'])).stdout);
+  const late = cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late']));
   t.deepEqual(late.invoices.map((i: { invoice_id: string; state: string }) => [i.invoice_id, i.state]),
     [[inv, 'settled']]);
-  t.is(JSON.parse((await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).stdout).invoices.length, 0);
+  t.is(cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'expired'])).invoices.length, 0);
 });
 
 test('svc-admin settle-invoice: the same reference again is idempotent, another reference is an error', async (t) => {
   const f = await s.svc(['--json', '--machine-id', 'settle-twice', 'fund-account', '--units', '2', '--network', 'TRON',
     '--asset', 'USDT']);
-  const inv = JSON.parse(f.stdout).invoice_id as string;
+  const inv = cliJson(f).invoice_id as string;
   const first = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
   t.is(first.code, 0, first.stderr);
   const again = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
   t.is(again.code, 0);
-  t.deepEqual(JSON.parse(again.stdout), JSON.parse(first.stdout), 'the same reference returns the same invoice');
+  t.deepEqual(cliJson(again), cliJson(first), 'the same reference returns the same invoice');
   const other = await s.svcAdmin(['settle-invoice', inv, '--reference', 'tx-two']);
   t.is(other.code, 1);
   t.regex(other.stderr, /^error: invoice_already_settled: .*already settled with reference "tx-one"/);
   const otherJson = oneJsonError(t, await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-two']));
   t.deepEqual([otherJson.code, otherJson.source], ['invoice_already_settled', 'svc']);
-  const bal = JSON.parse((await s.svc(['--json', '--machine-id', 'settle-twice', 'balance'],
-    { SVC_MACHINE_TOKEN: JSON.parse(f.stdout).machine_token })).stdout);
-  t.is(bal.available_units, JSON.parse(first.stdout).credit_units, 'credited once');
+  const bal = cliJson(await s.svc(['--json', '--machine-id', 'settle-twice', 'balance'],
+    { SVC_MACHINE_TOKEN: cliJson(f).machine_token }));
+  t.is(bal.available_units, cliJson(first).credit_units, 'credited once');
 });
 
 test('svc completion bash|zsh prints a script naming every command; bash completes from it', async (t) => {
@@ -348,7 +350,13 @@ test('svc completion bash|zsh prints a script naming every command; bash complet
   t.deepEqual(complete(['svc', '--edge', 'h:1', 'fund-account', '--netw']), ['--network']);
   t.deepEqual(complete(['svc', 'fund-account', '--network', '']), ['TRON', 'Solana', 'Base']);
   t.deepEqual(complete(['svc', 'completion', 'z']), ['zsh']);
-  const zshBin = spawnSync('zsh', ['-n'], { input: zsh.stdout });
-  if (zshBin.error) t.log('zsh not installed: its script was not parsed');
-  else t.is(zshBin.status, 0, String(zshBin.stderr));
+});
+
+const zshPresent = !spawnSync('zsh', ['-c', 'exit 0']).error;
+testNeeding(test, 'svc completion zsh: zsh parses the script (zsh -n)',
+  { what: 'zsh', present: zshPresent, hint: 'apt install zsh' }, async (t) => {
+  const zsh = await runBin(BIN.svc, ['completion', 'zsh']);
+  t.is(zsh.code, 0);
+  const parsed = spawnSync('zsh', ['-n'], { input: zsh.stdout });
+  t.is(parsed.status, 0, String(parsed.stderr));
 });

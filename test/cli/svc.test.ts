@@ -1,12 +1,11 @@
 // The CLIs as users run them: help lists every command and flag, exit codes are 0 ok, 1 the
 // service said no, 2 usage, 3 connection/TLS failure, and --insecure says loudly what it does.
 import test from 'ava';
-import { BIN, Svcd, runBin } from '../support/svcd.ts';
+import { BIN, cliJson, runBin } from '../support/svcd.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
-test.before(async () => { s = await Svcd.start(); });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+const s = sharedSvcd(test, {}, { args: ['core'] });
 
 test('svc --help lists every public command form; per-command help lists its flags', async (t) => {
   const r = await runBin(BIN.svc, ['--help']);
@@ -54,7 +53,7 @@ test('CLI flags follow the request schemas: --bytes alone quotes make-bct, requi
   const m = ['--machine-id', 'cli-shapes', '--json'];
   const byBytes = await s.svc([...m, 'quote-make-bct', '--bytes', '5']);
   t.is(byBytes.code, 0, byBytes.stderr);
-  t.is(JSON.parse(byBytes.stdout).bytes, 5);
+  t.is(cliJson(byBytes).bytes, 5);
   t.is((await s.svc([...m, 'quote-make-bct', '--plain-hex', '68656c6c6f'])).code, 0);
   const neither = await s.svc([...m, 'quote-make-bct']);
   t.deepEqual([neither.code, /needs --plain-hex \(or its file\) or --bytes/.test(neither.stderr)], [2, true]);
@@ -64,7 +63,7 @@ test('CLI flags follow the request schemas: --bytes alone quotes make-bct, requi
   const stray = await s.svc([...m, 'quote-make-bct', '--bytes', '5', '--packet-hex', '00']);
   t.is(stray.code, 2, 'no --packet-hex on make-bct');
   const ts = await s.svc([...m, 'quote-timestamp-proof']);
-  t.is(JSON.parse(ts.stdout).bytes, 32, 'a fixed-size input defaults to its size');
+  t.is(cliJson(ts).bytes, 32, 'a fixed-size input defaults to its size');
   const sealed = await s.svc([...m, 'sealed-message', 'q_x', '--plain-hex', '00']);
   t.deepEqual([sealed.code, /needs --packet-hex or its file/.test(sealed.stderr)], [2, true]);
   const help = await runBin(BIN.svc, ['quote-make-bct', '--help']);

@@ -4,8 +4,6 @@ import test from 'ava';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Svcd } from '../support/svcd.ts';
 import { SvcClient } from '../../src/client/client.ts';
-import fc from 'fast-check';
-import { LineDecoder } from '../../src/protocol/line-codec.ts';
 
 test('pipelining: 200 requests in flight on one connection resolve to their own replies', async (t) => {
   const s = await Svcd.start();
@@ -51,30 +49,4 @@ test('reconnect: after the server restarts, the same client reaches it again on 
   t.is((await c.request('CAPS')).capability_count, 21);
   t.true(c.reconnects >= 1);
   c.close();
-});
-
-test('LineDecoder: any chunking of a stream gives the same lines as the whole (property)', (t) => {
-  const oneLine = fc.string({ maxLength: 40 }).filter((x) => !x.includes('\n'));
-  const cutList = fc.array(fc.nat(60), { maxLength: 30 });
-  fc.assert(fc.property(fc.array(oneLine, { maxLength: 20 }), cutList, (lines, cuts) => {
-    const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''));
-    const d = new LineDecoder(1 << 20);
-    const got: string[] = [];
-    let at = 0;
-    for (const c of [...cuts, whole.length]) {
-      const end = Math.min(whole.length, at + c);
-      got.push(...d.push(whole.subarray(at, end)).lines);
-      at = end;
-    }
-    return JSON.stringify(got) === JSON.stringify(lines) && d.pending === 0;
-  }), { numRuns: 300 });
-  t.pass();
-});
-
-test('LineDecoder: an unfinished line never holds more than the limit', (t) => {
-  const d = new LineDecoder(100);
-  t.false(d.push(Buffer.alloc(60, 0x61)).overflow);
-  t.true(d.push(Buffer.alloc(41, 0x61)).overflow);
-  const d2 = new LineDecoder(100);
-  t.deepEqual(d2.push(Buffer.from(`${'a'.repeat(100)}\nb`)), { lines: ['a'.repeat(100)], overflow: false });
 });

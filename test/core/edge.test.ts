@@ -6,10 +6,9 @@ import { statSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Svcd } from '../support/svcd.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
-test.before(async () => { s = await Svcd.start({ SVC_LINE_TIMEOUT_MS: '3000', SVC_MAX_IN_FLIGHT: '8' }); });
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+const s = sharedSvcd(test, { SVC_LINE_TIMEOUT_MS: '3000', SVC_MAX_IN_FLIGHT: '8' }, { args: ['core'] });
 
 function rawTls(alpn: string[] | undefined): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {

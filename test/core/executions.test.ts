@@ -3,31 +3,22 @@
 // hashes, the BVM reference interpreter for programs).
 import test from 'ava';
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 import { assemble } from '../../src/kernels/bvm-assembler.ts';
 import { runReference } from '../reference/bvm-ref.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
-import { Store } from '../../src/store/store.ts';
-import { Ledger } from '../../src/core/ledger.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
 let c: SvcClient;
 const tokens: Record<string, string> = {};
+// registered before sharedSvcd's serial after hook: the client is closed when svcd stops
+test.after.always(() => c?.close());
+const s = sharedSvcd(test, {}, { args: ['core'], checkLedger: true });
 test.before(async () => {
-  s = await Svcd.start();
   tokens.a = await fundMachine(s, 'ex-a', 1);
   tokens.b = await fundMachine(s, 'ex-b', 1);
   c = await s.edge();
-});
-test.after.always(async () => {
-  c?.close();
-  await s?.stop();
-  const store = await Store.open(s.dataDir);
-  const check = await new Ledger(store).verify();
-  await store.close();
-  s?.cleanup();
-  if (!check.ok) throw new Error(check.problems.join('; '));
 });
 
 const hex = (b: Uint8Array | string) => Buffer.from(b).toString('hex');

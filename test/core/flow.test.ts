@@ -3,31 +3,20 @@
 import test from 'ava';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Svcd, fundMachine } from '../support/svcd.ts';
-import { Store } from '../../src/store/store.ts';
-import { Ledger } from '../../src/core/ledger.ts';
+import { cliJson, fundMachine } from '../support/svcd.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
-test.before(async () => { s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' }); });
-test.after.always(async () => {
-  const code = await s?.stop();
-  // the ledger invariant after every test that moved money: checked on the stopped data dir
-  const store = await Store.open(s.dataDir);
-  const check = await new Ledger(store).verify();
-  await store.close();
-  s?.cleanup();
-  if (!check.ok || code !== 0) throw new Error(`after: exit ${code}, ledger ${JSON.stringify(check)}`);
-});
-
-// a failure under --json is one JSON object on stderr (src/cli/output.ts)
-const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
+// the ledger invariant after every test that moved money: checked on the stopped data dir
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' },
+  { args: ['core'], checkLedger: true });
 
 test.serial('GET_PULSE flow with the real CLIs: ' +
   'fund → settle → balance → quote → accept → execute → receipt → verify offline', async (t) => {
   const m = ['--machine-id', 'cli-machine'];
   const fund = await s.svc([...m, '--json', 'fund-account', '--units', '3', '--network', 'Solana', '--asset', 'USDT']);
   t.is(fund.code, 0, fund.stderr);
-  const inv = json(fund);
+  const inv = cliJson(fund);
   t.regex(inv.machine_token, /^svcm_[A-Za-z0-9_-]{43}$/);
   t.is(inv.rail, 'USDT_SOLANA');
   t.true(BigInt(inv.amount_due) > 3_000_000n && BigInt(inv.amount_due) < 3_100_000n, 'unique suffix below 0.10');
@@ -36,72 +25,71 @@ test.serial('GET_PULSE flow with the real CLIs: ' +
   t.is(statSync(cred).mode & 0o777, 0o600);
   t.regex(fund.stderr, /saved to .* \(mode 0600\)/);
 
-  const pending = json(await s.svc([...m, '--json', 'invoice-status', inv.invoice_id]));
+  const pending = cliJson(await s.svc([...m, '--json', 'invoice-status', inv.invoice_id]));
   t.is(pending.state, 'pending');
   t.is(pending.machine_token, undefined, 'the token is returned once');
   const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']);
   t.is(settled.code, 0, settled.stderr);
-  t.is(json(settled).state, 'settled');
-  const again = json(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']));
+  t.is(cliJson(settled).state, 'settled');
+  const again = cliJson(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']));
   t.is(again.state, 'settled', 'settling twice with the same reference credits once');
   const other = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-2']);
   t.is(other.code, 1, 'another reference for a settled invoice is refused, not a silent success');
-  t.is(json(other).error.code, 'invoice_already_settled');
-  t.regex(json(other).error.message, /already settled with reference "sol-tx-1"/);
+  t.is(cliJson(other).error.code, 'invoice_already_settled');
+  t.regex(cliJson(other).error.message, /already settled with reference "sol-tx-1"/);
 
-  const bal = json(await s.svc([...m, '--json', 'balance']));
+  const bal = cliJson(await s.svc([...m, '--json', 'balance']));
   t.deepEqual([bal.available_units, bal.reserved_units], [String(credit), '0']);
 
-  const quote = json(await s.svc([...m, '--json', 'quote-get-pulse', '--bits', '1001']));
+  const quote = cliJson(await s.svc([...m, '--json', 'quote-get-pulse', '--bits', '1001']));
   t.is(quote.state, 'issued');
   t.is(quote.price_version, 'svcC_REF_USD_WORK_V6');
   t.is(quote.quote_terms_version, 5);
-  const accepted = json(await s.svc([...m, '--json', 'accept-quote', quote.quote_id]));
+  const accepted = cliJson(await s.svc([...m, '--json', 'accept-quote', quote.quote_id]));
   t.is(accepted.state, 'accepted');
-  const held = json(await s.svc([...m, '--json', 'balance']));
+  const held = cliJson(await s.svc([...m, '--json', 'balance']));
   t.is(BigInt(held.reserved_units), BigInt(quote.quote_units));
 
   const exec = await s.svc([...m, '--json', 'get-pulse', quote.quote_id]);
   t.is(exec.code, 0, exec.stderr);
-  const result = json(exec);
+  const result = cliJson(exec);
   t.is(result.output_hex.length, 252, '1001 bits = 126 bytes');
   t.is(parseInt(result.output_hex.slice(-2), 16) & 0x7f, 0, 'the 7 unused bits of the last byte are zero');
   t.regex(result.receipt_id, /^rcpt_/);
   t.regex(result.result_tag, /^[0-9a-f]{64}$/);
-  const after = json(await s.svc([...m, '--json', 'balance']));
+  const after = cliJson(await s.svc([...m, '--json', 'balance']));
   t.deepEqual([BigInt(after.available_units), after.reserved_units], [credit - BigInt(quote.quote_units), '0']);
 
-  const replay = json(await s.svc([...m, '--json', 'get-pulse', quote.quote_id]));
+  const replay = cliJson(await s.svc([...m, '--json', 'get-pulse', quote.quote_id]));
   t.is(replay.receipt_id, result.receipt_id, 'repeating the same execution returns the stored result');
   t.true(replay.replayed);
   const bits = await s.svc([...m, '--json', 'get-pulse', quote.quote_id, '--bits', '8']);
   t.is(bits.code, 1);
-  t.is(json(bits).error.code, 'execution_mismatch');
+  t.is(cliJson(bits).error.code, 'execution_mismatch');
 
-  const rec = json(await s.svc([...m, '--json', 'get-receipt', result.receipt_id]));
+  const rec = cliJson(await s.svc([...m, '--json', 'get-receipt', result.receipt_id]));
   t.is(rec.receipt.quote_id, quote.quote_id);
   t.is(rec.receipt.units_charged, String(quote.quote_units));
   t.true(rec.valid);
-  const ver = json(await s.svc([...m, '--json', 'verify-receipt', result.receipt_id]));
+  const ver = cliJson(await s.svc([...m, '--json', 'verify-receipt', result.receipt_id]));
   t.true(ver.valid);
 
   // offline verification: wait for the next pulse to reveal the seed
   const resultFile = join(s.dataDir, 'pulse-result.json');
   writeFileSync(resultFile, JSON.stringify(result));
-  let v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
-  for (let i = 0; i < 40 && v.code !== 0; i++) {
-    t.is(json(v).error.code, 'not_found', 'only "not revealed yet" may fail');
-    await new Promise((r) => setTimeout(r, 250));
-    v = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
-  }
+  // only "not revealed yet" (not_found) is waited out: any other failure ends the wait and fails below
+  const v = await until('the next pulse reveals the seed', async () => {
+    const x = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+    return (x.code === 0 || cliJson(x).error.code !== 'not_found') && x;
+  }, { every: 250 });
   t.is(v.code, 0, v.stdout + v.stderr);
-  t.true(json(v).verified);
+  t.true(cliJson(v).verified);
   const tampered = join(s.dataDir, 'pulse-result-bad.json');
   const flip = (c: string) => (c === '0' ? '1' : '0');
   writeFileSync(tampered, JSON.stringify({ ...result, output_hex: result.output_hex.replace(/^./, flip) }));
   const bad = await s.svc(['--json', 'verify-pulse', '--result', tampered]);
   t.is(bad.code, 1);
-  t.regex(json(bad).error.message, /recomputed output = output_hex/);
+  t.regex(cliJson(bad).error.message, /recomputed output = output_hex/);
 });
 
 test.serial('401: missing, wrong and foreign tokens; unclaimed machines', async (t) => {
@@ -130,7 +118,7 @@ test.serial('401: missing, wrong and foreign tokens; unclaimed machines', async 
   t.regex(r.stderr, /^error: unauthorized: /);
   // rotation: the old token stops working, the new one works
   const rot = await s.svcAdmin(['--json', 'rotate-token', 'auth-a']);
-  const fresh = JSON.parse(rot.stdout).machine_token;
+  const fresh = cliJson(rot).machine_token;
   const stale = await t.throwsAsync(c.request('BALANCE', { machine_id: 'auth-a' }, { token: tokenA }));
   t.is((stale as any).code, 'unauthorized');
   const rotated = await c.request('BALANCE', { machine_id: 'auth-a' }, { token: fresh });
@@ -217,11 +205,10 @@ test.serial('a quote that expires before accept is refused; ' +
   await c.request('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth);
   t.is((await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).reserved_units, String(q2.quote_units));
   // the sweeper releases it without anyone touching the quote
-  let bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-  for (let i = 0; i < 50 && bal.reserved_units !== '0'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    bal = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-  }
+  const bal = await until('the sweeper releases the reservation', async () => {
+    const now = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
+    return now.reserved_units === '0' && now;
+  }, { every: 100 });
   t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
   const expired = await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth));
   t.is((expired as any).code, 'quote_expired');

@@ -3,19 +3,14 @@
 // with the invoice's new state; the invoice shows it was settled late. Invoices live 2 s here.
 // And an invoice that leaves `pending` frees its amount only while the amount is still its own.
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Svcd } from '../support/svcd.ts';
+import { coreFixture } from '../support/core-fixture.ts';
+import { adminExchange, frame, isErrorFrame } from '../support/raw-wire.ts';
+import { Svcd, cliJson } from '../support/svcd.ts';
 import { Store, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
-import { RAILS, type Config } from '../../src/core/config.ts';
-import type { CoreContext } from '../../src/core/context.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
-
-// a failure under --json is one JSON object on stderr (src/cli/output.ts)
-const json = (r: { stdout: string; stderr: string }) => JSON.parse(r.stdout || r.stderr);
+import { until } from '../support/until.ts';
 
 test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });
@@ -39,21 +34,28 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   t.is((viaBackend as any).code, 'forbidden');
   backend.close();
 
-  let status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
-  for (const deadline = Date.now() + 15_000; status.state === 'pending' && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
-  }
+  // svcd's clock is the wall clock: wait for the state, never for a fixed time
+  const status = await until('the invoice leaves pending', async () => {
+    const now = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
+    return now.state !== 'pending' && now;
+  }, { every: 100 });
   t.is(status.state, 'expired');
 
+  // invoice_expired (the catalogue's test for it): a raw svc/1 error frame on the admin socket, the client's
+  // error, and the CLI's JSON error all name it and the way out
+  const frameLine = await adminExchange(s.ready.admin_socket,
+    frame(7, 'SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'late-tx' }));
+  t.regex(isErrorFrame(t, frameLine, 7, 'invoice_expired').message, /CREDIT_LATE_PAYMENT/);
+  const viaClient = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'x' }));
+  t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
   const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx']);
   t.is(refused.code, 1);
-  t.is(json(refused).error.code, 'invoice_expired');
-  t.regex(json(refused).error.message, /CREDIT_LATE_PAYMENT/);
+  t.is(cliJson(refused).error.code, 'invoice_expired');
+  t.regex(cliJson(refused).error.message, /CREDIT_LATE_PAYMENT/);
 
   const late = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
   t.is(late.code, 0, late.stderr);
-  const credited = json(late);
+  const credited = cliJson(late);
   t.deepEqual([credited.state, credited.settled_late, credited.settlement_reference], ['settled', true, 'late-tx']);
   t.is(credited.credit_units, String(BigInt(inv.amount_due as string) * 100n));
   const bal = await c.request('BALANCE', { machine_id: 'late-m' }, { token });
@@ -61,12 +63,12 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
 
   // exactly once: the same reference replays, through either admin command; another is 409 naming the first
   const again = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
-  t.deepEqual([again.code, json(again).settled_at], [0, credited.settled_at]);
+  t.deepEqual([again.code, cliJson(again).settled_at], [0, credited.settled_at]);
   t.is((await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx'])).code, 0);
   const other = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'another-tx']);
   t.is(other.code, 1);
-  t.is(json(other).error.code, 'invoice_already_settled');
-  t.regex(json(other).error.message, /"late-tx"/);
+  t.is(cliJson(other).error.code, 'invoice_already_settled');
+  t.regex(cliJson(other).error.message, /"late-tx"/);
   t.is((await c.request('BALANCE', { machine_id: 'late-m' }, { token })).available_units, credited.credit_units);
   const shown = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
   t.deepEqual([shown.state, shown.settled_late], ['settled', true]);
@@ -74,7 +76,7 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   // an invoice nobody looked at since it expired (still stored as pending) takes the same path
   const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', 'late-tx-2']);
   t.is(second.code, 0, second.stderr);
-  t.deepEqual([json(second).state, json(second).settled_late], ['settled', true]);
+  t.deepEqual([cliJson(second).state, cliJson(second).settled_late], ['settled', true]);
   c.close(); a.close();
 
   t.is(await s.stop(), 0);
@@ -91,20 +93,14 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
 });
 
 test('an invoice that expires or is credited late leaves alone the amount a newer invoice now holds', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'invoices-'));
-  const store = await Store.open(dir);
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  let now = Date.now();
-  const rails = RAILS.map((r) => ({ ...r, address: 'addr' }));
-  const config = { rails, invoiceTtlMs: 1000, maxOpenInvoices: 20 } as unknown as Config;
-  const ctx = { store, ledger: new Ledger(store), config, now: () => new Date(now) } as unknown as CoreContext;
+  const { ctx, clock, store } = await coreFixture(t, { invoiceTtlMs: 1000, maxOpenInvoices: 20 });
   const args = { machine_id: 'm-old', units: 1, network: 'TRON', asset: 'USDT' };
   const { invoice } = await fundAccount(ctx, args, undefined);
   const k = key(invoice.rail, invoice.amount_due);
   t.is((await store.get('invoice_amounts', k))?.invoice_id, invoice.invoice_id);
   // it expires, and its amount is handed to a newer invoice before anyone looks at the old one
-  now += 1500;
-  await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: now + 1000 })]);
+  clock.advance(1500);
+  await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: clock.ms + 1000 })]);
   t.is((await refreshInvoice(ctx, invoice)).state, 'expired');
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry left the newer invoice its amount');
   t.true((await settleInvoice(ctx, invoice.invoice_id, 'late-tx', true)).settled_late);

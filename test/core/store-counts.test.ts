@@ -3,21 +3,9 @@
 // no point reads once the machine is warm; concurrent flows share synced flushes (group commit); an
 // accepted quote that expires is released and its record deleted, and its id still answers 409.
 import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Core } from '../../src/core/core.ts';
-import { loadConfig } from '../../src/core/config.ts';
+import type { Core } from '../../src/core/core.ts';
+import { openCore } from '../support/core-fixture.ts';
 import type { StoreStats } from '../../src/store/store.ts';
-
-async function openCore(t: { teardown(fn: () => unknown): void }, env: Record<string, string> = {}): Promise<Core> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-counts-'));
-  const core = await Core.open(loadConfig({
-    SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', ...env,
-  }));
-  t.teardown(async () => { await core.close(); rmSync(dir, { recursive: true, force: true }); });
-  return core;
-}
 
 /** A claimed machine with `units` svcC credited; returns its token. */
 async function funded(core: Core, machine: string, units = 5): Promise<string> {

@@ -7,7 +7,8 @@ import { createHash, verify as edVerify, createPublicKey } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { startSvcd } from '../support/start-svcd.ts';
+import { cliJson, fundMachine } from '../support/svcd.ts';
 import { verifyTlogProof } from '../../src/client/verify.ts';
 import { noteKeyHash } from '../../src/protocol/tlog-format.ts';
 import { parseCheckpoint, parseNote, parseTlogProof } from '../../src/kit/tlog.ts';
@@ -49,12 +50,7 @@ test('TransparencyLog: roots and proofs equal the RFC 6962 recursion for sizes 1
 
 test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: ' +
   'signed tokens/entries with C2SP proofs that verify offline; tampering fails', async (t) => {
-  const s = await Svcd.start();
-  t.teardown(async () => {
-    const r = await s.stopAndCheckLedger();
-    s.cleanup();
-    if (!r.ok) throw new Error(r.problems.join('; '));
-  });
+  const s = await startSvcd(t, {}, { args: ['core'], checkLedger: true });
   const token = await fundMachine(s, 'logger', 1);
   const c = await s.edge();
   t.teardown(() => c.close());
@@ -112,7 +108,7 @@ test('TIMESTAMP_PROOF and MACHINE_EVENT_LOG: ' +
   writeFileSync(file, JSON.stringify(last));
   const cli = await s.svc(['--json', 'verify-log', '--result', file]);
   t.is(cli.code, 0, cli.stderr);
-  t.true(JSON.parse(cli.stdout).verified);
+  t.true(cliJson(cli).verified);
   const forged = { ...last, log: { ...last.log, entry_base64: Buffer.from('forged').toString('base64') } };
   writeFileSync(file, JSON.stringify(forged));
   t.is((await s.svc(['verify-log', '--result', file])).code, 1);

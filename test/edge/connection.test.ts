@@ -1,24 +1,21 @@
-// serveConnection in-process over a real loopback socket with a stub core, where the server side
-// can be observed: replies a peer does not read stop the reading of its requests (what the server
-// holds is bounded by its write buffer, not by what the peer sends), and reading resumes on drain.
+// serveConnection in-process over a real loopback socket with the real Core (in a temp dir, its
+// handle() counted), where the server side can be observed: replies a peer does not read stop the
+// reading of its requests (what the server holds is bounded by its write buffer, not by what the peer
+// sends), and reading resumes on drain.
 import test from 'ava';
 import { connect, createServer, type Socket } from 'node:net';
 import { pino } from 'pino';
-import type { Core } from '../../src/core/core.ts';
 import { serveConnection } from '../../src/edge/connection.ts';
-
-async function until(done: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { openCore } from '../support/core-fixture.ts';
+import { until } from '../support/until.ts';
 
 test('a peer that reads no replies stops being read; once it reads, every request is answered', async (t) => {
+  // the real core, its handle() wrapped to count what the connection dispatched; CAPS replies are
+  // about 7 kB each, and the rate limit is not what is under test here
+  const core = await openCore(t, { SVC_RATE_PUBLIC_LOW: '1000000/60' });
   let handled = 0;
-  const reply = { blob: 'x'.repeat(7000) }; // about a CAPS reply
-  const core = { handle: async () => { handled++; return reply; } } as unknown as Core;
+  const handle = core.handle.bind(core);
+  core.handle = (...args) => { handled++; return handle(...args); };
   let served: Socket | null = null;
   const server = createServer((sock) => {
     served = sock;
@@ -38,15 +35,17 @@ test('a peer that reads no replies stops being read; once it reads, every reques
   const n = 5000; // 35 MB of replies: more than the kernel's socket buffers hold
   const requests = Array.from({ length: n }, (_, i) => JSON.stringify({ v: 'svc/1', id: i, cmd: 'CAPS' }));
   client.write(requests.join('\n') + '\n');
-  await until(() => served !== null && served.isPaused() && served.writableNeedDrain, 'the server stopped reading');
+  await until('the server stopped reading', () => served !== null && served.isPaused() && served.writableNeedDrain);
   t.true(handled < n / 2, `${handled} of ${n} requests dispatched while the peer read nothing`);
 
   let text = '';
   client.setEncoding('utf8');
   client.on('data', (d: string) => { text += d; });
   client.resume();
-  await until(() => text.split('\n').length > n, 'every reply');
-  const ids = text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number; ok: boolean }).id);
-  t.is(new Set(ids).size, n, 'each request answered once, after the peer began to read');
+  await until('every reply', () => text.split('\n').length > n);
+  const replies = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: number; ok: boolean });
+  t.is(new Set(replies.map((r) => r.id)).size, n, 'each request answered once, after the peer began to read');
+  t.true(replies.every((r) => r.ok), 'every reply is the core\'s CAPS result');
+  t.true(text.length > 16e6, `${text.length} bytes of replies: more than socket buffers hold`);
   t.is(handled, n);
 });

@@ -1,6 +1,7 @@
 // Every code in the error catalogue (src/errors.ts) has a test that provokes it and asserts it. The
 // table below names that test; this file fails when the catalogue gains a code without a row, when
-// a row names a code the catalogue lost, and when the named test no longer asserts its code.
+// a row names a code the catalogue lost, and when the named test (its text up to the next top-level
+// test of the file) no longer asserts its code.
 // `surface` says how the code is reached: through HTTP or svc/1 against a real core, or (two codes
 // only, each with its reason) at the kernel pool, below any surface.
 import test from 'ava';
@@ -30,7 +31,7 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   input_mismatch: ['test/core/flow.test.ts', '404 and 409: unknown ids, wrong states', 'svc/1'],
   execution_mismatch: ['test/core/flow.test.ts', 'GET_PULSE flow with the real CLIs', 'svc/1'],
   insufficient_balance: ['test/gateway/api.test.ts', 'errors: ApiError with status and source', 'http'],
-  invoice_expired: ['test/errors/codes.test.ts', 'error code invoice_expired', 'svc/1'],
+  invoice_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_not_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_already_settled: ['test/core/flow.test.ts', 'GET_PULSE flow with the real CLIs', 'svc/1'],
   too_many_open_invoices: ['test/adversarial/money-semantics.test.ts', 'funding denial', 'svc/1'],
@@ -62,8 +63,11 @@ test('error catalogue: each named test exists and asserts its code', (t) => {
   for (const [code, [file, title]] of Object.entries(PROVOKED)) {
     const text = readFileSync(`${ROOT}${file}`, 'utf8');
     t.true(text.includes(title), `${file} has a test titled "${title}…"`);
-    // the code as a literal after the title: asserted in that test or a later one of the file
-    const after = text.slice(text.indexOf(title));
-    t.true(after.includes(`'${code}'`), `${file} asserts '${code}' in or after "${title}"`);
+    // the code as a literal in that test: from its title to the next top-level test of the file
+    const start = text.indexOf(title);
+    const next = /\n(test|test\.serial|testNeeding|sharedTest)\(/g;
+    next.lastIndex = start;
+    const end = next.exec(text)?.index ?? text.length;
+    t.true(text.slice(start, end).includes(`'${code}'`), `${file}: the test "${title}…" asserts '${code}'`);
   }
 });

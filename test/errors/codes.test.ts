@@ -1,31 +1,26 @@
 // Error codes that no other test provoked, each through a public surface of a real core, checked for
 // code, status and shape: the ApiError body over HTTP ({ok:false, request_id, error:{code, message,
 // source}}; a core error of class 5xx reaches HTTP callers as 502, SPEC "Errors") and the svc/1 error
-// frame ({id, ok:false, error:{code, message[, details]}}).
-//   invoice_expired      SETTLE_INVOICE after expiry, on the admin socket (svc/1; no HTTP route)
+// frame ({id, ok:false, error:{code, message[, details]}}). (invoice_expired is provoked in
+// test/core/invoices.test.ts, whose invoice expires anyway on the way to a late credit.)
 //   rate_limited         HTTP and the svc/1 edge past a 2-per-window limit
 //   internal             a corrupted data dir: a stored receipt whose signature is not a string
 //   service_unavailable  a core that is draining (what svcd does between SIGTERM and closing its
 //                        listeners), composed in-process from the real Core, listeners and gateway
 import test, { type ExecutionContext } from 'ava';
-import { connect } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
-import { loadConfig } from '../../src/core/config.ts';
-import { Core } from '../../src/core/core.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { startListeners } from '../../src/edge/servers.ts';
 import { createGateway } from '../../src/gateway/app.ts';
 import { inProcessCaller } from '../../src/gateway/core-call.ts';
 import { listenGateway } from '../../src/gateway/http-server.ts';
 import { Store, put } from '../../src/store/store.ts';
+import { openCore } from '../support/core-fixture.ts';
 import { httpFrom, type HttpReply } from '../support/http-from.ts';
-import { RawLines } from '../support/raw-wire.ts';
+import { RawLines, frame, isErrorFrame } from '../support/raw-wire.ts';
 import { startSvcd } from '../support/start-svcd.ts';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
 
 /** The HTTP status a code reaches callers with: the catalogue's, except core 5xx errors (502). */
 const httpStatus = (code: ErrorCode, source: 'api' | 'svc') =>
@@ -42,56 +37,6 @@ function isApiError(t: ExecutionContext, r: HttpReply, code: ErrorCode, source: 
   t.true(typeof r.body.error.message === 'string' && r.body.error.message.length > 0);
   return r.body.error as { code: string; message: string; source: string; details?: Record<string, unknown> };
 }
-
-function isErrorFrame(t: ExecutionContext, line: string | null, id: number, code: ErrorCode) {
-  t.truthy(line, 'a reply line');
-  const f = JSON.parse(line!);
-  t.deepEqual([f.id, f.ok, f.error?.code], [id, false, code]);
-  t.deepEqual(Object.keys(f).sort(), ['error', 'id', 'ok']);
-  t.true(typeof f.error.message === 'string' && f.error.message.length > 0);
-  t.deepEqual(Object.keys(f.error).filter((k) => !['code', 'message', 'details'].includes(k)), []);
-  return f.error as { code: string; message: string; details?: Record<string, unknown> };
-}
-
-const frame = (id: number, cmd: string, args: Record<string, unknown> = {}) =>
-  `${JSON.stringify({ v: 'svc/1', id, cmd, args })}\n`;
-
-/** One raw exchange on the admin socket (a Unix socket speaking svc/1 without TLS). */
-function adminExchange(path: string, line: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = connect(path, () => s.write(line));
-    let buf = '';
-    s.setEncoding('utf8');
-    s.on('data', (d: string) => {
-      buf += d;
-      const i = buf.indexOf('\n');
-      if (i >= 0) { s.destroy(); resolve(buf.slice(0, i)); }
-    });
-    s.on('error', reject);
-  });
-}
-
-test('error code invoice_expired: SETTLE_INVOICE on an expired invoice, svc/1 error frame on the admin socket',
-  async (t) => {
-  const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '1000' });
-  t.teardown(async () => { await s.stop(); s.cleanup(); });
-  const c = await s.edge();
-  t.teardown(() => c.close());
-  const inv = await c.request('FUND_ACCOUNT', { machine_id: 'exp-m', units: 1, network: 'TRON', asset: 'USDT' });
-  const status = () => c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'exp-m' },
-    { token: inv.machine_token as string });
-  // svcd's clock is the wall clock: wait for the state, never for a fixed time
-  while ((await status()).state === 'pending') await new Promise((r) => setTimeout(r, 100));
-  const line = await adminExchange(s.ready.admin_socket,
-    frame(7, 'SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'late-tx' }));
-  const e = isErrorFrame(t, line, 7, 'invoice_expired');
-  t.regex(e.message, /CREDIT_LATE_PAYMENT/);
-  t.is(ERRORS.invoice_expired.status, 409);
-  const a = await s.admin();
-  const viaClient = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'x' }));
-  a.close();
-  t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
-});
 
 test('error code rate_limited: 429 ApiError with Retry-After over HTTP, error frame with details on svc/1',
   async (t) => {
@@ -139,13 +84,12 @@ test('error code internal: a corrupted stored receipt answers internal (HTTP 502
 
 test('error code service_unavailable: a draining core refuses new work over HTTP (502 from the core) ' +
   'and svc/1', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'draining-'));
-  const config = loadConfig({
-    SVC_DATA_DIR: dir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_EDGE_HOST: '127.0.0.1',
-    SVC_KERNEL_THREADS: '1', SVC_LOG_LEVEL: 'silent',
+  const core = await openCore(t, {
+    SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_EDGE_HOST: '127.0.0.1', SVC_KERNEL_THREADS: '1',
+    SVC_LOG_LEVEL: 'silent',
   });
+  const config = core.ctx.config;
   const log = pino({ level: 'silent' });
-  const core = await Core.open(config);
   const listeners = await startListeners(core, log);
   const caller = inProcessCaller(
     (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'backend', client, validated),
@@ -160,8 +104,6 @@ test('error code service_unavailable: a draining core refuses new work over HTTP
     await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
     gw.close();
     await listeners.close();
-    await core.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const edgePort = Number(listeners.addresses.edge.split(':').pop());

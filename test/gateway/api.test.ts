@@ -4,27 +4,15 @@
 // when the core is unreachable.
 import test from 'ava';
 import { Svcd } from '../support/svcd.ts';
+import { httpJson } from '../support/http-from.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' }, { checkLedger: true });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => {
-  const r = await s.stopAndCheckLedger();
-  s.cleanup();
-  if (!r.ok || r.exitCode !== 0) throw new Error(`ledger after the gateway tests: ${JSON.stringify(r)}`);
-});
+test.before(() => { base = s.ready.http!; });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(base + path, {
-    method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpJson(base + path, method, body, headers);
 
 test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → balance → quote'
   + ' → accept → execute → verify receipt', async (t) => {

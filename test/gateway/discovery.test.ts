@@ -8,14 +8,11 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Svcd, runBin, BIN } from '../support/svcd.ts';
 import { buildOpenApi } from '../../src/discovery/openapi.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+test.before(() => { base = s.ready.http!; });
 
 test('openapi.json: valid OpenAPI 3.1, every schema compiles (2020-12),'
   + ' exactly the contract\'s HTTP surface', async (t) => {

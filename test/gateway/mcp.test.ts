@@ -6,17 +6,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { Svcd } from '../support/svcd.ts';
 import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS } from '../../src/gateway/mcp.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+test.before(() => { base = s.ready.http!; });
 
 const structured = (r: any) => r.structuredContent ?? JSON.parse(r.content[0].text);
 const propsOf = (name: string) => (commandSpec(name)!.args as { properties: Record<string, any> }).properties;

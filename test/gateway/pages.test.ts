@@ -6,10 +6,10 @@
 // page renders the operations of openapi.json from the Redoc bundle the gateway serves itself.
 import test from 'ava';
 import { gunzipSync } from 'node:zlib';
-import { Svcd } from '../support/svcd.ts';
 import { hasChromium, launchChromium, CHROMIUM } from '../support/browser.ts';
 import { testNeeding } from '../support/needs.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../../src/discovery/routes.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 // every HTML page the gateway serves, from the one route table (a new page is tested without a line here)
 const PAGES = PUBLIC_ROUTES.filter((r) => r.method === 'GET' && r.type.startsWith('text/html')).map((r) => r.path);
@@ -17,13 +17,9 @@ const WIDTHS = [390, 1280];
 const REFERENCE = publicRoute('pageReference').path;
 const BUNDLE = publicRoute('assetRedoc').path;
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' });
 let base: string;
-test.before(async () => {
-  s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '10000/60' }, ['start']);
-  base = s.ready.http!;
-});
-test.after.always(async () => { await s?.stop(); s?.cleanup(); });
+test.before(() => { base = s.ready.http!; });
 
 test('the route table has the contract\'s pages and the API reference', (t) => {
   for (const p of ['/', '/docs', '/protocol', '/for-agents', '/pricing', '/status', '/trust', REFERENCE]) {
@@ -175,6 +171,20 @@ testNeeding(test, 'the status page is a table of the status document\'s facts', 
   t.is(cell('Latest pulse index'), String(status.edge.pulse.latest_index));
   t.is(cell('Kernel worker threads'), String(status.edge.pool.threads));
   t.false(rows.flat().some((c) => /^[[{]/.test(c)), 'no raw JSON in a cell');
+});
+
+test('the trust page shows the edge certificate hash svcd pinned and the node key HELLO proves', async (t) => {
+  const html = await (await fetch(`${base}/trust`)).text();
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  const hello = await c.request('HELLO', { nonce: 'trust-page' });
+  const proof = hello.edge_proof as { public_key: string; statement: { edge_cert_sha256: string } };
+  // the values come from svcd's ready file and from the edge itself, not from the gateway that renders the page
+  t.is(proof.statement.edge_cert_sha256, s.ready.edge_cert_sha256);
+  t.true(html.includes(`<code class="hash">${s.ready.edge_cert_sha256}</code>`), 'edge certificate SHA-256');
+  t.regex(proof.public_key, /^[A-Za-z0-9_-]{43}$/);
+  t.true(html.includes(`<code class="hash">${proof.public_key}</code>`), 'signing key');
+  t.true(html.includes(`<code class="hash">${hello.node_id as string}</code>`), 'node id');
 });
 
 test('the pricing page states the unit policy as a sentence', async (t) => {

@@ -9,6 +9,7 @@ import { httpFrom } from '../support/http-from.ts';
 import { startSvcd } from '../support/start-svcd.ts';
 import { fundMachine } from '../support/svcd.ts';
 import { autoGateways, loadConfig } from '../../src/core/config.ts';
+import { until } from '../support/until.ts';
 
 /** Pids of the live svcd processes whose parent is `ppid` (Linux /proc; tsx's esbuild children aside). */
 function children(ppid: number): number[] {
@@ -29,14 +30,6 @@ function children(ppid: number): number[] {
 const alive = (pid: number) => {
   try { process.kill(pid, 0); return true; } catch { return false; }
 };
-
-async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // every request on a new connection, so round-robin spreads the steps of one flow over the workers
 const fresh = { connection: 'close' };
@@ -142,5 +135,5 @@ test.serial('K = 2 gateway workers share one core: sandbox and paid flows across
 
   const last = children(primary);
   t.is(await s.stop(), 0);
-  await until('no worker left', () => last.every((p) => !alive(p)), 10_000);
+  await until('no worker left', () => last.every((p) => !alive(p)), { ms: 10_000 });
 });

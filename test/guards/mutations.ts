@@ -56,7 +56,6 @@ const T = {
   acceptOnce: 'quote guard: a quote is accepted once (quote_not_issued), by its machine only, and only when '
     + 'available covers it (insufficient_balance)',
   priceBook: 'quote guard: a quote priced by another price book is expired, never honoured',
-  sweep: 'quote guard: the sweeper releases an accepted quote\'s reservation at its exact expiry, not before',
   execExpiry: 'execution guard: an accepted quote executes until 1 ms before expiry; from expires_ms on it is '
     + 'quote_expired and its reservation is released, uncharged',
   execState: 'execution guard: only an accepted quote of this service and machine runs; the input must fit '

@@ -10,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine } from '../support/svcd.ts';
 import { CHROMIUM, hasChromium, runPage } from '../support/browser.ts';
 import { ownVectors } from '../helpers.ts';
 import { testNeeding } from '../support/needs.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,14 +23,13 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name);
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' };
 
-let s: Svcd;
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500' });
 let dir: string;
 let bundle: Record<string, unknown>;
 let expected: Record<string, unknown>;
 const M = 'kit-pack';
 
 test.before(async () => {
-  s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500' }, ['start']);
   const token = await fundMachine(s, M, 2);
   const c = await s.edge();
   try {
@@ -37,10 +38,9 @@ test.before(async () => {
     const ex = await c.request('GET_PULSE', { quote_id: q.quote_id, machine_id: M }, { token });
     const receipt = await c.request('VERIFY_RECEIPT', { receipt_id: ex.receipt_id, machine_id: M });
     const index = (ex.pulse as { index: number }).index;
-    for (let i = 0; i < 200; i++) { // wait for pulse k+1 (it reveals the seed)
-      if (await c.request('PULSE', { index: index + 1 }).then(() => true, () => false)) break;
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
+    // pulse k+1 reveals the seed: the embedders recompute the output from it
+    await until('pulse k+1 is published',
+      () => c.request('PULSE', { index: index + 1 }).then(() => true, () => false), { every: 50 });
     const nodes = await (await fetch(`${s.ready.http}/.well-known/svc/nodes.json`)).json();
     bundle = {
       base: s.ready.http, nodes, receipt, result: { ...ex, machine_id: M },
@@ -67,11 +67,7 @@ test.before(async () => {
   for (const f of ['check.js', 'main.mjs', 'page.html']) copyFileSync(here(`./embed/${f}`), join(dir, f));
   writeFileSync(join(dir, 'bundle.json'), JSON.stringify(bundle));
 });
-test.after.always(async () => {
-  await s?.stop();
-  s?.cleanup();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+test.after.always(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 const strip = (r: Record<string, unknown>) => {
   const { runtime: _r, backend: _b, ...rest } = r;
@@ -118,9 +114,8 @@ test.serial('Bun: the same results', async (t) => {
   t.deepEqual(strip(out), expected);
 });
 
-testNeeding(
-  test.serial, 'Chromium: the same results in a page on another origin (CORS)',
-  { what: CHROMIUM, present: hasChromium, hint: 'apt-get install chromium; .ci/run does' },
+testNeeding(test.serial, 'Chromium: the same results in a page on another origin (CORS)',
+  { what: CHROMIUM, present: hasChromium, hint: 'apt-get install chromium, or set SVC_CHROMIUM; .ci/run does' },
   async (t) => {
     const types: Record<string, string> = {
       '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json',

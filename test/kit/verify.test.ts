@@ -7,7 +7,7 @@ import { createHash, createPublicKey, generateKeyPairSync, verify as edVerify } 
 import { CipherSuite, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { DhkemX25519HkdfSha256 } from '@hpke/dhkem-x25519';
-import { Svcd, fundMachine } from '../support/svcd.ts';
+import { fundMachine, paidExecution } from '../support/svcd.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { verifyReceipt as serverVerifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { pae as serverPae } from '../../src/core/executors/attest-event.ts';
@@ -19,30 +19,24 @@ import {
 import { loadKernels } from '../../src/kit/kernels.ts';
 import type { SvcClient } from '../../src/client/client.ts';
 import { readJson, sharedTest } from '../helpers.ts';
+import { until } from '../support/until.ts';
+import { sharedSvcd } from '../support/start-svcd.ts';
 
-let s: Svcd;
 let c: SvcClient;
 let auth: { token: string };
 const M = 'kit-verify';
 const results: Record<string, any> = {};
 
+// registered before sharedSvcd's serial after hook: the client is closed when svcd stops
+test.after.always(() => c?.close());
+const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500' }, { args: ['core'] });
 test.before(async () => {
-  s = await Svcd.start({ SVC_PULSE_PERIOD_MS: '1500' });
   auth = { token: await fundMachine(s, M, 5) };
   c = await s.edge();
 });
-test.after.always(async () => {
-  c?.close();
-  await s?.stop();
-  s?.cleanup();
-});
 
-async function paid(service: string, quote: Record<string, unknown>, exec: Record<string, unknown> = {}) {
-  const q = await c.request('QUOTE', { service, machine_id: M, ...quote });
-  await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: M }, auth);
-  const command = service.toUpperCase().replaceAll('-', '_');
-  return c.request(command, { quote_id: q.quote_id, machine_id: M, ...exec }, auth);
-}
+const paid = (service: string, quote: Record<string, unknown>, exec: Record<string, unknown> = {}) =>
+  paidExecution(c, M, auth.token, service, quote, exec);
 
 const flip = (s: string, at = 0) => {
   const b = Buffer.from(s, 'base64url');
@@ -94,11 +88,8 @@ for (const backend of ['webcrypto', 'noble'] as const) {
     const ex = await paid('get-pulse', { bits: 1001 });
     const result: any = { ...ex, machine_id: M };
     const index = (ex.pulse as any).index as number;
-    let reveal: any;
-    for (let i = 0; i < 100 && !reveal; i++) {
-      reveal = await c.request('PULSE', { index: index + 1 }).catch(() => null);
-      if (!reveal) await new Promise((ok) => setTimeout(ok, 100));
-    }
+    const reveal: any = await until('pulse k+1 is published',
+      () => c.request('PULSE', { index: index + 1 }).catch(() => null), { every: 100 });
     const committed = await c.request('PULSE', { index });
     t.truthy(reveal, 'pulse k+1 was published');
     const ok = await verifyPulse(reveal, committed, { result: result as any });

@@ -11,7 +11,7 @@ import { verifyTlogProof } from '../../src/client/verify.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { startSvcd } from '../support/start-svcd.ts';
-import { fundMachine } from '../support/svcd.ts';
+import { fundMachine, paidExecution } from '../support/svcd.ts';
 
 const b64u = (s: string) => new Uint8Array(Buffer.from(s, 'base64url'));
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
@@ -40,12 +40,8 @@ test('second implementation: a real receipt, pulse and checkpoint verify under @
   const token = await fundMachine(s, 'oracle-m', 1);
   const c = await s.edge();
   t.teardown(() => c.close());
-  const run = async (service: string, bytes: number, plain: string) => {
-    const q = await c.request('QUOTE', { service, machine_id: 'oracle-m', bytes });
-    await c.request('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'oracle-m' }, { token });
-    const command = service.toUpperCase().replaceAll('-', '_');
-    return c.request(command, { quote_id: q.quote_id, machine_id: 'oracle-m', plain_hex: plain }, { token });
-  };
+  const run = (service: string, bytes: number, plain: string) =>
+    paidExecution(c, 'oracle-m', token, service, { bytes }, { plain_hex: plain });
 
   // receipt
   const done = await run('submit-id', 3, 'abcdef');

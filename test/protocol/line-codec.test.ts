@@ -1,28 +1,43 @@
-// The svc/1 line decoder under a shared byte budget: the same lines whatever the chunking, the
-// budget charged exactly what is held and given all of it back, refusal when it is spent, and a
-// one-byte-at-a-time peer costing bytes rather than an allocation per byte.
+// The svc/1 line decoder, alone and under a shared byte budget: the same lines whatever the chunking,
+// an unfinished line held up to the limit only, the budget charged exactly what is held and given all
+// of it back, refusal when it is spent, and a one-byte-at-a-time peer costing bytes rather than an
+// allocation per byte.
 import test from 'ava';
 import fc from 'fast-check';
 import { ByteBudget } from '../../src/protocol/budgets.ts';
 import { LineDecoder } from '../../src/protocol/line-codec.ts';
 
-test('LineDecoder with a budget: lines come out the same, and every byte held goes back (property)', (t) => {
+test('LineDecoder, with a budget and without: any chunking gives the lines of the whole, and every byte held '
+  + 'goes back (property)', (t) => {
   const lineList = fc.array(fc.string({ maxLength: 3000 }).filter((x) => !x.includes('\n')), { maxLength: 12 });
   fc.assert(fc.property(lineList, fc.array(fc.nat(5000), { maxLength: 30 }), (lines, cuts) => {
     const budget = new ByteBudget(1 << 20);
     const whole = Buffer.from(lines.map((l) => `${l}\n`).join(''));
     const d = new LineDecoder(1 << 20, budget);
+    const free = new LineDecoder(1 << 20);
     const got: string[] = [];
+    const gotFree: string[] = [];
     let at = 0;
     for (const c of [...cuts, whole.length]) {
       const end = Math.min(whole.length, at + c);
       got.push(...d.push(whole.subarray(at, end)).lines);
+      gotFree.push(...free.push(whole.subarray(at, end)).lines);
       if (budget.used !== d.held) return false;
       at = end;
     }
-    return JSON.stringify(got) === JSON.stringify(lines) && budget.used === 0;
+    const want = JSON.stringify(lines);
+    return JSON.stringify(got) === want && JSON.stringify(gotFree) === want && budget.used === 0
+      && d.pending === 0 && free.pending === 0;
   }), { numRuns: 500 });
   t.pass();
+});
+
+test('LineDecoder: an unfinished line never holds more than the limit', (t) => {
+  const d = new LineDecoder(100);
+  t.false(d.push(Buffer.alloc(60, 0x61)).overflow);
+  t.true(d.push(Buffer.alloc(41, 0x61)).overflow);
+  const d2 = new LineDecoder(100);
+  t.deepEqual(d2.push(Buffer.from(`${'a'.repeat(100)}\nb`)), { lines: ['a'.repeat(100)], overflow: false });
 });
 
 test('LineDecoder with a budget: a decoder the budget cannot cover is refused; disposing gives the bytes back', (t) => {

@@ -1,11 +1,13 @@
 // An in-process core context for guard tests: the real Store (LevelDB in a temp dir), Ledger,
 // NodeIdentity, kernels, pulse chain and transparency logs, with a clock the test moves by hand.
 // Nothing here is reachable from svcd: expiry is tested at its exact millisecond, never by sleeping.
+// And openCore: the whole real Core, configured as svcd configures it, in a temp dir, without svcd.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { RAILS, type Config } from '../../src/core/config.ts';
+import { RAILS, loadConfig, type Config } from '../../src/core/config.ts';
+import { Core } from '../../src/core/core.ts';
 import type { CoreContext } from '../../src/core/context.ts';
 import { Ledger } from '../../src/core/ledger.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
@@ -53,4 +55,18 @@ export async function coreFixture(
   } satisfies CoreContext;
   if (opts.pool) t.teardown(() => ctx.pool.close());
   return { ctx, clock, store, identity, dir };
+}
+
+/**
+ * Opens the real Core (loadConfig over `env`, as svcd does) on a fresh temp data dir; closed and removed
+ * at teardown. The sweeper is slowed to once an hour and only errors are logged unless `env` says otherwise.
+ */
+export async function openCore(t: ExecutionContext, env: Record<string, string> = {}): Promise<Core> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-core-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const core = await Core.open(loadConfig({
+    SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', ...env,
+  }));
+  t.teardown(() => core.close());
+  return core;
 }

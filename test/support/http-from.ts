@@ -1,5 +1,6 @@
-// HTTP requests from a chosen loopback source address (127.0.0.2, 127.0.0.3, ...): lets one test speak
-// as several clients, as rate limits and per-address quotas see them. Loopback only.
+// HTTP requests with a JSON body and a JSON reply: httpFrom from a chosen loopback source address
+// (127.0.0.2, 127.0.0.3, ...), which lets one test speak as several clients, as rate limits and
+// per-address quotas see them; httpJson through fetch, from the default address. Loopback only.
 import { request } from 'node:http';
 
 export interface HttpReply { status: number; headers: Record<string, string | string[] | undefined>; body: any }
@@ -26,4 +27,19 @@ export function httpFrom(
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+export interface FetchReply { status: number; headers: Headers; body: any }
+
+/** One request through fetch: `body` as JSON (a string is sent as is), the reply's body parsed as JSON. */
+export async function httpJson(
+  url: string, method: string, body?: unknown, headers: Record<string, string> = {},
+): Promise<FetchReply> {
+  const res = await fetch(url, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }

@@ -1,8 +1,11 @@
 // Raw bytes on the wire for adversarial tests: HTTP/1.1 requests built byte by byte (bad methods, paths,
 // headers and framing that node:http and fetch refuse to send) and svc/1 lines over a TLS socket with no
 // client-side checks. Every exchange has a client timeout, so a server that hangs fails the test instead.
+// Also raw svc/1 frames on the admin socket, and the shape check of a svc/1 error frame.
 import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { ExecutionContext } from 'ava';
+import type { ErrorCode } from '../../src/errors.ts';
 
 export interface HttpRequestSpec {
   method: string;
@@ -157,4 +160,34 @@ export class RawLines {
   }
 
   close(): void { this.#sock.destroy(); }
+}
+
+/** One svc/1 request line. */
+export const frame = (id: number, cmd: string, args: Record<string, unknown> = {}): string =>
+  `${JSON.stringify({ v: 'svc/1', id, cmd, args })}\n`;
+
+/** Asserts the svc/1 error frame's shape: {id, ok:false, error:{code, message[, details]}}, nothing more. */
+export function isErrorFrame(t: ExecutionContext, line: string | null, id: number, code: ErrorCode) {
+  t.truthy(line, 'a reply line');
+  const f = JSON.parse(line!);
+  t.deepEqual([f.id, f.ok, f.error?.code], [id, false, code]);
+  t.deepEqual(Object.keys(f).sort(), ['error', 'id', 'ok']);
+  t.true(typeof f.error.message === 'string' && f.error.message.length > 0);
+  t.deepEqual(Object.keys(f.error).filter((k) => !['code', 'message', 'details'].includes(k)), []);
+  return f.error as { code: string; message: string; details?: Record<string, unknown> };
+}
+
+/** One raw exchange on the admin socket (a Unix socket speaking svc/1 without TLS). */
+export function adminExchange(path: string, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = netConnect(path, () => s.write(line));
+    let buf = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => {
+      buf += d;
+      const i = buf.indexOf('\n');
+      if (i >= 0) { s.destroy(); resolve(buf.slice(0, i)); }
+    });
+    s.on('error', reject);
+  });
 }
