@@ -162,7 +162,8 @@ export function discoveryRoutes(
   router.get(statusJson.path, async (ctx) => {
     limit(ctx);
     const gateway = { status: 'ok', version: VERSIONS.gateway };
-    const doc = { format: 'svc_status_v1', gateway, edge: await edgeStatus(core, ctx.state.client), time: new Date().toISOString() };
+    const edge = await edgeStatus(core, ctx.state.client);
+    const doc = { format: 'svc_status_v1', gateway, edge, time: new Date().toISOString() };
     send(ctx, statusJson, json(doc));
   });
   const statusHtml = publicRoute('pageStatus');
