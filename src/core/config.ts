@@ -151,7 +151,10 @@ function gatewayProcesses(env: NodeJS.ProcessEnv): number {
   return n;
 }
 
-/** `auto`: in one process up to 2 cores (measured: faster there); beyond, one gateway per core but one. */
+/**
+ * `auto`: in one process up to 2 cores (measured: K = 1 or 2 within ~15% of it there, ahead or behind
+ * with the load; docs/performance.md "Gateway processes"); beyond, one gateway per core but one.
+ */
 export function autoGateways(cores: number): number {
   return cores <= 2 ? 0 : Math.min(cores - 1, 16);
 }
