@@ -3,7 +3,8 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only),
+// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, UNMATCHED and CLAIM (operator,
+// admin socket only: svc-admin derives its subcommands from them),
 // and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on
 // the edge): the sandbox's state lives in the core, so any number of gateway processes share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
@@ -230,6 +231,20 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
     args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
     result: invoiceResult,
+  },
+  {
+    name: 'UNMATCHED', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: list chain deposits no open invoice took (wrong amount, late, unknown), oldest first',
+    args: none,
+    result: result({ deposits: { type: 'array' }, more: { type: 'boolean' } }, ['deposits', 'more']),
+  },
+  {
+    name: 'CLAIM', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: credit an unmatched deposit to an invoice of its rail, once (the amount paid)',
+    args: obj({ deposit_id: id, invoice_id: id }, ['deposit_id', 'invoice_id']),
+    result: result({ deposit: { type: 'object' }, invoice: invoiceResult }, ['deposit', 'invoice']),
   },
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(
