@@ -229,7 +229,7 @@ export class EvmWatcher {
       if (!times.has(l.blockNumber)) {
         // the node may answer getLogs from a view a reorg already replaced: the block must agree
         const b = await this.#client.getBlock({ blockNumber: l.blockNumber });
-        if (b.hash !== l.blockHash) throw new Error(`block ${l.blockNumber} changed while reading it (reorg); retrying`);
+        if (b.hash !== l.blockHash) throw new Error(`block ${l.blockNumber} changed while reading it (reorg)`);
         times.set(l.blockNumber, new Date(Number(b.timestamp) * 1000).toISOString());
       }
       out.push({
