@@ -13,7 +13,7 @@ import {
 
 const ROUNDS = 10;
 
-test('crash: kill -9 between seeing a log and crediting it, 10 times: each payment credited exactly once', async (t) => {
+test('crash: kill -9 between seeing a log and crediting it, 10 times: each credited exactly once', async (t) => {
   const chain = await startChain(t);
   const proxy = await RpcProxy.start(chain.anvil.url);
   t.teardown(() => proxy.close());
@@ -66,7 +66,7 @@ test('crash: kill -9 between seeing a log and crediting it, 10 times: each payme
   }
 });
 
-test('crash: an RPC that is down is retried with backoff, shown in status without its URL; requests go on', async (t) => {
+test('crash: a down RPC is retried with backoff, shown in status without its URL; requests go on', async (t) => {
   const chain = await startChain(t);
   const proxy = await RpcProxy.start(chain.anvil.url);
   t.teardown(() => proxy.close());

@@ -7,7 +7,7 @@ import {
   waitSettled, watcherEnv, watcherStatus,
 } from './harness.ts';
 
-test('watcher: an exact payment settles its invoice after the confirmations, not before; status shows it', async (t) => {
+test('watcher: an exact payment settles after the confirmations, not before; status shows it', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, watcherEnv(chain, chain.anvil.url));
   const inv = await openInvoice(s, 'evm-happy', 25);

@@ -27,7 +27,9 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   const byAmount = (n: bigint) => deposits.find((d: { amount: string }) => d.amount === n.toString());
   t.like(byAmount(BigInt(under.amount_due) - 1n), { reason: 'amount_mismatch', nearest_invoice_id: under.invoice_id,
     state: 'unmatched', rail: 'USDC_BASE' });
-  t.like(byAmount(BigInt(over.amount_due) + 500_000n), { reason: 'amount_mismatch', nearest_invoice_id: over.invoice_id });
+  t.like(byAmount(BigInt(over.amount_due) + 500_000n), {
+    reason: 'amount_mismatch', nearest_invoice_id: over.invoice_id,
+  });
   t.like(byAmount(77n * UNIT + 7n), { reason: 'amount_mismatch', from: a.account(3).address.toLowerCase() });
   for (const inv of [under, over]) t.is((await invoiceStatus(s, inv, inv.machine_token!)).state, 'pending');
 
