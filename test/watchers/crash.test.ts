@@ -14,7 +14,7 @@ import {
 const ROUNDS = 10;
 
 test('crash: kill -9 between seeing a log and crediting it, 10 times: each credited exactly once', async (t) => {
-  const chain = await startChain(t);
+  const chain = await startChain(t, 12 * 60_000);
   const proxy = await RpcProxy.start(chain.anvil.url);
   t.teardown(() => proxy.close());
   const s = await startSvcd(t, watcherEnv(chain, proxy.url, { SVC_WATCH_USDC_BASE_REORG_WINDOW: '64' }), ['core']);

@@ -13,7 +13,9 @@ export const PAYERS = [1, 2, 3, 4];
 
 export interface Chain { anvil: Anvil; token: Address; railAddress: Address; fromBlock: number }
 
-export async function startChain(t: ExecutionContext): Promise<Chain> {
+export async function startChain(t: ExecutionContext, timeoutMs = 6 * 60_000): Promise<Chain> {
+  // a real node, svcd restarts and mining on a shared 2-core box: more than ava's 3 min of silence
+  t.timeout(timeoutMs);
   const anvil = await Anvil.start();
   t.teardown(() => anvil.stop());
   const token = await anvil.deployToken();
