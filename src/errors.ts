@@ -36,6 +36,9 @@ export const ERRORS = {
   invoice_already_settled: {
     status: 409, expose: true, doc: 'the invoice was settled with another payment reference (the message names it)',
   },
+  deposit_already_credited: {
+    status: 409, expose: true, doc: 'the chain deposit was already credited (on sight or by an earlier claim)',
+  },
   too_many_open_invoices: {
     status: 409, expose: true, doc: 'the machine_id has the most pending invoices allowed (SVC_MAX_OPEN_INVOICES)',
   },

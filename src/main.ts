@@ -220,6 +220,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     edge_cert_sha256: core.tls.fingerprint256,
     gateway_processes: workers ? config.gatewayProcesses : 0,
   };
+  core.startWatchers(log.child({ part: 'watchers' }));
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   onSignals(log, async () => {

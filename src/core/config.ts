@@ -12,6 +12,31 @@ export interface Rail {
   address: string;
 }
 
+/** Which head a watcher trusts (docs/settlement.md "Finality"): the node's tag, less `confirmations` blocks. */
+export type Finality = 'finalized' | 'safe' | 'latest';
+
+/** One chain watcher (SVC_WATCH_<RAIL>_*): off unless its RPC is set. */
+export interface WatcherConfig {
+  rail: Rail['rail'];
+  family: 'evm';
+  /** JSON-RPC endpoint over HTTP(S); may carry a provider key, so it is never logged or published */
+  rpcUrl: string;
+  /** the token contract (0x + 40 hex, lower case) */
+  token: string;
+  /** the rail's receiving address (SVC_WALLET_<RAIL>, 0x + 40 hex, lower case) */
+  address: string;
+  finality: Finality;
+  confirmations: number;
+  /** the first block to scan when no cursor is stored yet (null: the trusted head at first start) */
+  fromBlock: number | null;
+  /** blocks per eth_getLogs request (providers cap it) */
+  maxRange: number;
+  /** blocks behind the cursor scanned again on every pass (reorgs, reorg-after-credit reports) */
+  reorgWindow: number;
+  pollMs: number;
+  maxBackoffMs: number;
+}
+
 export interface Config {
   dataDir: string;
   edgeHost: string;
@@ -26,6 +51,8 @@ export interface Config {
   tlsCert: string | null;
   tlsKey: string | null;
   rails: Rail[];
+  /** chain watchers, one per configured rail (none by default: admin settlement only) */
+  watchers: WatcherConfig[];
   readyFile: string | null;
   pulsePeriodMs: number;
   invoiceTtlMs: number;
@@ -112,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCert: cert ? resolve(cert) : null,
     tlsKey: key ? resolve(key) : null,
     rails,
+    watchers: watchers(env, rails),
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
     invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
@@ -136,6 +164,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 const MiB = 1 << 20;
+
+/** Rails whose chain family has a watcher; the others are settled by the operator only (for now). */
+const WATCHED_FAMILIES: Partial<Record<Rail['rail'], WatcherConfig['family']>> = { USDC_BASE: 'evm' };
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const FINALITIES: readonly Finality[] = ['finalized', 'safe', 'latest'];
+
+/** SVC_WATCH_<RAIL>_RPC turns a rail's watcher on; its other variables are then checked (docs/settlement.md). */
+function watchers(env: NodeJS.ProcessEnv, rails: Rail[]): WatcherConfig[] {
+  const out: WatcherConfig[] = [];
+  for (const r of rails) {
+    const p = `SVC_WATCH_${r.rail}_`;
+    const rpc = env[`${p}RPC`];
+    if (!rpc) continue;
+    const family = WATCHED_FAMILIES[r.rail];
+    if (!family) {
+      throw new Error(`${p}RPC: no watcher for ${r.rail} yet (docs/settlement.md); settle it with svc-admin`);
+    }
+    let url: URL;
+    try { url = new URL(rpc); } catch { throw new Error(`${p}RPC must be an http(s) URL`); }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${p}RPC must be an http(s) URL`);
+    const token = env[`${p}TOKEN`] ?? '';
+    if (!EVM_ADDRESS.test(token)) throw new Error(`${p}TOKEN must be the token contract, 0x and 40 hex digits`);
+    if (!EVM_ADDRESS.test(r.address)) {
+      throw new Error(`SVC_WALLET_${r.rail} must be a 0x address (40 hex digits) when ${p}RPC is set`);
+    }
+    const finality = (env[`${p}FINALITY`] || 'finalized') as Finality;
+    if (!FINALITIES.includes(finality)) throw new Error(`${p}FINALITY must be one of ${FINALITIES.join(', ')}`);
+    const confirmations = int(env, `${p}CONFIRMATIONS`, 0, 0, 100_000);
+    if (finality === 'latest' && confirmations < 1) {
+      throw new Error(`${p}FINALITY=latest needs ${p}CONFIRMATIONS >= 1 (the newest block may still be replaced)`);
+    }
+    const from = env[`${p}FROM_BLOCK`];
+    const pollMs = int(env, `${p}POLL_MS`, 5000, 50, 3_600_000);
+    out.push({
+      rail: r.rail, family, rpcUrl: rpc, token: token.toLowerCase(), address: r.address.toLowerCase(),
+      finality, confirmations,
+      fromBlock: from === undefined || from === '' ? null : int(env, `${p}FROM_BLOCK`, 0, 0, Number.MAX_SAFE_INTEGER),
+      maxRange: int(env, `${p}MAX_RANGE`, 500, 1, 1_000_000),
+      reorgWindow: int(env, `${p}REORG_WINDOW`, 64, 0, 100_000),
+      pollMs,
+      maxBackoffMs: Math.max(pollMs, int(env, `${p}MAX_BACKOFF_MS`, 60_000, 50, 3_600_000)),
+    });
+  }
+  return out;
+}
 
 /**
  * SVC_GATEWAY_PROCESSES: a count, or `auto` (the default): AUTO_GATEWAYS(cores). Measured in

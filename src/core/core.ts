@@ -18,6 +18,7 @@ import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
   fundAccount, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
 } from './invoices.ts';
+import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
@@ -32,6 +33,8 @@ import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type Quot
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
+import { Watchers } from './watchers/watchers.ts';
+import type { WatchLog } from './watchers/evm.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
@@ -73,6 +76,7 @@ export class Core {
   #active = 0;
   #drained: (() => void) | null = null;
   #shutDown: Promise<void> | null = null;
+  #watchers: Watchers | null = null;
 
   private constructor(ctx: CoreContext, tls: TlsMaterial) {
     this.ctx = ctx;
@@ -367,12 +371,22 @@ export class Core {
         if (inv.machine_id !== a.machine_id) {
           throw new ServiceError('not_found', `no invoice ${a.invoice_id as string} for this machine`);
         }
-        return invoiceView(await refreshInvoice(ctx, inv));
+        const cur = await refreshInvoice(ctx, inv);
+        const seen = cur.state === 'pending' ? this.#watchers?.pendingFor(cur.rail, cur.invoice_id) : undefined;
+        return { ...invoiceView(cur), ...(seen ? { payment_seen: seen } : {}) };
       }
       case 'SETTLE_INVOICE':
         return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
       case 'CREDIT_LATE_PAYMENT':
         return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, true));
+      case 'UNMATCHED': {
+        const { deposits, more } = await listUnmatched(ctx);
+        return { deposits: deposits.map(depositView), more };
+      }
+      case 'CLAIM': {
+        const r = await claimDeposit(ctx, a.deposit_id as string, a.invoice_id as string);
+        return { deposit: depositView(r.deposit), invoice: invoiceView(r.invoice) };
+      }
       case 'GET_RECEIPT':
       case 'VERIFY_RECEIPT': {
         const r = (await ctx.store.get('receipts', a.receipt_id as string)) as unknown as SignedReceipt | undefined;
@@ -447,7 +461,13 @@ export class Core {
       status: this.#closed ? 'stopping' : 'ok', version: VERSION, node_id: this.ctx.identity.nodeId,
       pool: { threads: this.ctx.pool.threads, in_flight: this.ctx.pool.inFlight },
       pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
+      ...(this.#watchers?.size ? { watchers: this.#watchers.status() } : {}),
     };
+  }
+
+  /** Starts a chain watcher per configured rail (docs/settlement.md); svcd calls it once its listeners are up. */
+  startWatchers(log: WatchLog): void {
+    if (!this.#watchers && !this.#closed) this.#watchers = Watchers.start(this.ctx, log);
   }
 
   async #recover(): Promise<Record<string, unknown>> {
@@ -477,6 +497,7 @@ export class Core {
 
   async #shutdown(): Promise<void> {
     await this.drain();
+    await this.#watchers?.stop();
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
     await this.ctx.chain.stop();

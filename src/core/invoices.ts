@@ -4,7 +4,8 @@
 // address can match payments to invoices; the payer is credited exactly the amount due. A machine
 // has at most SVC_MAX_OPEN_INVOICES pending invoices. States: pending → settled (credited exactly
 // once, by one payment reference) or expired; an expired invoice is credited only by the operator
-// (CREDIT_LATE_PAYMENT) and then shows `settled_late`. Chain watchers will feed the same path.
+// (CREDIT_LATE_PAYMENT) and then shows `settled_late`. Chain deposits (deposits.ts) feed the same
+// path, their deposit record written in the credit's batch.
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
@@ -38,14 +39,27 @@ export interface InvoiceRecord {
   settlement_reference?: string;
   /** true when the operator credited a payment that arrived after expiry (CREDIT_LATE_PAYMENT) */
   settled_late?: boolean;
+  /** the chain deposit that paid it (deposits.ts), when a watcher or a claim settled it */
+  deposit_id?: string;
   expired_at?: string;
+}
+
+/**
+ * What a chain deposit adds to the settlement batch (deposits.ts): its own records, fields for the
+ * journal entry, and for a claimed over- or under-payment the units actually paid.
+ */
+export interface DepositAttachment {
+  deposit_id: string;
+  ops: Op[];
+  ref: Record<string, string>;
+  creditUnits?: bigint;
 }
 
 /** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */
 const BASE = 1_000_000n;
 const SUFFIX_MAX = 99_999;
 /** Internal units per token base unit: 1 svcC = 1.00 USD = 10^6 base units = 10^8 internal units. */
-const UNITS_PER_BASE_UNIT = UNIT_SCALE / BASE;
+export const UNITS_PER_BASE_UNIT = UNIT_SCALE / BASE;
 const ALLOCATION_TRIES = 64;
 
 /** Amount allocation is check-then-write on an index shared by every machine: one rail at a time. */
@@ -61,7 +75,7 @@ export function invoiceView(inv: InvoiceRecord): Record<string, unknown> {
   return rest;
 }
 
-function decimal(baseUnits: bigint): string {
+export function decimal(baseUnits: bigint): string {
   return `${baseUnits / BASE}.${(baseUnits % BASE).toString().padStart(6, '0')}`;
 }
 
@@ -78,6 +92,32 @@ export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<
   const inv = (await ctx.store.get('invoices', invoiceId)) as unknown as InvoiceRecord | undefined;
   if (!inv) throw new ServiceError('not_found', `no invoice ${invoiceId}`);
   return inv;
+}
+
+/** The invoice that holds `amount` (base units) on the rail's amount index, whatever its state now. */
+export async function invoiceHoldingAmount(
+  ctx: CoreContext, rail: Rail['rail'], amount: string,
+): Promise<InvoiceRecord | undefined> {
+  const held = await ctx.store.get('invoice_amounts', key(rail, amount));
+  if (!held) return undefined;
+  return (await ctx.store.get('invoices', held.invoice_id as string)) as unknown as InvoiceRecord | undefined;
+}
+
+/**
+ * The open invoice on the rail whose amount due is nearest to `amount` (an over- or under-payment
+ * names it in the unmatched queue). Scans the rail's amount index: run for unmatched deposits only.
+ */
+export async function nearestOpenInvoice(
+  ctx: CoreContext, rail: Rail['rail'], amount: bigint, nowMs: number,
+): Promise<{ invoice_id: string; amount_due: string } | null> {
+  let best: { invoice_id: string; amount_due: string; gap: bigint } | null = null;
+  for await (const [k, v] of ctx.store.entries('invoice_amounts', { gte: key(rail, ''), lt: key(rail, '\uffff') })) {
+    if ((v.expires_ms as number) <= nowMs) continue;
+    const due = k.slice(rail.length + 1);
+    const gap = BigInt(due) > amount ? BigInt(due) - amount : amount - BigInt(due);
+    if (!best || gap < best.gap) best = { invoice_id: v.invoice_id as string, amount_due: due, gap };
+  }
+  return best && { invoice_id: best.invoice_id, amount_due: best.amount_due };
 }
 
 /** The machine's invoices that are still open at `nowMs` (expired ones drop out by time). */
@@ -173,10 +213,12 @@ export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Prom
  * (`late` false) takes only an unexpired invoice: after expiry the amount suffix may belong to a
  * newer invoice, so matching a payment to this one is an operator's decision, made explicitly with
  * CREDIT_LATE_PAYMENT (`late` true), which takes only an expired one. Either way a settled invoice
- * is final: the same reference again returns it unchanged, another reference is 409.
+ * is final: the same reference again returns it unchanged, another reference is 409. A deposit's
+ * claim (`late` 'either') takes the invoice pending or expired; `deposit` rides in the same batch.
  */
 export async function settleInvoice(
-  ctx: CoreContext, invoiceId: string, reference: string, late = false,
+  ctx: CoreContext, invoiceId: string, reference: string, late: boolean | 'either' = false,
+  deposit?: DepositAttachment,
 ): Promise<InvoiceRecord> {
   const first = await loadInvoice(ctx, invoiceId);
   return ctx.ledger.withMachine(first.machine_id, async () => {
@@ -189,6 +231,7 @@ export async function settleInvoice(
     }
     const now = ctx.now();
     const expired = inv.state === 'expired' || now.getTime() >= inv.expires_ms;
+    if (late === 'either') late = expired;
     if (expired && !late) {
       const msg = `invoice expired at ${inv.expires_at}; a late payment is credited with CREDIT_LATE_PAYMENT`;
       throw new ServiceError('invoice_expired', msg);
@@ -198,11 +241,13 @@ export async function settleInvoice(
       throw new ServiceError('invoice_not_expired', msg);
     }
     const acct = await ctx.ledger.account(inv.machine_id);
-    const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}) };
-    const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', BigInt(inv.credit_units), 0n, ref, now);
+    const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}), ...deposit?.ref };
+    const units = deposit?.creditUnits ?? BigInt(inv.credit_units);
+    const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', units, 0n, ref, now);
     const next: InvoiceRecord = {
       ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference,
       ...(late ? { settled_late: true } : {}),
+      ...(deposit ? { deposit_id: deposit.deposit_id } : {}),
     };
     const machine = await getMachine(ctx.store, inv.machine_id);
     const { [inv.invoice_id]: _settled, ...open } = machine?.open_invoices ?? {};
@@ -212,6 +257,7 @@ export async function settleInvoice(
         ...(await releaseAmountOps(ctx, inv)),
         ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }) : []),
         ...ops,
+        ...(deposit?.ops ?? []),
       ]);
       return next;
     });

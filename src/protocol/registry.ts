@@ -3,10 +3,10 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT and LIST_INVOICES (operator,
-// admin socket only), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend
-// listener (never on the edge): the sandbox's state lives in the core, so any number of gateway
-// processes share it.
+// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED and
+// CLAIM (operator, admin socket only: svc-admin derives its subcommands from them), and the
+// SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on the
+// edge): the sandbox's state lives in the core, so any number of gateway processes share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
@@ -251,6 +251,17 @@ export const AUXILIARY: readonly CommandSpec[] = [
       next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'go on from here; null at the end' },
       scanned: { type: 'integer', description: `invoices read for this page (at most ${LIMITS.listInvoicesScan})` },
     }, ['invoices', 'next_cursor']),
+  ),
+  admin(
+    'UNMATCHED', 'Auxiliary', false,
+    'operator: list chain deposits no open invoice took (wrong amount, late, unknown), oldest first',
+    none, result({ deposits: { type: 'array' }, more: { type: 'boolean' } }, ['deposits', 'more']),
+  ),
+  admin(
+    'CLAIM', 'Auxiliary', false,
+    'operator: credit an unmatched deposit to an invoice of its rail, once (the amount paid)',
+    obj({ deposit_id: id, invoice_id: id }, ['deposit_id', 'invoice_id']),
+    result({ deposit: { type: 'object' }, invoice: invoiceResult }, ['deposit', 'invoice']),
   ),
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(

@@ -25,6 +25,8 @@ type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Pro
 export const SUBLEVELS = [
   'meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
   'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'idempotency_expiry', 'tlog_nodes', 'tlog_entries',
+  // chain deposits (src/core/deposits.ts): every transfer seen, the unmatched queue, each watcher's cursor
+  'deposits', 'unmatched_deposits', 'watcher_cursors',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

@@ -34,6 +34,9 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   invoice_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_not_expired: ['test/core/invoices.test.ts', 'credit-late-payment credits an expired invoice', 'svc/1'],
   invoice_already_settled: ['test/core/flow.test.ts', 'GET_PULSE flow with the real CLIs', 'svc/1'],
+  deposit_already_credited: [
+    'test/watchers/unmatched.test.ts', 'unmatched: under- and over-payments and an unknown payer queue', 'svc/1',
+  ],
   too_many_open_invoices: ['test/adversarial/money-semantics.test.ts', 'funding denial', 'svc/1'],
   idempotency_in_progress: ['test/core/flow.test.ts', 'idempotency keys: same body replays', 'svc/1'],
   idempotency_key_reused: ['test/gateway/api.test.ts', 'Idempotency-Key header', 'http'],

@@ -1,0 +1,40 @@
+// The chain watchers of one core, one per configured rail (SVC_WATCH_<RAIL>_*): started after the
+// listeners are up, stopped before the store closes, their status published in HEALTH (and so in
+// /api/v1/status). None configured: nothing runs and admin settlement is the only source.
+import type { CoreContext } from '../context.ts';
+import { EvmWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
+
+export class Watchers {
+  readonly #list: EvmWatcher[];
+
+  private constructor(list: EvmWatcher[]) {
+    this.#list = list;
+  }
+
+  static start(ctx: CoreContext, log: WatchLog): Watchers {
+    const list = (ctx.config.watchers ?? []).map((cfg) => new EvmWatcher(ctx, cfg, log));
+    for (const w of list) {
+      log.info({ rail: w.rail, ...publicConfig(w.status()) }, 'chain watcher starting');
+      w.start();
+    }
+    return new Watchers(list);
+  }
+
+  get size(): number { return this.#list.length; }
+
+  /** Per rail: cursor, head, lag, last error (public facts only). */
+  status(): Record<string, WatcherStatus> {
+    return Object.fromEntries(this.#list.map((w) => [w.rail, w.status()]));
+  }
+
+  /** A payment seen for this invoice above its watcher's trusted head, if any. */
+  pendingFor(rail: string, invoiceId: string): PendingPayment | undefined {
+    return this.#list.find((w) => w.rail === rail)?.pendingFor(invoiceId);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.#list.map((w) => w.stop()));
+  }
+}
+
+const publicConfig = (s: WatcherStatus) => ({ finality: s.finality, confirmations: s.confirmations });
