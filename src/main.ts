@@ -6,13 +6,20 @@
 //   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
 //   svcd manifest  the manifest hash to publish in DNS
 //   svcd selfcheck kernel known-answer check
+//   svcd restore   <backup> <data dir>: a checked restore of `svc-admin backup` (docs/operations.md)
+//   svcd audit     the money audit of a stopped node's data dir (`svc-admin audit` while it runs)
 // Configuration: environment variables (README "Configuration"). With SVC_READY_FILE set, svcd
 // writes the bound addresses there as one JSON object once every listener is up.
 import cluster, { type Worker } from 'node:cluster';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
+import { audit, auditCsv } from './core/audit.ts';
+import { restoreBackup } from './core/backup.ts';
+import { render } from './cli/output.ts';
+import { Store } from './store/store.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
@@ -250,8 +257,66 @@ async function printManifest(): Promise<number> {
   return 0;
 }
 
+/**
+ * `svcd restore <backup> <data dir>`: checks a backup (manifest hashes, ledger invariant, audit with every
+ * receipt verified, journal head) and only then creates the data dir from it. svcd must not run on it.
+ */
+async function restore(args: string[]): Promise<number> {
+  if (args.length !== 2) {
+    console.error('usage: svcd restore <backup dir> <new data dir>');
+    return 2;
+  }
+  const [backup, dataDir] = args.map((a) => resolvePath(a)) as [string, string];
+  const r = await restoreBackup(backup, dataDir);
+  const t = r.audit.totals;
+  console.log(`restored ${backup} (taken ${r.manifest.created_at}, node ${r.manifest.node_id}) into ${dataDir}`);
+  console.log(`  ${r.manifest.files.length} files match the manifest; journal head ${r.manifest.journal_head.sha256}`);
+  const l = r.audit.ledger;
+  console.log(`  ledger: ${l.accounts} accounts, ${l.entries} journal entries, invariant holds`);
+  console.log(`  audit clean: ${t.receipts} receipts verify and match their captures and executed quotes`);
+  return 0;
+}
+
+/** `svcd audit [--json] [--csv DIR]`: AUDIT on a stopped node's data dir (SVC_DATA_DIR), e.g. one refusing to start. */
+async function offlineAudit(args: string[]): Promise<number> {
+  const csvAt = args.indexOf('--csv');
+  const unknown = args.filter((a, i) => a !== '--json' && a !== '--csv' && i !== csvAt + 1);
+  if (unknown.length || (csvAt >= 0 && !args[csvAt + 1])) {
+    console.error('usage: svcd audit [--json] [--csv DIR]   (svcd stopped; online: svc-admin audit)');
+    return 2;
+  }
+  const config = loadConfig();
+  const store = await Store.open(config.dataDir).catch((e: unknown) => {
+    throw new Error(`cannot open the ledger in ${config.dataDir} (is svcd running? then use svc-admin audit): ${e}`);
+  });
+  let report;
+  try {
+    report = await audit(store, NodeIdentity.loadOrCreate(config.dataDir));
+  } finally {
+    await store.close();
+  }
+  if (csvAt >= 0) {
+    const dir = resolvePath(args[csvAt + 1]!);
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(auditCsv(report))) writeFileSync(join(dir, name), text);
+  }
+  console.log(render(report as unknown as Record<string, unknown>, args.includes('--json')));
+  return report.clean ? 0 : 1;
+}
+
+const fail = (e: unknown) => {
+  console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+};
+
 const cmd = process.argv[2] ?? 'start';
 switch (cmd) {
+  case 'restore':
+    restore(process.argv.slice(3)).then((c) => { process.exitCode = c; }, fail);
+    break;
+  case 'audit':
+    offlineAudit(process.argv.slice(3)).then((c) => { process.exitCode = c; }, fail);
+    break;
   case 'selfcheck':
     process.exitCode = runSelfCheck();
     break;
@@ -272,6 +337,6 @@ switch (cmd) {
     });
     break;
   default:
-    console.error(`svcd: unknown command ${cmd}\nusage: svcd [start|core|gateway|manifest|selfcheck]`);
+    console.error(`svcd: unknown command ${cmd}\nusage: svcd [start|core|gateway|manifest|selfcheck|restore|audit]`);
     process.exitCode = 2;
 }

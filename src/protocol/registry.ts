@@ -3,9 +3,10 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN and CREDIT_LATE_PAYMENT (operator, admin socket only),
-// and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on
-// the edge): the sandbox's state lives in the core, so any number of gateway processes share it.
+// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, BACKUP and AUDIT (operator,
+// admin socket only), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend
+// listener (never on the edge): the sandbox's state lives in the core, so any number of gateway
+// processes share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
@@ -230,6 +231,33 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'operator: credit a payment that arrived after its invoice expired (once; the invoice shows settled_late)',
     args: obj({ invoice_id: id, reference }, ['invoice_id', 'reference']),
     result: invoiceResult,
+  },
+  {
+    name: 'BACKUP', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: copy the ledger (one consistent snapshot, while serving) and the key files to a new dir',
+    args: obj({
+      dir: {
+        type: 'string', minLength: 2, maxLength: 4096, pattern: '^/',
+        description: 'absolute path on the node\'s host: absent or an empty directory',
+      },
+    }, ['dir']),
+    result: result({
+      dir: { type: 'string' }, manifest_sha256: { type: 'string' }, records: { type: 'integer' },
+      files: { type: 'array' }, ledger: { type: 'object' }, audit: { type: 'object' }, journal_head: { type: 'object' },
+    }, ['dir', 'manifest_sha256', 'records', 'files', 'ledger', 'audit', 'journal_head']),
+  },
+  {
+    name: 'AUDIT', group: 'Auxiliary', access: 'admin', http: null, cli: [],
+    billing: 'controlled', auth: 'admin', rateClass: 'public_low', execution: false, capability: false,
+    purpose: 'operator: audit the money (ledger invariant, balances from the journal, totals, cross-checks)',
+    args: obj({ csv: { type: 'boolean', description: 'also return the tables as CSV texts (file name → text)' } }),
+    result: result({
+      format: { type: 'string', const: 'svc_audit_v1' }, clean: { type: 'boolean' },
+      discrepancies: { type: 'array', items: { type: 'string' } }, ledger: { type: 'object' },
+      totals: { type: 'object' }, machines: { type: 'array' }, periods: { type: 'array' }, invoices: { type: 'array' },
+      csv: { type: 'object' },
+    }, ['format', 'clean', 'discrepancies', 'ledger', 'totals', 'machines', 'periods', 'invoices']),
   },
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(

@@ -65,7 +65,9 @@ test('registry: CLI forms are the contract\'s 19;'
   );
   const auxAdmin = ALL_COMMANDS.filter((c) => !c.capability && c.auth === 'admin')
     .map((c) => [c.name, c.http, c.cli.length]);
-  t.deepEqual(auxAdmin, [['ROTATE_TOKEN', null, 0], ['CREDIT_LATE_PAYMENT', null, 0]], 'no HTTP or public CLI form');
+  t.deepEqual(auxAdmin, [
+    ['ROTATE_TOKEN', null, 0], ['CREDIT_LATE_PAYMENT', null, 0], ['BACKUP', null, 0], ['AUDIT', null, 0],
+  ], 'no HTTP or public CLI form');
 });
 
 test('registry: annotations follow the contract (billing, auth, rate class, execution flag)', (t) => {
