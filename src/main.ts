@@ -36,6 +36,9 @@ import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
 
+/** SIGTERM: how long HTTP requests in flight may take to finish before their connections are closed. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
 function runSelfCheck(): number {
   const info = JSON.parse(readFileSync(fileURLToPath(new URL('../build/BUILD_INFO.json', import.meta.url)), 'utf8'));
   console.log(`svc kernels: ${kernelWasmPath()} (ABI ${ABI_VERSION}, sha256 ${info.outputs['kernels.wasm']})`);
@@ -74,12 +77,18 @@ async function startGateway(
   gw.setBoundUrl(url);
   return {
     server, url,
-    close: () => new Promise<void>((r) => {
-      server.close(() => r());
+    // readiness false at once; no new connections; requests in flight finish (bounded), then the rest closes
+    close: async () => {
+      gw.startDraining();
+      const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
-      setTimeout(() => server.closeAllConnections(), 2000).unref();
+      if (!await gw.drained(DRAIN_TIMEOUT_MS)) {
+        log.warn({ after_ms: DRAIN_TIMEOUT_MS }, 'HTTP requests still in flight; closing their connections');
+      }
+      server.closeAllConnections();
+      await closed;
       gw.close();
-    }),
+    },
   };
 }
 
@@ -225,9 +234,12 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   onSignals(log, async () => {
-    // worker gateways first: their in-flight requests still need the backend listener
-    if (workers) await gw!.close();
-    const closing = Promise.all([listeners.close(), workers ? undefined : gw?.close()]);
+    // every gateway (in process, or each worker on its stop message) turns readiness false at once and
+    // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
+    // need the backend listener for that, the in-process one needs no listener
+    const edge = workers ? null : listeners.close();
+    await gw?.close();
+    const closing = edge ?? listeners.close();
     await core.drain();
     await closing;
     await core.close();

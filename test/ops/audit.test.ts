@@ -96,7 +96,7 @@ test('audit: clean after paid flows, CSV adds up; hand-corrupted records are nam
   t.is(offline.code, 1, offline.stderr);
   const o = JSON.parse(offline.stdout);
   t.false(o.clean);
-  t.true(o.discrepancies.some((d: string) => d.startsWith(`ledger: ${m1}: available `) && d.includes('journal sums to')),
-    o.discrepancies.join('\n'));
+  const named = (d: string) => d.startsWith(`ledger: ${m1}: available `) && d.includes('journal sums to');
+  t.true(o.discrepancies.some(named), o.discrepancies.join('\n'));
   t.true(o.discrepancies.some((d: string) => d.includes(forged)), 'the forged receipt too');
 });
