@@ -80,13 +80,18 @@ async function startGateway(
     // readiness false at once; no new connections; requests in flight finish (bounded), then the rest closes
     close: async () => {
       gw.startDraining();
-      const closed = new Promise<void>((r) => server.close(() => r()));
+      // a cluster worker keeps its share of the port until drained (new connections get 503): closing a
+      // round-robin server early resets connections the primary already handed it (measured: in-flight
+      // requests reset at once, with NODE_CLUSTER_SCHED_POLICY=none they are not)
+      const close = () => new Promise<void>((r) => server.close(() => r()));
+      const closed = cluster.isWorker ? null : close();
       server.closeIdleConnections();
       if (!await gw.drained(DRAIN_TIMEOUT_MS)) {
         log.warn({ after_ms: DRAIN_TIMEOUT_MS }, 'HTTP requests still in flight; closing their connections');
       }
+      const done = closed ?? close();
       server.closeAllConnections();
-      await closed;
+      await done;
       gw.close();
     },
   };

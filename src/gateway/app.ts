@@ -113,15 +113,16 @@ export function createGateway(opts: GatewayOptions): {
       ctx.set('Connection', 'close');
       throw new ServiceError('service_unavailable', 'this node is shutting down; retry (another node, or later)');
     }
+    // in flight until its response is written out (Koa writes it after the middleware returns)
     inFlight++;
+    ctx.res.once('close', () => {
+      inFlight--;
+      if (draining && inFlight === 0) idle?.();
+    });
     try {
       await next();
     } finally {
-      inFlight--;
-      if (draining) {
-        ctx.set('Connection', 'close');
-        if (inFlight === 0) idle?.();
-      }
+      if (draining) ctx.set('Connection', 'close');
     }
   });
 

@@ -124,7 +124,8 @@ async function sigtermDuringLoad(t: ExecutionContext, env: Record<string, string
   t.deepEqual(bad.map(describe), [], 'no 500/502 answered');
   const errors = [...new Set(met.filter((m) => !isReply(m)).map(describe))];
   t.true(errors.every((e) => e === 'ECONNREFUSED' || e === 'ECONNRESET'), errors.join(', '));
-  t.log(`${flows} flows; readiness probed ${probes.length}×; last answers: ${[...new Set(met.slice(-6).map(describe))]}`);
+  const after = [...new Set(met.slice(-6).map(describe))];
+  t.log(`${flows} flows; readiness probed ${probes.length}×; the last answers: ${after.join(', ')}`);
 
   // no unit lost: the ledger audits clean offline, and the survivor's receipt is in it
   const audit = await runBin(BIN.svcd, ['audit', '--json'], { SVC_DATA_DIR: s.dataDir });
@@ -134,7 +135,7 @@ async function sigtermDuringLoad(t: ExecutionContext, env: Record<string, string
   const m = report.machines.find((x: { machine_id: string }) => x.machine_id === machine);
   const sum = BigInt(m.available_units) + BigInt(m.reserved_units) + BigInt(m.spent_units);
   t.is(sum, BigInt(m.credited_units), 'credited = available + reserved + spent');
-  t.true(report.totals.receipts >= flows + 2, 'every acknowledged execution has its receipt');
+  t.true(report.totals.receipts >= flows + 1, 'every acknowledged execution has its receipt');
   await checkReceipt(t, s, receipt, machine);
 }
 
