@@ -77,6 +77,12 @@ test('backup during paid flows, restore: the restored node verifies every earlie
     const v = await c2.request('VERIFY_RECEIPT', { receipt_id: id, machine_id: machine });
     t.true(v.valid === true, `${id} verifies on the restored node`);
   }
+  // the same through the public CLI, as the restore drill in docs/operations.md does it
+  const cli = await s2.svc(['--json', '--machine-id', machine, 'verify-receipt', acknowledged[0]!]);
+  t.is(cli.code, 0, cli.stderr);
+  t.true(JSON.parse(cli.stdout).valid);
+  const offline = await runBin(BIN.svcd, ['audit'], { SVC_DATA_DIR: restored });
+  t.regex(offline.stderr, /is svcd running\? then use svc-admin audit/, 'the offline audit refuses a running node');
   const audited = await s2.svcAdmin(['--json', 'audit']);
   t.is(audited.code, 0, audited.stdout);
   t.true(JSON.parse(audited.stdout).totals.receipts >= acknowledged.length);
