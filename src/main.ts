@@ -6,13 +6,20 @@
 //   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
 //   svcd manifest  the manifest hash to publish in DNS
 //   svcd selfcheck kernel known-answer check
+//   svcd restore   <backup> <data dir>: a checked restore of `svc-admin backup` (docs/operations.md)
+//   svcd audit     the money audit of a stopped node's data dir (`svc-admin audit` while it runs)
 // Configuration: environment variables (README "Configuration"). With SVC_READY_FILE set, svcd
 // writes the bound addresses there as one JSON object once every listener is up.
 import cluster, { type Worker } from 'node:cluster';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
+import { audit, auditCsv } from './core/audit.ts';
+import { restoreBackup } from './core/backup.ts';
+import { render } from './cli/output.ts';
+import { Store } from './store/store.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
@@ -29,6 +36,9 @@ import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
 import { svcdCommand } from './cli/svcd-usage.ts';
+
+/** SIGTERM: how long HTTP requests in flight may take to finish before their connections are closed. */
+const DRAIN_TIMEOUT_MS = 10_000;
 
 function runSelfCheck(): number {
   const info = JSON.parse(readFileSync(fileURLToPath(new URL('../build/BUILD_INFO.json', import.meta.url)), 'utf8'));
@@ -68,16 +78,23 @@ async function startGateway(
   gw.setBoundUrl(url);
   return {
     server, url,
-    // the core caller closes only once the server has answered what it was serving: closing it
-    // first would leave those requests without their core's reply
-    close: () => new Promise<void>((r) => {
-      server.close(() => {
-        gw.close();
-        r();
-      });
+    // readiness false at once; no new connections; requests in flight finish (bounded), then the rest closes
+    close: async () => {
+      gw.startDraining();
+      // a cluster worker keeps its share of the port until drained (new connections get 503): closing a
+      // round-robin server early resets connections the primary already handed it (measured: in-flight
+      // requests reset at once, with NODE_CLUSTER_SCHED_POLICY=none they are not)
+      const close = () => new Promise<void>((r) => server.close(() => r()));
+      const closed = cluster.isWorker ? null : close();
       server.closeIdleConnections();
-      setTimeout(() => server.closeAllConnections(), 2000).unref();
-    }),
+      if (!await gw.drained(DRAIN_TIMEOUT_MS)) {
+        log.warn({ after_ms: DRAIN_TIMEOUT_MS }, 'HTTP requests still in flight; closing their connections');
+      }
+      const done = closed ?? close();
+      server.closeAllConnections();
+      await done;
+      gw.close();
+    },
   };
 }
 
@@ -224,9 +241,12 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   onSignals(log, async () => {
-    // worker gateways first: their in-flight requests still need the backend listener
-    if (workers) await gw!.close();
-    const closing = Promise.all([listeners.close(), workers ? undefined : gw?.close()]);
+    // every gateway (in process, or each worker on its stop message) turns readiness false at once and
+    // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
+    // need the backend listener for that, the in-process one needs no listener
+    const edge = workers ? null : listeners.close();
+    await gw?.close();
+    const closing = edge ?? listeners.close();
     await core.drain();
     await closing;
     await core.close();
@@ -257,20 +277,74 @@ async function printManifest(): Promise<number> {
   return 0;
 }
 
-const cmd = svcdCommand(process.argv.slice(2)); // null: help, version or a usage error was printed
+/**
+ * `svcd restore <backup> <data dir>`: checks a backup (manifest hashes, ledger invariant, audit with every
+ * receipt verified, journal head) and only then creates the data dir from it. svcd must not run on it.
+ */
+async function restore(args: string[]): Promise<number> {
+  if (args.length !== 2) {
+    console.error('usage: svcd restore <backup dir> <new data dir>');
+    return 2;
+  }
+  const [backup, dataDir] = args.map((a) => resolvePath(a)) as [string, string];
+  const r = await restoreBackup(backup, dataDir);
+  const t = r.audit.totals;
+  console.log(`restored ${backup} (taken ${r.manifest.created_at}, node ${r.manifest.node_id}) into ${dataDir}`);
+  console.log(`  ${r.manifest.files.length} files match the manifest; journal head ${r.manifest.journal_head.sha256}`);
+  const l = r.audit.ledger;
+  console.log(`  ledger: ${l.accounts} accounts, ${l.entries} journal entries, invariant holds`);
+  console.log(`  audit clean: ${t.receipts} receipts verify and match their captures and executed quotes`);
+  return 0;
+}
+
+/** `svcd audit [--json] [--csv DIR]`: AUDIT on a stopped node's data dir (SVC_DATA_DIR), e.g. one refusing to start. */
+async function offlineAudit(args: string[]): Promise<number> {
+  const csvAt = args.indexOf('--csv');
+  const unknown = args.filter((a, i) => a !== '--json' && a !== '--csv' && i !== csvAt + 1);
+  if (unknown.length || (csvAt >= 0 && !args[csvAt + 1])) {
+    console.error('usage: svcd audit [--json] [--csv DIR]   (svcd stopped; online: svc-admin audit)');
+    return 2;
+  }
+  const config = loadConfig();
+  const store = await Store.open(config.dataDir).catch((e: unknown) => {
+    throw new Error(`cannot open the ledger in ${config.dataDir} (is svcd running? then use svc-admin audit): ${e}`);
+  });
+  let report;
+  try {
+    report = await audit(store, NodeIdentity.loadOrCreate(config.dataDir));
+  } finally {
+    await store.close();
+  }
+  if (csvAt >= 0) {
+    const dir = resolvePath(args[csvAt + 1]!);
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(auditCsv(report))) writeFileSync(join(dir, name), text);
+  }
+  console.log(render(report as unknown as Record<string, unknown>, args.includes('--json')));
+  return report.clean ? 0 : 1;
+}
+
+const fail = (e: unknown) => {
+  console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`);
+  process.exitCode = 1;
+};
+
+const parsed = svcdCommand(process.argv.slice(2)); // null: help, version or a usage error was printed
+const cmd = parsed?.command ?? null;
 switch (cmd) {
   case null:
+    break;
+  case 'restore':
+    restore(parsed!.args).then((c) => { process.exitCode = c; }, fail);
+    break;
+  case 'audit':
+    offlineAudit(parsed!.args).then((c) => { process.exitCode = c; }, fail);
     break;
   case 'selfcheck':
     process.exitCode = runSelfCheck();
     break;
   case 'manifest':
-    printManifest().then((c) => {
-      process.exitCode = c;
-    }, (e: unknown) => {
-      console.error(`svcd: ${e instanceof Error ? e.message : String(e)}`);
-      process.exitCode = 1;
-    });
+    printManifest().then((c) => { process.exitCode = c; }, fail);
     break;
   case 'start':
   case 'core':

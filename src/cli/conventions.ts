@@ -47,6 +47,8 @@ export interface Run {
   failed?: Command;
   /** shown with a connection failure that is not about the certificate */
   unreachableHint?: string;
+  /** the exit code of a command that printed its reply but found something wrong (svc-admin audit) */
+  exit?: number;
 }
 
 /** Sets the exit and output conventions on every command of the tree. */
@@ -83,7 +85,7 @@ export function runCli(
 export async function runProgram(root: Command, argv: readonly string[], run: Run): Promise<number> {
   try {
     await root.parseAsync([...argv], { from: 'user' });
-    return EXIT.ok;
+    return run.exit ?? EXIT.ok;
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0) return EXIT.ok; // --help, --version, help

@@ -1,14 +1,16 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
-// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES) as a subcommand, over the admin
-// unix socket in the data dir (mode 0600: only the service's user reaches it). Its arguments, their
-// choices and the help examples come from the command's schema. Not part of the public client kit.
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, BACKUP,
+// AUDIT) as a subcommand, over the admin unix socket in the data dir (mode 0600: only the service's
+// user reaches it). Its arguments, their choices and the help examples come from the command's
+// schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { SvcClient } from '../client/client.ts';
 import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
 import type { Schema } from '../protocol/schemas.ts';
 import { examples, nonNegativeInt, runCli, type Run } from './conventions.ts';
-import { render } from './output.ts';
+import { EXIT, render } from './output.ts';
+import { ADMIN_EXTRAS, reportsDiscrepancies } from './admin-extras.ts';
 
 interface Globals { dataDir: string; json?: boolean }
 
@@ -24,6 +26,10 @@ const NOTES: Record<string, string> = {
   RECOVER_RUNTIME: 'restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)',
   ROTATE_TOKEN: 'issue a new machine token; the old one stops working (ROTATE_TOKEN)',
   LIST_INVOICES: 'list invoices, filtered by state and machine_id, a page at a time (LIST_INVOICES)',
+  BACKUP: 'copy the ledger (one consistent snapshot, while svcd serves) and the key files to <dir>, a new '
+    + 'or empty dir on svcd\'s host, with backup-manifest.json; restore with `svcd restore <dir> <data dir>`',
+  AUDIT: 'audit the money: ledger invariant, balances from the journal, totals per rail and day, invoices by '
+    + 'state, receipts/captures/executed quotes cross-checked; exit 1 on any discrepancy (--json, --csv <dir>)',
 };
 
 /** Example values for the arguments the admin commands take. */
@@ -47,8 +53,9 @@ const TEXT: Record<string, (r: Record<string, unknown>) => string> = { LIST_INVO
 function argsOf(spec: CommandSpec) {
   const props = (spec.args.properties ?? {}) as Record<string, Schema>;
   const required = (spec.args.required ?? []) as string[];
-  const positional = required.filter((a) => a.endsWith('_id'));
-  const flags = Object.keys(props).filter((a) => !positional.includes(a));
+  const extra = ADMIN_EXTRAS[spec.name] ?? {};
+  const positional = required.filter((a) => a.endsWith('_id') || extra.positional?.includes(a));
+  const flags = Object.keys(props).filter((a) => !positional.includes(a) && !extra.derived?.includes(a));
   return { props, required, positional, flags };
 }
 
@@ -78,33 +85,39 @@ export function buildAdminProgram(state: Run): Command {
       + '\nUnder --json every failure is one JSON object on stderr.');
   const g = () => program.opts<Globals>();
   const socket = () => join(resolve(g().dataDir), 'admin.sock');
-  const run = async (spec: CommandSpec, args: Record<string, unknown>) => {
+  const run = async (spec: CommandSpec, args: Record<string, unknown>, opts: Record<string, unknown>) => {
     const client = await SvcClient.connect({ kind: 'unix', path: socket() });
     try {
-      const r = await client.request(spec.name, args);
+      const reply = await client.request(spec.name, args);
+      const after = ADMIN_EXTRAS[spec.name]?.after;
+      const r = after ? after(reply, opts) : reply;
       console.log(!state.json && TEXT[spec.name] ? TEXT[spec.name]!(r) : render(r, state.json));
+      if (reportsDiscrepancies(reply)) state.exit = EXIT.refused;
     } finally {
       client.close();
     }
   };
   for (const spec of ALL_COMMANDS.filter((c) => c.auth === 'admin')) {
     const { props, required, positional, flags } = argsOf(spec);
+    const extra = ADMIN_EXTRAS[spec.name] ?? {};
     const sub = program.command(kebab(spec.name)).description(NOTES[spec.name] ?? spec.purpose);
     for (const a of positional) sub.argument(`<${a}>`);
     for (const a of flags) {
       const p = props[a] ?? {};
-      const o = new Option(`--${kebab(a)} <${a}>`, String(p.description ?? a));
+      const o = new Option(`--${kebab(a)}${p.type === 'boolean' ? '' : ` <${a}>`}`, String(p.description ?? a));
       if (Array.isArray(p.enum)) o.choices(p.enum as string[]);
       if (p.type === 'integer') o.argParser(nonNegativeInt(`--${kebab(a)}`));
       if (p.default !== undefined) o.default(p.default);
       sub.addOption(required.includes(a) ? o.makeOptionMandatory() : o);
     }
+    extra.options?.(sub);
     examples(sub, exampleLines(spec));
     sub.action((...given: unknown[]) => {
       const opts = given[positional.length] as Record<string, unknown>;
       const args: Record<string, unknown> = Object.fromEntries(positional.map((a, k) => [a, given[k]]));
       for (const a of flags) if (opts[camel(a)] !== undefined) args[a] = opts[camel(a)];
-      return run(spec, args);
+      extra.prepare?.(args, opts);
+      return run(spec, args, opts);
     });
   }
   examples(program, [

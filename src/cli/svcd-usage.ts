@@ -9,7 +9,12 @@ export const SVCD_COMMANDS = {
   gateway: 'the HTTP gateway alone, calling a core\'s backend at 127.0.0.1:SVC_BACKEND_PORT',
   manifest: 'print the manifest hash to publish as a DNS TXT record',
   selfcheck: 'check the WASM kernels against known answers and exit',
+  restore: '<backup> <data dir>: check a backup (hashes, ledger, audit), then create the data dir from it',
+  audit: '[--json] [--csv DIR]: the money audit on a stopped node\'s SVC_DATA_DIR (online: svc-admin audit)',
 } as const;
+
+/** The subcommands that take arguments of their own (main.ts checks them). */
+const TAKES_ARGS: readonly SvcdCommand[] = ['restore', 'audit'];
 
 export type SvcdCommand = keyof typeof SVCD_COMMANDS;
 
@@ -40,6 +45,7 @@ export function svcdHelp(): string {
     '  SVC_DATA_DIR=/var/lib/svc svcd core    # the core alone, its ledger and keys in /var/lib/svc',
     '  SVC_BASE_URL=https://svc.example svcd manifest',
     '  svcd selfcheck',
+  '  svcd restore /backups/svc-2026-11-23 /var/lib/svc-restored',
     '',
     'Exit codes: 0 ok (or stopped by SIGTERM/SIGINT), 1 failed to start or failed check, 2 usage.',
     '',
@@ -52,7 +58,7 @@ export function svcdVersion(): string {
 
 /**
  * Reads svcd's arguments. Prints help or the version (exit 0) or a usage error (exit 2) and
- * returns null, or returns the subcommand to run.
+ * returns null, or returns the subcommand to run and its own arguments (restore and audit only).
  */
 export function svcdCommand(
   argv: readonly string[],
@@ -61,7 +67,7 @@ export function svcdCommand(
     stderr: (s) => { process.stderr.write(s); },
     exit: (code) => { process.exitCode = code; },
   },
-): SvcdCommand | null {
+): { command: SvcdCommand; args: string[] } | null {
   if (argv.some((a) => a === '-h' || a === '--help' || a === 'help')) {
     out.stdout(svcdHelp());
     out.exit(0);
@@ -81,6 +87,9 @@ export function svcdCommand(
   if (!Object.hasOwn(SVCD_COMMANDS, first)) {
     return usage(first.startsWith('-') ? `unknown option ${first}` : `unknown command ${first}`);
   }
-  if (rest.length) return usage(`unexpected argument ${rest[0]} (svcd is configured by environment variables)`);
-  return first as SvcdCommand;
+  const command = first as SvcdCommand;
+  if (rest.length && !TAKES_ARGS.includes(command)) {
+    return usage(`unexpected argument ${rest[0]} (svcd is configured by environment variables)`);
+  }
+  return { command, args: rest };
 }

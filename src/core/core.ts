@@ -1,7 +1,9 @@
 // The core: opens the data dir (node keys, LevelDB, kernels, pulse chain), refuses to serve a
 // broken ledger, and answers every svc/1 command through handle(). Authentication, argument
 // validation and idempotency keys are applied here, once, for every listener.
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import { Kernels, KernelPool } from '../kernels/index.ts';
 import { selfCheck } from '../kernels/self-check.ts';
@@ -14,6 +16,8 @@ import { put, Store, type Op } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
+import { audit, auditCsv } from './audit.ts';
+import { MANIFEST_FILE, takeBackup } from './backup.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
   fundAccount, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
@@ -403,6 +407,16 @@ export class Core {
       }
       case 'RECOVER_RUNTIME': return this.#recover();
       case 'LIST_INVOICES': return listInvoices(ctx, a);
+      case 'AUDIT': {
+        const report = await audit(ctx.store, ctx.identity, ctx.now());
+        return { ...report, ...(a.csv === true ? { csv: auditCsv(report) } : {}) };
+      }
+      case 'BACKUP': {
+        const dir = a.dir as string;
+        const m = await takeBackup(ctx.store, ctx.config.dataDir, dir, ctx.identity, ctx.now());
+        const manifest_sha256 = createHash('sha256').update(readFileSync(join(dir, MANIFEST_FILE))).digest('hex');
+        return { dir, manifest_sha256, ...m };
+      }
       case 'ROTATE_TOKEN': {
         const m = a.machine_id as string;
         return ctx.ledger.withMachine(m, async () => {
@@ -475,8 +489,12 @@ export class Core {
     this.ctx.pool = new KernelPool({ threads: this.ctx.config.kernelThreads });
     await old.close();
     const released = await sweepExpired(this.ctx);
-    const ledger = await this.ctx.ledger.verify();
-    return { pool_restarted: true, threads: this.ctx.pool.threads, released_quotes: released, ledger };
+    // the same check as AUDIT, from one snapshot (the ledger part is its `ledger`)
+    const report = await audit(this.ctx.store, this.ctx.identity, this.ctx.now());
+    return {
+      pool_restarted: true, threads: this.ctx.pool.threads, released_quotes: released, ledger: report.ledger,
+      audit: { clean: report.clean, discrepancies: report.discrepancies },
+    };
   }
 
   /** Refuses new requests and waits (up to timeoutMs) for the ones in flight to finish. */

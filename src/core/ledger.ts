@@ -6,7 +6,7 @@
 // reserved = Σ d_reserved over its journal, and both are >= 0.
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
-import { put, type Op, type Store } from '../store/store.ts';
+import { put, type Op, type Snapshot, type Store } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
 
@@ -82,12 +82,13 @@ export class Ledger {
     return out;
   }
 
-  /** Recomputes every account from its journal. */
-  async verify(): Promise<LedgerCheck> {
+  /** Recomputes every account from its journal (as of `snapshot`, when given: a consistent view under load). */
+  async verify(snapshot?: Snapshot): Promise<LedgerCheck> {
+    const at = snapshot ? { snapshot } : {};
     const problems: string[] = [];
     let accounts = 0, entries = 0;
     const sums = new Map<string, { a: bigint; r: bigint; n: number; lastSeq: number }>();
-    for await (const [k, v] of this.#store.entries('journal')) {
+    for await (const [k, v] of this.#store.entries('journal', at)) {
       const [m] = k.split('!');
       const s = sums.get(m!) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };
       const e = v as unknown as JournalEntry;
@@ -97,7 +98,7 @@ export class Ledger {
       sums.set(m!, s);
       entries++;
     }
-    for await (const [m, v] of this.#store.entries('accounts')) {
+    for await (const [m, v] of this.#store.entries('accounts', at)) {
       accounts++;
       const id = idFromPart(m);
       const s = sums.get(m) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };

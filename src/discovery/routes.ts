@@ -208,6 +208,12 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
     // application/json, the only form this endpoint answers in
     statuses: statusesOf('POST', { also: [202, 404, 406] }),
   },
+  {
+    // not rate limited: orchestrators probe it; answered from the gateway's state and a cached HEALTH
+    id: 'readyz', method: 'GET', path: '/readyz', type: JSON_TYPE, body: 'json', tag: 'Discovery', ...free,
+    purpose: 'readiness for load balancers: 200 while serving; 503 once draining (SIGTERM) or while the core is down',
+    statuses: [503], cors: false, sitemap: false,
+  },
   api('apiIndex', '/api/v1', 'JSON route index', 'envelope'),
   api('apiStatus', '/api/v1/status', 'gateway and public edge status', 'envelope'),
   api('apiDiscovery', '/api/v1/discovery', 'discovery summary', 'envelope', { core: true }),

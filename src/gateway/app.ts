@@ -21,7 +21,7 @@ import { discoveryRoutes } from './discovery-routes.ts';
 import { mountEmbedRoutes } from './embed-routes.ts';
 import { envelope, toRouterPath } from './routing.ts';
 import { edgeStatus, type CoreCall, type CoreCaller } from './core-call.ts';
-import { PUBLIC_ROUTES } from '../discovery/routes.ts';
+import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
 
 export interface GatewayOptions {
@@ -42,8 +42,15 @@ type Ctx = RouterContext<State>;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** How long /readyz trusts one HEALTH answer: at most one core call a second, however often it is probed. */
+const READY_CACHE_MS = 1000;
+
 export function createGateway(opts: GatewayOptions): {
   app: Koa<State>; close(): void; setBoundUrl(url: string): void;
+  /** Readiness false from now on; new requests are answered 503 service_unavailable (Connection: close). */
+  startDraining(): void;
+  /** Resolves once no request is in flight, or after `timeoutMs`: whether it drained. */
+  drained(timeoutMs: number): Promise<boolean>;
 } {
   let boundUrl = 'http://127.0.0.1';
   const app = new Koa<State>();
@@ -91,6 +98,42 @@ export function createGateway(opts: GatewayOptions): {
       ctx.type = 'application/json';
       ctx.body = body;
     }
+  });
+
+  // draining (SIGTERM): requests already in flight finish; new ones are told to go elsewhere, and every
+  // connection closes after its answer, so keep-alive clients reconnect to a node still serving
+  let draining = false;
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+  app.use(async (ctx, next) => {
+    if (draining) {
+      ctx.set('Connection', 'close');
+      throw new ServiceError('service_unavailable', 'this node is shutting down; retry (another node, or later)');
+    }
+    // in flight until its response is written out (Koa writes it after the middleware returns)
+    inFlight++;
+    ctx.res.once('close', () => {
+      inFlight--;
+      if (draining && inFlight === 0) idle?.();
+    });
+    try {
+      await next();
+    } finally {
+      if (draining) ctx.set('Connection', 'close');
+    }
+  });
+
+  // readiness for load balancers and orchestrators: not rate limited (probes), and at most one core
+  // call a second whatever the probing rate
+  let health: { at: number; ready: Promise<boolean> } | null = null;
+  router.get(publicRoute('readyz').path, async (ctx) => {
+    if (!health || Date.now() - health.at > READY_CACHE_MS) {
+      const ready = free('HEALTH', {}, null).then((h) => h.status === 'ok', () => false);
+      health = { at: Date.now(), ready };
+    }
+    if (!(await health.ready)) throw new ServiceError('service_unavailable', 'the core is not serving');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { ok: true, status: 'ready' };
   });
 
   // registry commands with an HTTP form
@@ -229,6 +272,15 @@ export function createGateway(opts: GatewayOptions): {
     app,
     setBoundUrl: (u) => { boundUrl = u; },
     close: () => { void mcp.close(); core.close(); },
+    startDraining: () => { draining = true; },
+    drained: (timeoutMs) => {
+      if (inFlight === 0) return Promise.resolve(true);
+      return new Promise<boolean>((r) => {
+        const timer = setTimeout(() => r(false), timeoutMs);
+        timer.unref();
+        idle = () => { clearTimeout(timer); r(true); };
+      });
+    },
   };
 }
 

@@ -3,10 +3,11 @@
 // tool list are all derived from it (DESIGN.md §3). Pure data: no sockets, no fs.
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
-// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED and
-// CLAIM (operator, admin socket only: svc-admin derives its subcommands from them), and the
-// SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener (never on the
-// edge): the sandbox's state lives in the core, so any number of gateway processes share it.
+// verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED,
+// CLAIM, BACKUP and AUDIT (operator, admin socket only: svc-admin derives its subcommands from
+// them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
+// (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
+// share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
@@ -262,6 +263,32 @@ export const AUXILIARY: readonly CommandSpec[] = [
     'operator: credit an unmatched deposit to an invoice of its rail, once (the amount paid)',
     obj({ deposit_id: id, invoice_id: id }, ['deposit_id', 'invoice_id']),
     result({ deposit: { type: 'object' }, invoice: invoiceResult }, ['deposit', 'invoice']),
+  ),
+  admin(
+    'BACKUP', 'Auxiliary', false,
+    'operator: copy the ledger (one consistent snapshot, while serving) and the key files to a new dir',
+    obj({
+      dir: {
+        type: 'string', minLength: 2, maxLength: 4096, pattern: '^/',
+        description: 'absolute path on the node\'s host: absent or an empty directory',
+      },
+    }, ['dir']),
+    result({
+      dir: { type: 'string' }, manifest_sha256: { type: 'string' }, records: { type: 'integer' },
+      files: { type: 'array' }, ledger: { type: 'object' }, audit: { type: 'object' },
+      journal_head: { type: 'object' },
+    }, ['dir', 'manifest_sha256', 'records', 'files', 'ledger', 'audit', 'journal_head']),
+  ),
+  admin(
+    'AUDIT', 'Auxiliary', false,
+    'operator: audit the money (ledger invariant, balances from the journal, totals, cross-checks)',
+    obj({ csv: { type: 'boolean', description: 'also return the tables as CSV texts (file name → text)' } }),
+    result({
+      format: { type: 'string', const: 'svc_audit_v1' }, clean: { type: 'boolean' },
+      discrepancies: { type: 'array', items: { type: 'string' } }, ledger: { type: 'object' },
+      totals: { type: 'object' }, machines: { type: 'array' }, periods: { type: 'array' },
+      invoices: { type: 'array' }, csv: { type: 'object' },
+    }, ['format', 'clean', 'discrepancies', 'ledger', 'totals', 'machines', 'periods', 'invoices']),
   ),
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 
 export type Json = Record<string, unknown>;
+export type Snapshot = ReturnType<Level<string, Json>['snapshot']>;
 type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Promise<Json | undefined> };
 
 export const SUBLEVELS = [
@@ -190,9 +191,12 @@ export class Store {
     if (this.#cache.size > this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
   }
 
-  /** Iterates a sublevel in key order (optionally a prefix range). */
+  /**
+   * Iterates a sublevel in key order (optionally a prefix range), from `range.snapshot` when given: reads
+   * of several sublevels from one snapshot (db.snapshot()) see one state, whatever is written meanwhile.
+   */
   async *entries<T extends Json = Json>(
-    name: SublevelName, range: { gte?: string; lt?: string; lte?: string; limit?: number } = {},
+    name: SublevelName, range: { gte?: string; lt?: string; lte?: string; limit?: number; snapshot?: Snapshot } = {},
   ): AsyncGenerator<[string, T]> {
     for await (const [k, v] of this.sub(name).iterator(range)) yield [k, v as T];
   }

@@ -61,6 +61,11 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   const left = (await admin(s, 'UNMATCHED', {})).deposits;
   t.deepEqual(left.map((d: { deposit_id: string }) => d.deposit_id), [lost.deposit_id], 'never lost');
 
+  // the money audit accepts claims that credit what arrived (not the invoice's credit_units)
+  const audited = await s.svcAdmin(['--json', 'audit']);
+  t.is(audited.code, 0, audited.stdout);
+  t.deepEqual(JSON.parse(audited.stdout).discrepancies, []);
+
   const check = await s.stopAndCheckLedger();
   t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
 });

@@ -1,0 +1,152 @@
+// Online backup and restore (issue 13 §2): `svc-admin backup` while paid flows run, `svcd restore` into a
+// new data dir, a node started on it verifies every receipt acknowledged before the backup began and its
+// ledger audits clean; a tampered backup, a non-empty target and a missing manifest are refused.
+import test from 'ava';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, fundMachine, runBin, Svcd } from '../support/svcd.ts';
+import { startSvcd } from '../support/start-svcd.ts';
+import { idPart } from '../../src/store/key-codec.ts';
+import { put, Store } from '../../src/store/store.ts';
+import { flowsUntil, paidFlow } from './flows.ts';
+
+function listFiles(root: string, dir = root): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? listFiles(root, p) : [p.slice(root.length + 1)];
+  });
+}
+
+const until = async (cond: () => boolean) => {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+};
+
+test('backup during paid flows, restore: the restored node verifies every earlier receipt', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-backup-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const s = await startSvcd(t);
+  const machine = 'backup-flows';
+  const token = await fundMachine(s, machine, 10);
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  const first = [await paidFlow(c, machine, token), await paidFlow(c, machine, token)];
+
+  // four lanes of quote → accept → execute keep writing while the backup reads its snapshot
+  let stop = false;
+  const load = flowsUntil(c, machine, token, 4, () => stop);
+  await until(() => load.receipts.length >= 8);
+  const acknowledged = [...first, ...load.receipts];
+  const dir = join(tmp, 'backup');
+  const b = await s.svcAdmin(['--json', 'backup', dir]);
+  const duringBackup = load.receipts.length - (acknowledged.length - first.length);
+  stop = true;
+  await load.done;
+  t.log(`${acknowledged.length} receipts before the backup, ${duringBackup} while it ran`);
+  t.deepEqual(load.errors, [], 'no paid flow failed while the backup ran');
+  t.is(b.code, 0, b.stderr + b.stdout);
+  const reply = JSON.parse(b.stdout);
+  t.true(reply.ledger.ok, 'the copy holds the ledger invariant');
+  t.true(reply.audit.clean, JSON.stringify(reply.audit.discrepancies));
+  t.is(reply.dir, dir);
+  const files = (reply.files as { path: string }[]).map((f) => f.path);
+  for (const f of ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'quote-key.bin', 'ledger/CURRENT']) {
+    t.true(files.includes(f), f);
+  }
+  t.is(statSync(dir).mode & 0o777, 0o700, 'the backup dir is private');
+  t.is(statSync(join(dir, 'node-ed25519.pem')).mode & 0o777, 0o600);
+  t.deepEqual(readdirSync(tmp), ['backup'], 'no temporary dir left beside it');
+
+  // a second backup to the same dir is refused: it is not empty
+  const again = await s.svcAdmin(['backup', dir]);
+  t.is(again.code, 1);
+  t.regex(again.stderr, /invalid_request: .*exists and is not an empty directory/);
+
+  // restore into a new data dir and start a node on it
+  const restored = join(tmp, 'restored');
+  const r = await runBin(BIN.svcd, ['restore', dir, restored]);
+  t.is(r.code, 0, r.stderr + r.stdout);
+  t.regex(r.stdout, /invariant holds/);
+  const s2 = new Svcd({}, restored);
+  t.teardown(async () => { await s2.stop(); });
+  await s2.start(['start']);
+  const c2 = await s2.edge();
+  t.teardown(() => c2.close());
+  for (const id of acknowledged) {
+    const v = await c2.request('VERIFY_RECEIPT', { receipt_id: id, machine_id: machine });
+    t.true(v.valid === true, `${id} verifies on the restored node`);
+  }
+  // the same through the public CLI, as the restore drill in docs/operations.md does it
+  const cli = await s2.svc(['--json', '--machine-id', machine, 'verify-receipt', acknowledged[0]!]);
+  t.is(cli.code, 0, cli.stderr);
+  t.true(JSON.parse(cli.stdout).valid);
+  const offline = await runBin(BIN.svcd, ['audit'], { SVC_DATA_DIR: restored });
+  t.regex(offline.stderr, /is svcd running\? then use svc-admin audit/, 'the offline audit refuses a running node');
+  const audited = await s2.svcAdmin(['--json', 'audit']);
+  t.is(audited.code, 0, audited.stdout);
+  t.true(JSON.parse(audited.stdout).totals.receipts >= acknowledged.length);
+  const checked = await s2.stopAndCheckLedger();
+  t.is(checked.exitCode, 0);
+  t.true(checked.ok, checked.problems.join('; '));
+
+  // restoring over a data dir that is not empty is refused
+  const over = await runBin(BIN.svcd, ['restore', dir, restored]);
+  t.is(over.code, 1);
+  t.regex(over.stderr, /exists and is not an empty directory/);
+
+  // tampered backups are refused, naming the file, and leave no data dir behind
+  const tamper = (name: string, edit: (d: string) => void) => {
+    const copy = join(tmp, `tampered-${name}`);
+    cpSync(dir, copy, { recursive: true });
+    edit(copy);
+    return copy;
+  };
+  const ldb = readdirSync(join(dir, 'ledger')).find((f) => f.endsWith('.ldb') || f.endsWith('.log'))!;
+  const cases: [string, string, RegExp][] = [
+    [tamper('key', (d) => {
+      const p = join(d, 'result-key.bin');
+      const k = readFileSync(p);
+      k[0]! ^= 1;
+      writeFileSync(p, k);
+    }), 'result-key', /result-key\.bin: SHA-256 differs from the manifest/],
+    [tamper('ledger', (d) => {
+      const p = join(d, 'ledger', ldb);
+      const k = readFileSync(p);
+      k[k.length >> 1]! ^= 0xff;
+      writeFileSync(p, k);
+    }), 'ledger', new RegExp(`ledger/${ldb.replace('.', '\\.')}: SHA-256 differs`)],
+    [tamper('extra', (d) => writeFileSync(join(d, 'ledger', '999999.ldb'), 'x')), 'extra',
+      /999999\.ldb: not in the manifest/],
+    [tamper('missing', (d) => rmSync(join(d, 'bct-key.bin'))), 'missing', /bct-key\.bin: in the manifest but missing/],
+    [tamper('manifest', (d) => rmSync(join(d, 'backup-manifest.json'))), 'manifest', /holds no backup-manifest\.json/],
+  ];
+  for (const [copy, name, why] of cases) {
+    const target = join(tmp, `restore-${name}`);
+    const x = await runBin(BIN.svcd, ['restore', copy, target]);
+    t.is(x.code, 1, `${name}: ${x.stdout}`);
+    t.regex(x.stderr, why, name);
+    t.false(existsSync(target), `${name}: no data dir created`);
+  }
+
+  // a ledger edited with its manifest rewritten to match: the hashes agree, the invariant does not
+  const forged = join(tmp, 'forged');
+  cpSync(dir, forged, { recursive: true });
+  const store = await Store.open(forged);
+  const acct = (await store.get('accounts', idPart(machine)))!;
+  const available = String(BigInt(acct.available as string) + 1n);
+  await store.write([put('accounts', idPart(machine), { ...acct, available })]);
+  await store.close();
+  const mpath = join(forged, 'backup-manifest.json');
+  const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
+  manifest.files = listFiles(forged).filter((p) => p !== 'backup-manifest.json').map((p) => ({
+    path: p, sha256: createHash('sha256').update(readFileSync(join(forged, p))).digest('hex'),
+    bytes: statSync(join(forged, p)).size,
+  }));
+  writeFileSync(mpath, JSON.stringify(manifest));
+  const f = await runBin(BIN.svcd, ['restore', forged, join(tmp, 'restore-forged')]);
+  t.is(f.code, 1, f.stdout);
+  t.regex(f.stderr, new RegExp(`audit: ledger: ${machine}: available \\d+ but journal sums to \\d+`));
+  t.false(existsSync(join(tmp, 'restore-forged')));
+  t.false(readdirSync(tmp).some((n) => n.startsWith('.')), 'no temporary dir left behind');
+});
