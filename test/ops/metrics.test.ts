@@ -234,7 +234,7 @@ test.serial('the sample Grafana dashboard names only metrics the scrape exposes;
     walk(dash.panels);
     t.true(exprs.length >= 10, `${exprs.length} queries`);
     for (const e of exprs) {
-      const names = [...e.matchAll(/\b((?:svc|process|nodejs)_[a-z_]+)\b/g)].map((x) => x[1]!);
+      const names = [...e.matchAll(/\b((?:svc|process|nodejs)_[a-z0-9_]+)\b/g)].map((x) => x[1]!);
       t.true(names.length > 0, `no metric in ${e}`);
       for (const n of names) t.true(exposed.has(n), `${n} (in ${e}) is not in the scrape`);
     }
