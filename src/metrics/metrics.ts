@@ -18,29 +18,38 @@ type Key = string | number;
 interface Value { labels: Record<string, string | number>; value: number; metricName?: string }
 interface MetricJson { name: string; help: string; type: string; aggregator: string; values: Value[] }
 
-/** Cells by label values: a tree of Maps, one level per label; a leaf is made once and kept. */
+/**
+ * Cells by label values: a tree of Maps, one level per label (up to three); a leaf is made once and
+ * kept. Fixed arity, no rest parameters: a lookup allocates nothing.
+ */
 class Cells<C> {
   readonly #root = new Map<Key, unknown>();
   readonly all: { labels: Record<string, string>; cell: C }[] = [];
-  constructor(readonly labelNames: readonly string[], readonly make: () => C) {}
-
-  at(...values: Key[]): C {
-    let m = this.#root;
-    const last = values.length - 1;
-    for (let i = 0; i < last; i++) {
-      let next = m.get(values[i]!) as Map<Key, unknown> | undefined;
-      if (!next) m.set(values[i]!, next = new Map());
-      m = next;
-    }
-    let c = m.get(values[last]!) as C | undefined;
-    if (c === undefined) {
-      c = this.make();
-      m.set(values[last]!, c);
-      const labels = Object.fromEntries(this.labelNames.map((n, i) => [n, String(values[i])]));
-      this.all.push({ labels, cell: c });
-    }
-    return c;
+  constructor(readonly labelNames: readonly string[], readonly make: () => C) {
+    if (labelNames.length > 3) throw new Error('at most three labels');
   }
+
+  at(a: Key = '', b: Key = '', c: Key = ''): C {
+    const n = this.labelNames.length;
+    let m = this.#root;
+    if (n >= 2) m = level(m, a);
+    if (n === 3) m = level(m, b);
+    const leaf = n === 3 ? c : n === 2 ? b : a;
+    let cell = m.get(leaf) as C | undefined;
+    if (cell === undefined) {
+      cell = this.make();
+      m.set(leaf, cell);
+      const values = [a, b, c];
+      this.all.push({ labels: Object.fromEntries(this.labelNames.map((l, i) => [l, String(values[i])])), cell });
+    }
+    return cell;
+  }
+}
+
+function level(m: Map<Key, unknown>, k: Key): Map<Key, unknown> {
+  let next = m.get(k) as Map<Key, unknown> | undefined;
+  if (!next) m.set(k, next = new Map());
+  return next;
 }
 
 /** A counter or gauge cell: change `v` directly (counters only up). */
@@ -58,7 +67,7 @@ export class CellFamily {
   }
 
   get aggregator(): string { return 'sum'; }
-  at(...values: Key[]): Cell { return this.#cells.at(...values); }
+  at(a?: Key, b?: Key, c?: Key): Cell { return this.#cells.at(a, b, c); }
 
   async get(): Promise<MetricJson> {
     const values = this.#cells.all.map((e) => ({ labels: e.labels, value: e.cell.v }));
@@ -93,7 +102,7 @@ export class HistogramFamily {
 
   get type(): string { return 'histogram'; }
   get aggregator(): string { return 'sum'; }
-  at(...values: Key[]): HistogramCell { return this.#cells.at(...values); }
+  at(a?: Key, b?: Key, c?: Key): HistogramCell { return this.#cells.at(a, b, c); }
 
   async get(): Promise<MetricJson> {
     const values: Value[] = [];
