@@ -68,7 +68,7 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
   const start = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: { start: string } })
     .scripts.start.split(' ');
   const readyFile = join(tmp, 'ready.json');
-  const env = { ...process.env, HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
   for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
   const svcdEnv = {
     ...env, SVC_HTTP_PORT: '0', SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: readyFile,
