@@ -187,7 +187,7 @@ export class SolanaWatcher {
     const stored = (await this.#ctx.store.get('watcher_cursors', this.#cfg.rail)) as unknown as Cursor | undefined;
     if (stored) {
       if (stored.genesis !== genesis) {
-        throw new Error(`the RPC serves the cluster with genesis ${genesis}; this rail's cursor is for ${stored.genesis}`);
+        throw new Error(`the RPC serves the cluster with genesis ${genesis}; the cursor is for ${stored.genesis}`);
       }
       return structuredClone(stored);
     }
