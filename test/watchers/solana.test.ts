@@ -67,6 +67,12 @@ test('solana watcher: settles once at finality; a signature seen again credits o
     const st1 = await scannedThrough(s, rpc.finalizedSlot, 'USDC_SOLANA');
     t.deepEqual(st1.accounts, [{ address: railAta, last_signature: wrong.transaction.signatures[0] }]);
     t.like(st1, { credited: 1, unmatched: 1, lag_blocks: 0 });
+    // the public status document carries the same, never the RPC URL
+    const res = await fetch(`${s.ready.http}/api/v1/status`);
+    const text = await res.text();
+    t.like(JSON.parse(text).edge.watchers.USDC_SOLANA, { family: 'solana', cursor: rpc.finalizedSlot, lag_blocks: 0,
+      head: rpc.finalizedSlot, last_error: null });
+    t.false(text.includes(rpc.url), 'the RPC URL is not published');
     const { deposits } = await admin(s, 'UNMATCHED', {});
     t.is(deposits.length, 1);
     t.like(deposits[0], {
@@ -75,6 +81,19 @@ test('solana watcher: settles once at finality; a signature seen again credits o
       block_number: Number(wrong.slot),
     });
     t.is((await invoiceStatus(s, inv2, inv2.machine_token!)).state, 'pending');
+
+    // the RPC down: the status says so (no URL), and the watcher recovers when it is back
+    rpc.down = true;
+    const down = await waitFor('the watcher to report the RPC down', async () => {
+      const st = await watcherStatus(s, 'USDC_SOLANA');
+      return st.state === 'error' ? st : undefined;
+    });
+    t.true(down.errors_in_a_row >= 1);
+    t.truthy(down.last_error);
+    t.false(JSON.stringify(down).includes(rpc.url));
+    rpc.down = false;
+    await waitFor('the watcher to recover', async () =>
+      ((await watcherStatus(s, 'USDC_SOLANA')).state === 'ok' ? true : undefined));
 
     // the node lists every signature again whatever the cursor, and svcd restarts: nothing credits twice
     rpc.ignoreUntil = true;

@@ -56,6 +56,10 @@ test('tron: a TRON-configured rail pays and settles its invoice exactly once; de
   t.like(st, { rail: 'USDT_TRON', family: 'tron', state: 'ok', finality: 'latest', confirmations: CONFIRMATIONS,
     credited: 0, unmatched: 0, last_error: null });
   t.true(st.cursor >= stray.block);
+  const res = await fetch(`${s.ready.http}/api/v1/status`);
+  const text = await res.text();
+  t.like(JSON.parse(text).edge.watchers.USDT_TRON, { family: 'tron', cursor: st.cursor, chain: 8453 });
+  t.false(text.includes(chain.anvil.url), 'the RPC URL is not published');
   t.is(await balance(s, inv.machine_id, token), BigInt(inv.credit_units), 'credited once');
   t.is((await invoiceStatus(s, inv, token)).state, 'settled');
 
