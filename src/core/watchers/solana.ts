@@ -134,6 +134,7 @@ export class SolanaWatcher {
     const watched = new Set(this.#accounts);
     let budget = TX_PER_PASS, more = false;
     for (const acct of this.#accounts) {
+      if (budget <= 0 || this.#stopped) { more = true; break; }
       const entry = cur.accounts[acct] ??= { until: null, min_slot: cfg.fromSlot ?? head + 1 };
       const sigs = await this.#newSignatures(acct, entry);
       for (const sig of sigs.reverse()) {
@@ -163,7 +164,10 @@ export class SolanaWatcher {
     return more;
   }
 
-  /** The account's finalized signatures newer than its cursor (newest first), every page of them. */
+  /**
+   * The account's finalized signatures newer than its cursor (newest first), every page of them: a
+   * partial list would move the cursor past signatures never read, so stopping midway yields none.
+   */
   async #newSignatures(acct: string, entry: Cursor['accounts'][string]) {
     type Sig = { signature: string; slot: bigint; err: unknown };
     const out: Sig[] = [];
@@ -178,7 +182,8 @@ export class SolanaWatcher {
         if (entry.until === null && Number(p.slot) < entry.min_slot) return out;
         out.push(p);
       }
-      if (page.length < this.#cfg.pageSize || this.#stopped) return out;
+      if (page.length < this.#cfg.pageSize) return out;
+      if (this.#stopped) return [];
       before = page.at(-1)!.signature;
     }
   }
