@@ -1,9 +1,9 @@
 // The Solana watcher end to end: the real svcd, its USDC/Solana watcher pointed at a stand-in RPC on
 // loopback (solana-chain.ts: real HTTP JSON-RPC answering getGenesisHash, getSlot,
 // getSignaturesForAddress and getTransaction) that serves transactions really executed by litesvm,
-// with finality moved by hand. An exact payment settles once it is finalized, never before; the
-// same signature listed again (a node ignoring the cursor, a restart) credits once; a wrong amount
-// waits in the unmatched queue.
+// with finality moved by hand. An exact payment is shown while confirmed and settles once it is
+// finalized, never before; the same signature listed again (a node ignoring the cursor, a restart)
+// credits once; a wrong amount waits in the unmatched queue.
 import test from 'ava';
 import { generateKeyPairSigner } from '@solana/kit';
 import {
@@ -44,18 +44,21 @@ test('solana watcher: settles once at finality; a signature seen again credits o
     const paid = await chain.execute([chain.transferIx(payer, railAta, BigInt(inv.amount_due))], payer.signer);
     const sig = paid.transaction.signatures[0]!;
     rpc.add(paid);
-    // confirmed, not finalized: a pass sees the new tip and credits nothing
-    await waitFor('a pass to see the confirmed slot', async () => {
-      const st = await watcherStatus(s, 'USDC_SOLANA');
-      return st.tip >= Number(paid.slot) && st.lag_blocks > 0 ? st : undefined;
+    // confirmed, not finalized: INVOICE_STATUS shows the payment, nothing is credited
+    const seen = await waitFor('the payment to be seen', async () => {
+      const cur = await invoiceStatus(s, inv, token);
+      return cur.payment_seen ? cur : undefined;
     });
-    t.is((await invoiceStatus(s, inv, token)).state, 'pending');
+    t.is(seen.state, 'pending');
+    t.like(seen.payment_seen, { tx_id: sig, block_number: Number(paid.slot) });
     t.is(await balance(s, inv.machine_id, token), 0n);
+    t.true((await watcherStatus(s, 'USDC_SOLANA')).lag_blocks > 0);
 
     rpc.finalizeAll();
     const settled = await waitSettled(s, inv, token);
     const index = paid.transaction.message.accountKeys.indexOf(railAta);
     t.is(settled.settlement_reference, `${sig}:${index}`, 'the signature as Solana writes it (case kept)');
+    t.is(settled.payment_seen, undefined);
     t.is(await balance(s, inv.machine_id, token), BigInt(inv.credit_units));
 
     // a wrong amount: queued, naming the open invoice it most likely meant

@@ -4,12 +4,15 @@
 // each transaction with getTransaction (`finalized`), takes what arrived from its pre/post token
 // balances (solana-parse.ts) and hands it to deposits.ts (which credits at most once). The cursor is
 // one signature per account, saved after each transaction: a crash reads at most that one again.
-// Finalized slots are not rolled back, so there is no re-scan window. Policy: docs/settlement.md.
+// Finalized slots are not rolled back, so there is no re-scan window. Transactions above the cursor
+// that are only `confirmed` are shown as `payment_seen` on INVOICE_STATUS, never credited from there.
+// Policy: docs/settlement.md.
 import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress, signature } from '@solana/kit';
 import { put } from '../../store/store.ts';
 import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
+import { invoiceHoldingAmount } from '../invoices.ts';
 import { publicError, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
 import { parseDeposits, type SolanaTransaction } from './solana-parse.ts';
 
@@ -18,6 +21,8 @@ export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJ
 /** transactions read per pass: a watcher far behind catches up over several passes, never blocking stop() */
 const TX_PER_PASS = 100;
 const RPC_TIMEOUT_MS = 15_000;
+/** confirmed (not yet finalized) transactions read per pass for `payment_seen` */
+const PENDING_PER_PASS = 20;
 
 /** The associated token account of `owner` for `mint` (classic SPL Token program), as wallets pay to it. */
 export async function associatedTokenAccount(owner: string, mint: string): Promise<string> {
@@ -48,6 +53,7 @@ export class SolanaWatcher {
   readonly #rpc: Rpc;
   readonly #status: WatcherStatus;
   #accounts: string[] | null = null;
+  #pending = new Map<string, PendingPayment>();
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
@@ -71,9 +77,8 @@ export class SolanaWatcher {
     return { ...s, reorged_after_credit: [], accounts: (s.accounts ?? []).map((a) => ({ ...a })) };
   }
 
-  /** Nothing is shown before finality on Solana (finalized ~13 s after a transaction lands). */
-  pendingFor(_invoiceId: string): PendingPayment | undefined {
-    return undefined;
+  pendingFor(invoiceId: string): PendingPayment | undefined {
+    return this.#pending.get(invoiceId);
   }
 
   start(): void {
@@ -161,7 +166,37 @@ export class SolanaWatcher {
     s.cursor = cur.scanned_slot;
     s.lag_blocks = s.cursor === null ? null : Math.max(0, tip - s.cursor);
     s.accounts = this.#accounts.map((a) => ({ address: a, last_signature: cur.accounts[a]?.until ?? null }));
+    if (!more) await this.#scanPending(cur, watched, head, tip);
     return more;
+  }
+
+  /** Confirmed transactions above the finalized cursor that pay an open invoice: shown while they wait. */
+  async #scanPending(cur: Cursor, watched: Set<string>, head: number, tip: number): Promise<void> {
+    const pending = new Map<string, PendingPayment>();
+    let budget = PENDING_PER_PASS;
+    for (const acct of this.#accounts ?? []) {
+      const until = cur.accounts[acct]?.until;
+      const sigs = await this.#rpc.getSignaturesForAddress(address(acct), {
+        commitment: 'confirmed', limit: PENDING_PER_PASS, ...(until ? { until: signature(until) } : {}),
+      }).send(this.#opts());
+      for (const sig of sigs) {
+        if (Number(sig.slot) <= head || sig.err !== null || budget-- <= 0) continue;
+        const tx = await this.#rpc.getTransaction(sig.signature, {
+          encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0,
+        }).send(this.#opts());
+        if (!tx) continue;
+        const seen = parseDeposits(tx as unknown as SolanaTransaction, this.#cfg.rail, this.#cfg.mint, watched, tip);
+        for (const d of seen) {
+          const inv = await invoiceHoldingAmount(this.#ctx, this.#cfg.rail, d.amount);
+          if (!inv || inv.state !== 'pending') continue;
+          pending.set(inv.invoice_id, {
+            tx_id: d.tx_id, log_index: d.log_index, block_number: d.block_number, confirmations: d.confirmations,
+            finality: 'finalized',
+          });
+        }
+      }
+    }
+    this.#pending = pending;
   }
 
   /**
