@@ -90,8 +90,13 @@ export class Core {
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
   }
 
-  /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
-  static async open(config: Config): Promise<Core> {
+  /**
+   * Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken.
+   * `opts.clock` replaces the wall clock for every expiry, window and pulse time the core decides
+   * (tests move it by hand instead of sleeping); svcd never passes one, and no command can set it.
+   */
+  static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
+    const now = opts.clock ?? (() => new Date());
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     secureDataDir(config.dataDir);
     const identity = NodeIdentity.loadOrCreate(config.dataDir);
@@ -112,7 +117,7 @@ export class Core {
       throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
     }
     const pool = new KernelPool({ threads: config.kernelThreads });
-    const chain = new PulseChain(store, identity, config.pulsePeriodMs);
+    const chain = new PulseChain(store, identity, config.pulsePeriodMs, now);
     const logs = {
       timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', `svc/${identity.nodeId}/timestamps`),
       events: new TransparencyLog(store, kernels, identity, 'machine-events', `svc/${identity.nodeId}/machine-events`),
@@ -120,7 +125,7 @@ export class Core {
     const ctx: CoreContext = {
       store, ledger, identity, kernels, pool, chain, logs, config,
       edgeFingerprint: tls.fingerprint256,
-      now: () => new Date(),
+      now,
     };
     await chain.start();
     const core = new Core(ctx, tls);
@@ -186,8 +191,9 @@ export class Core {
     // which name no client, are nobody's); the in-process gateway limits its HTTP callers itself
     const counted = listener === 'edge' || (listener === 'backend' && client !== undefined);
     const address = counted ? `ip:${clientKey(client)}` : null;
-    if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
-    if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
+    const nowMs = this.ctx.now().getTime();
+    if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address', nowMs);
+    if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address', nowMs);
     if (!validated) validateArgs(spec, args);
     const idemKey = args.idempotency_key as string | undefined;
     if (needsAuth) {
@@ -207,12 +213,12 @@ export class Core {
           const rec = checkToken(claimed, auth?.token);
           if (rec.replay_record) await this.#tokenFirstUsed(machineId);
         } catch (e) {
-          if (address) this.#limits.check(spec.rateClass, address, 'per address');
+          if (address) this.#limits.check(spec.rateClass, address, 'per address', nowMs);
           throw e;
         }
-        if (listener !== 'admin') this.#limits.check(spec.rateClass, `m:${machineId}`, 'per machine');
+        if (listener !== 'admin') this.#limits.check(spec.rateClass, `m:${machineId}`, 'per machine', nowMs);
       } else if (address) {
-        this.#limits.check(spec.rateClass, address, 'per address');
+        this.#limits.check(spec.rateClass, address, 'per address', nowMs);
       }
     }
     const scope = needsAuth

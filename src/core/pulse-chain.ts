@@ -33,10 +33,14 @@ export class PulseChain {
   #timer: NodeJS.Timeout | null = null;
   #emitting: Promise<void> = Promise.resolve();
 
-  constructor(store: Store, id: NodeIdentity, periodMs: number) {
+  readonly #now: () => Date;
+
+  /** `now`: the core's clock (tests inject a manual one; pulses are timed by it, scheduled by timers). */
+  constructor(store: Store, id: NodeIdentity, periodMs: number, now: () => Date = () => new Date()) {
     this.#store = store;
     this.#id = id;
     this.#periodMs = periodMs;
+    this.#now = now;
   }
 
   get chainId(): string { return this.#chainId; }
@@ -70,7 +74,7 @@ export class PulseChain {
   }
 
   /** Emits the next pulse (genesis when the chain is new). */
-  async emit(now = new Date()): Promise<SignedPulse> {
+  async emit(now = this.#now()): Promise<SignedPulse> {
     const prev = this.#latest;
     const index = prev ? prev.pulse.index + 1 : 0;
     let seed: Buffer;
