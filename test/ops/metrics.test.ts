@@ -2,8 +2,9 @@
 // after paid flows over HTTP and svc/1 the counters moved (the execution route, the commands on the
 // listeners they came in on, ledger batches and group commits, kernel jobs, quote and invoice
 // transitions, an error outcome, a rate-limit refusal); with two gateway workers one scrape holds
-// both workers' HTTP metrics and the core's; the sample Grafana dashboard only names metrics the
-// scrape exposes, and docs/operations.md describes every one.
+// both workers' HTTP metrics and the core's; `svcd core` and `svcd gateway` apart each serve their
+// own; the sample Grafana dashboard only names metrics the scrape exposes, and docs/operations.md
+// describes every one.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { httpFrom } from '../support/http-from.ts';
@@ -245,3 +246,20 @@ test.serial('the sample Grafana dashboard names only metrics the scrape exposes;
       if (n.startsWith('svc_')) t.true(section.includes(`\`${n}\``), `${n} is not in docs/operations.md "Metrics"`);
     }
   });
+
+test.serial('svcd core and svcd gateway apart: each serves its own metrics on its own listener', async (t) => {
+  const core = await startSvcd(t, { SVC_METRICS_PORT: '0' }, { args: ['core'] });
+  t.is(core.ready.http, null);
+  const gw = await startSvcd(t, { SVC_METRICS_PORT: '0', SVC_BACKEND_PORT: String(core.backendPort) },
+    { args: ['gateway'] });
+  t.not(gw.ready.metrics, core.ready.metrics);
+  const health = { route: '/api/v1/health', method: 'GET', status: '200' };
+  const backend = { command: 'HEALTH', listener: 'backend', outcome: 'ok' };
+  const [g0, c0] = [await scrape(gw), await scrape(core)];
+  const r = await httpFrom('127.0.0.1', gw.ready.http!, 'GET', '/api/v1/health');
+  t.is(r.status, 200);
+  const [g1, c1] = [await scrape(gw), await scrape(core)];
+  t.is(sum(g1, 'svc_http_requests_total', health) - sum(g0, 'svc_http_requests_total', health), 1);
+  t.is(sum(c1, 'svc_commands_total', backend) - sum(c0, 'svc_commands_total', backend), 1);
+  t.is(sum(c1, 'svc_http_requests_total'), 0, 'the core alone serves no HTTP');
+});
