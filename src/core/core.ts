@@ -343,7 +343,10 @@ export class Core {
         const p = a.index === undefined ? ctx.chain.latest : await ctx.chain.get(a.index as number);
         if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
         // the key that signed this pulse (a pulse from before a key rotation names the retired key)
-        return { ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? null };
+        return {
+          ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? null,
+          node_keys: ctx.identity.publishedKeys(),
+        };
       }
       case 'BALANCE': {
         const acct = await ctx.ledger.account(a.machine_id as string);

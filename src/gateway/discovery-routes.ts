@@ -72,7 +72,8 @@ export function discoveryRoutes(
       const [hello, pay] = await Promise.all([core('HELLO', {}, null), core('PAYMENT_INFO', {}, null)]);
       const p = hello.edge_proof as { key_id: string; public_key: string; statement: { edge_cert_sha256: string } };
       const current: NodeKeyInfo = {
-        key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key, valid_from: null, valid_until: null, status: 'current',
+        key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key,
+        valid_from: null, valid_until: null, status: 'current',
       };
       cached = {
         at: Date.now(),
