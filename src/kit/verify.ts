@@ -192,7 +192,7 @@ async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, 
     toHex(k.sha256(concat(signed, sig))) === p.output_hash);
   c.add('outside_key_window', `${label} time_start lies in the key's validity window`,
     inWindow(key!, p.pulse.time_start));
-  c.add('wrong_node_id', `${label} node_id is the trusted node's (svc-node-<key_id of its first key>)`,
+  c.add('wrong_node_id', `${label} node_id names a trusted key's node (svc-node-<key_id of its first key>)`,
     keys.some((t) => t.nodeId === p.pulse.node_id || p.pulse.node_id === `svc-node-${t.keyId}`));
 }
 

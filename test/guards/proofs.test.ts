@@ -131,7 +131,7 @@ test('pulse guard: verifyPulse passes a real pair and names exactly the check ea
     ['pulse k+1 follows pulse k']);
   // validly signed, but naming another node than the key's
   const otherNode = signPulse(node, { ...revealing.pulse, node_id: 'svc-node-0000000000000000' });
-  t.deepEqual(await failing(result, committed, otherNode), ['pulse k+1 node_id names the key']);
+  t.deepEqual(await failing(result, committed, otherNode), ['pulse k+1 node_id names a trusted key\'s node']);
   // validly signed, but revealing another seed or none
   // (a seed revealed for another index is no reveal of seed k: its hash check fails with it)
   t.deepEqual(await failing(result, committed, signPulse(node, { ...revealing.pulse, revealed_index: 7 })),
