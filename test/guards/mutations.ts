@@ -22,6 +22,8 @@ const KIT = 'src/kit/verify.ts';
 
 const T = {
   receipt: 'receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
+  keyWindow: 'receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its '
+    + 'window',
   ed: 'Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature',
   pulse: 'pulse guard: verifyPulse passes a real pair and names exactly the check each forgery breaks',
   tlog: 'tlog guard: verifyTlogProof checks the checkpoint signature itself (not its key hash), '
@@ -97,6 +99,8 @@ export const MUTATIONS: Mutation[] = [
   m('receipt-key-id', 'receipt key id must name a key of the node\'s set', 'src/core/node-identity.ts',
     'NodeIdentity.verifyBy', 'if (!k) return { valid: false, reason: \'unknown_key\' };',
     'if (!k) return this.verifyBy(this.keyId, data, signature, at);', PROOFS, T.receipt),
+  m('receipt-key-window', 'a receipt\'s issued_at must lie in its key\'s window', 'src/core/node-identity.ts',
+    'NodeIdentity.verifyBy', 'if (at !== undefined && !inWindow(k.entry, at))', 'if (false)', PROOFS, T.keyWindow),
   m('ed25519-lengths', 'raw-key Ed25519: key and signature lengths', 'src/protocol/ed25519.ts', 'verifyWithRawKey',
     'if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;', '', PROOFS, T.ed),
   m('pulse-output-hash', 'pulse output_hash', KIT, 'checkPulse',
