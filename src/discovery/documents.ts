@@ -251,6 +251,8 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
     },
     edge: { host: site.edge_host, port: site.edge_port, pin_sha256: node.edge_cert_sha256 },
     node_public_key: node.public_key,
+    // every signing key with its window: what verifies receipts and pulses from before a key rotation
+    node_keys: node.keys,
   };
 }
 

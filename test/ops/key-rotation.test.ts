@@ -74,6 +74,8 @@ test('rotate-node-key: old and new receipts, pulses, log proofs, BCT packets and
   ]);
   const nodes = (await httpJson(`${http}/.well-known/svc/nodes.json`, 'GET')).body;
   t.is(nodes.nodes[0].keys.length, 2);
+  const bootstrap = (await httpJson(`${http}/.well-known/svc/bootstrap.json`, 'GET')).body;
+  t.deepEqual(bootstrap.node_keys, manifest.node.keys);
   const trust = await (await fetch(`${http}/trust`)).text();
   t.true(trust.includes(oldKey) && trust.includes(r1.key_id), '/trust lists both keys');
 
