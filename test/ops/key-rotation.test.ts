@@ -5,6 +5,8 @@
 // rotation works, and a restart keeps the new key set.
 import test from 'ava';
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fundMachine, paidExecution, cliJson } from '../support/svcd.ts';
 import { startSvcd } from '../support/start-svcd.ts';
 import { httpJson } from '../support/http-from.ts';
@@ -38,6 +40,10 @@ test('rotate-node-key: old and new receipts, pulses, log proofs, BCT packets and
   t.teardown(() => c.close());
   const http = s.ready.http!;
   const before = await makeAll(c, token, 'before');
+  // a GET_PULSE output of the last period under the old key: the first pulse under the new one reveals its seed
+  const pulsed = await paidExecution(c, M, token, 'get-pulse', { bits: 256 });
+  const resultFile = join(s.dataDir, 'get-pulse-result.json');
+  writeFileSync(resultFile, JSON.stringify(pulsed));
   const hello0 = await c.request('HELLO', {});
   const oldKey = (hello0.edge_proof as { key_id: string }).key_id;
 
@@ -107,6 +113,10 @@ test('rotate-node-key: old and new receipts, pulses, log proofs, BCT packets and
   const cli = await s.svc(['--json', 'pulse', String(k1)]);
   t.is(cli.code, 0, cli.stderr);
   t.true(JSON.parse(cli.stdout).verified, 'svc pulse checks the link across the rotation');
+  t.log(`GET_PULSE in period ${String((pulsed.pulse as any).index)}; first pulse under the new key: ${k1}`);
+  const vp = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+  t.is(vp.code, 0, vp.stderr + vp.stdout);
+  t.true(JSON.parse(vp.stdout).verified, 'the output from before the rotation recomputes from the revealed seed');
 
   // BCT packets sealed before open after; result tags from before still check
   const opened = await paidExecution(c, M, token, 'verify-bct', { packet_hex: before.packet }, {
