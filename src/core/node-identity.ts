@@ -9,7 +9,7 @@ import {
   createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject,
 } from 'node:crypto';
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync,
+  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { keyIdOf } from '../protocol/ed25519.ts';
@@ -144,7 +144,8 @@ export class NodeIdentity {
 
   /** Loads the key set: keyring.json when the node has rotated, else the genesis files (made if absent). */
   static loadOrCreate(dataDir: string): NodeIdentity {
-    rmSync(join(dataDir, `${KEYRING_FILE}.tmp`), { force: true }); // a rotation killed before its switch
+    // a keyring.json.tmp left by a rotation killed before its switch is ignored (the next rotation
+    // overwrites it); removing it here could race a rotation in the running svcd (svcd manifest, audit)
     const quotePath = join(dataDir, QUOTE_FILE);
     if (!existsSync(quotePath)) writeDurable(quotePath, randomBytes(32), 'wx');
     const quote = readSecret(quotePath);
