@@ -17,18 +17,18 @@ import {
   verifyPublishedPulse, verifyPulse, verifyTlogProof, type Check, type NodeKey, type PulseResult,
 } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
-
-/** A PULSE reply: the pulse, its signing key, and the node's key set (retired keys too). */
-type PublishedPulse = SignedPulse & { public_key?: string; node_keys?: NodeKey[] };
-/** --node-key / --public-key: one key, or several comma-separated (a key set spanning a rotation). */
-const keyList = (v: string): NodeKey[] => v.split(',').map((k) => k.trim()).filter(Boolean)
-  .map((public_key) => ({ public_key }));
 import { bashCompletion, zshCompletion } from './completion.ts';
 import {
   examples, nonNegativeInt, runCli,
 } from './conventions.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { UsageError, VerificationError, render } from './output.ts';
+
+/** A PULSE reply: the pulse, its signing key, and the node's key set (retired keys too). */
+type PublishedPulse = SignedPulse & { public_key?: string; node_keys?: NodeKey[] };
+/** --node-key / --public-key: one key, or several comma-separated (a key set spanning a rotation). */
+const keyList = (v: string): NodeKey[] => v.split(',').map((k) => k.trim()).filter(Boolean)
+  .map((public_key) => ({ public_key }));
 
 interface Globals {
   edge: string;

@@ -344,7 +344,7 @@ export class Core {
         if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
         // the key that signed this pulse (a pulse from before a key rotation names the retired key)
         return {
-          ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? null,
+          ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? ctx.identity.signer().publicKey,
           node_keys: ctx.identity.publishedKeys(),
         };
       }
@@ -403,11 +403,13 @@ export class Core {
           throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
         }
         const v = verifyReceipt(ctx.identity, r);
-        // the key the receipt names, with its window: after a key rotation, not the current one
+        // the key the receipt names, with its window: after a key rotation, not the current one (a key
+        // the set does not hold: the current one, and valid false with unknown_key)
         const key = ctx.identity.signingKey(r.receipt.key_id);
         return {
           receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
-          public_key: key?.public_key ?? null, key_id: r.receipt.key_id, valid: v.valid,
+          public_key: key?.public_key ?? ctx.identity.signer().publicKey, key_id: key?.key_id ?? ctx.identity.keyId,
+          valid: v.valid,
           ...(key ? { key_valid_from: key.window.valid_from, key_valid_until: key.window.valid_until } : {}),
           ...(v.reason ? { reason: v.reason } : {}),
           signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
