@@ -293,7 +293,7 @@ async function printManifest(): Promise<number> {
   }
   const wallets = Object.fromEntries(config.rails.map((r) => [r.rail, r.address]));
   const site = siteFromBaseUrl(baseUrl, edgePort, wallets);
-  const node = { ...identity.public, edge_cert_sha256: tls.fingerprint256 };
+  const node = { ...identity.public, keys: identity.publishedKeys(), edge_cert_sha256: tls.fingerprint256 };
   const hash = manifestHash(node, site);
   console.log(`manifest: ${baseUrl}${DOCUMENT_PATHS.manifest}`);
   console.log(`sha256:   ${hash}`);

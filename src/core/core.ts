@@ -35,6 +35,7 @@ import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { rotateNodeKey } from './key-rotation.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { Watchers } from './watchers/watchers.ts';
@@ -357,7 +358,11 @@ export class Core {
       case 'PULSE': {
         const p = a.index === undefined ? ctx.chain.latest : await ctx.chain.get(a.index as number);
         if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
-        return { ...p, public_key: ctx.identity.public.public_key };
+        // the key that signed this pulse (a pulse from before a key rotation names the retired key)
+        return {
+          ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? ctx.identity.signer().publicKey,
+          node_keys: ctx.identity.publishedKeys(),
+        };
       }
       case 'BALANCE': {
         const acct = await ctx.ledger.account(a.machine_id as string);
@@ -414,14 +419,20 @@ export class Core {
           throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
         }
         const v = verifyReceipt(ctx.identity, r);
+        // the key the receipt names, with its window: after a key rotation, not the current one (a key
+        // the set does not hold: the current one, and valid false with unknown_key)
+        const key = ctx.identity.signingKey(r.receipt.key_id);
         return {
           receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
-          public_key: ctx.identity.public.public_key, key_id: ctx.identity.keyId, valid: v.valid,
+          public_key: key?.public_key ?? ctx.identity.signer().publicKey, key_id: key?.key_id ?? ctx.identity.keyId,
+          valid: v.valid,
+          ...(key ? { key_valid_from: key.window.valid_from, key_valid_until: key.window.valid_until } : {}),
           ...(v.reason ? { reason: v.reason } : {}),
           signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
         };
       }
       case 'RECOVER_RUNTIME': return this.#recover();
+      case 'ROTATE_NODE_KEY': return rotateNodeKey(ctx);
       case 'LIST_INVOICES': return listInvoices(ctx, a);
       case 'AUDIT': {
         const report = await audit(ctx.store, ctx.identity, ctx.now());
@@ -467,6 +478,7 @@ export class Core {
         signed_bytes: 'RFC 8785 canonical JSON of statement',
       },
       pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
+      node_keys: id.publishedKeys(),
     };
   }
 

@@ -5,6 +5,7 @@
 // until pulse k+1 reveals seed_k, then checkable offline by anyone (docs/verify.md).
 // Seeds are stored before the pulse that commits them is published, so the chain survives
 // restarts; a late pulse is marked status "gap". Pulses are public randomness, never key material.
+// Each pulse names its signing key (key_id); node_id stays the node's across key rotations.
 import { randomBytes } from 'node:crypto';
 import type { Kernels } from '../kernels/index.ts';
 import { numPart } from '../store/key-codec.ts';
@@ -75,6 +76,9 @@ export class PulseChain {
 
   /** Emits the next pulse (genesis when the chain is new). */
   async emit(now = this.#now()): Promise<SignedPulse> {
+    // the key of the pulse's start time, taken before any await: a rotation meanwhile cannot give the
+    // pulse a key whose window starts after time_start
+    const signer = this.#id.signerAt(now);
     const prev = this.#latest;
     const index = prev ? prev.pulse.index + 1 : 0;
     let seed: Buffer;
@@ -98,9 +102,9 @@ export class PulseChain {
       commit: sha256Hex(seed), commit_next: sha256Hex(nextSeed),
       revealed_index: prev ? prev.pulse.index : null, revealed_seed: revealed,
       prev_output: prev ? prev.output_hash : null,
-      node_id: this.#id.nodeId, key_id: this.#id.keyId,
+      node_id: this.#id.nodeId, key_id: signer.keyId,
     };
-    const sig = this.#id.sign(signedBytes(pulse));
+    const sig = signer.sign(signedBytes(pulse));
     const signed: SignedPulse = { pulse, signature: sig.toString('base64url'), output_hash: outputHash(pulse, sig) };
     const ops = [
       put('pulses', numPart(index), signed as unknown as Record<string, unknown>),
@@ -116,6 +120,13 @@ export class PulseChain {
     this.#latest = signed;
     this.#seed = seed;
     return signed;
+  }
+
+  /** Emits a pulse now, after any emission under way (a key rotation opens a period under its new key). */
+  async next(): Promise<SignedPulse> {
+    const p = this.#emitting.then(() => this.emit());
+    this.#emitting = p.then(() => undefined, () => undefined);
+    return p;
   }
 
   /** The period in force now: its index, commitment and (secret) seed. */
