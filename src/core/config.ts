@@ -121,6 +121,9 @@ export interface Config {
   httpMaxConnectionsPerAddress: number;
   /** bytes of HTTP request bodies being read, across all requests */
   bodyBudgetBytes: number;
+  /** GET /metrics listener (docs/operations.md "Metrics"): off (null) unless SVC_METRICS_PORT is set */
+  metricsHost: string;
+  metricsPort: number | null;
 }
 
 export const RAILS: readonly Omit<Rail, 'address'>[] = [
@@ -183,7 +186,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gatewayProcesses: gatewayProcesses(env),
     idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
     ...resourceLimits(env),
+    ...metrics(env),
   };
+}
+
+/** The metrics listener: off unless SVC_METRICS_PORT is set (0 picks a port); loopback unless SVC_METRICS_HOST. */
+function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: number | null } {
+  const raw = env.SVC_METRICS_PORT;
+  const metricsPort = raw === undefined || raw === '' ? null : int(env, 'SVC_METRICS_PORT', 0, 0, 65535);
+  if (metricsPort && metricsPort === int(env, 'SVC_HTTP_PORT', 8080, 0, 65535)) {
+    throw new Error('SVC_METRICS_PORT must differ from SVC_HTTP_PORT: metrics are never served on the public port');
+  }
+  return { metricsHost: env.SVC_METRICS_HOST || '127.0.0.1', metricsPort };
 }
 
 const MiB = 1 << 20;

@@ -40,6 +40,7 @@ import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { Watchers } from './watchers/watchers.ts';
 import type { WatchLog } from './watchers/evm.ts';
+import { commandDone } from './core-metrics.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
@@ -153,10 +154,19 @@ export class Core {
     cmd: string, args: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
     validated = false,
   ): Promise<Record<string, unknown>> {
-    if (this.#closed) throw new ServiceError('service_unavailable', 'the core is shutting down');
+    const t0 = performance.now();
+    if (this.#closed) {
+      commandDone(cmd, listener, 'service_unavailable', t0);
+      throw new ServiceError('service_unavailable', 'the core is shutting down');
+    }
     this.#active++;
     try {
-      return await this.#handle(cmd, args, auth, listener, client, validated);
+      const result = await this.#handle(cmd, args, auth, listener, client, validated);
+      commandDone(cmd, listener, 'ok', t0);
+      return result;
+    } catch (e) {
+      commandDone(cmd, listener, e, t0);
+      throw e;
     } finally {
       this.#active--;
       if (this.#active === 0 && this.#drained) this.#drained();

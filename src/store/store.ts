@@ -18,6 +18,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
+import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 
 export type Json = Record<string, unknown>;
 export type Snapshot = ReturnType<Level<string, Json>['snapshot']>;
@@ -53,7 +54,12 @@ export interface StoreStats {
   unsyncedFlushes: number;
 }
 
-interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void }
+/** `t0`: when write() was called (performance.now()), for svc_ledger_batch_seconds. */
+interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void; t0: number }
+// metric cells, found once (src/metrics): the hot path only adds to them
+const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
+const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
+const GROUP = ledgerGroup.at();
 /** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
 type Slot = { value: Json | undefined } | { loading: true };
 
@@ -127,9 +133,10 @@ export class Store {
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
     this.stats.writes++;
-    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {} }], false);
+    const t0 = performance.now();
+    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ ops, resolve, reject });
+      this.#queue.push({ ops, resolve, reject, t0 });
       if (!this.#flushing) void this.#drain();
     });
   }
@@ -166,16 +173,24 @@ export class Store {
           : { type: 'del' as const, sublevel, key: o.key });
       }
     }
+    const t0 = performance.now();
     try {
       await this.db.batch(batch, { sync });
     } catch (e) {
       if (group.length === 1) group[0]!.reject(e);
       throw e;
     }
-    if (sync) this.stats.syncedFlushes++;
-    else this.stats.unsyncedFlushes++;
+    observe(FLUSH[+sync]!, since(t0));
+    if (sync) {
+      this.stats.syncedFlushes++;
+      observe(GROUP, group.length);
+    } else this.stats.unsyncedFlushes++;
     for (const p of group) for (const o of p.ops) this.#written(o);
-    for (const p of group) p.resolve();
+    const done = BATCH[+sync]!;
+    for (const p of group) {
+      observe(done, since(p.t0));
+      p.resolve();
+    }
   }
 
   /** Write-through: the cache holds what is now durable (a deep copy, frozen). */
