@@ -6,7 +6,7 @@
 // reserved = Σ d_reserved over its journal, and both are >= 0.
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
-import { put, type Op, type Snapshot, type Store } from '../store/store.ts';
+import { create, put, type Op, type Store, type StoreSnapshot } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
 
@@ -69,7 +69,8 @@ export class Ledger {
       next,
       ops: [
         put('accounts', m, { available: next.available.toString(), reserved: next.reserved.toString(), seq: next.seq }),
-        put('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
+        // created, never overwritten: on a shared store a second writer of this seq fails (docs/scale-out.md)
+        create('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
       ],
     };
   }
@@ -82,9 +83,22 @@ export class Ledger {
     return out;
   }
 
-  /** Recomputes every account from its journal (as of `snapshot`, when given: a consistent view under load). */
-  async verify(snapshot?: Snapshot): Promise<LedgerCheck> {
-    const at = snapshot ? { snapshot } : {};
+  /**
+   * Recomputes every account from its journal, as of `snapshot` or else of one taken now: the journal
+   * and the accounts must be read from one state while writes go on (other nodes write, on a shared store).
+   */
+  async verify(snapshot?: StoreSnapshot): Promise<LedgerCheck> {
+    if (snapshot) return this.#verifyAt(snapshot);
+    const own = await this.#store.snapshot();
+    try {
+      return await this.#verifyAt(own);
+    } finally {
+      await own.close();
+    }
+  }
+
+  async #verifyAt(snapshot: StoreSnapshot): Promise<LedgerCheck> {
+    const at = { snapshot };
     const problems: string[] = [];
     let accounts = 0, entries = 0;
     const sums = new Map<string, { a: bigint; r: bigint; n: number; lastSeq: number }>();
