@@ -7,6 +7,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestFn } from 'ava';
 import type { Need } from './needs.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -71,6 +72,8 @@ export interface PgServer {
   socketUrl(database?: string): string;
   /** CREATE DATABASE name (a fresh, empty database per test); returns its TCP URL */
   createDatabase(name: string): Promise<string>;
+  /** a fresh database with a name of its own; returns its TCP URL */
+  freshDatabase(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -99,6 +102,7 @@ export async function startPostgres(): Promise<PgServer> {
     throw new Error(`could not start PostgreSQL: ${err.stderr || err.message}`);
   }
   const url = (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`;
+  let made = 0;
   const server: PgServer = {
     port,
     socketDir: dir,
@@ -112,10 +116,25 @@ export async function startPostgres(): Promise<PgServer> {
       try { await c.query(`CREATE DATABASE ${name}`); } finally { await c.end(); }
       return url(name);
     },
+    freshDatabase(): Promise<string> {
+      return server.createDatabase(`svc_test_${++made}`);
+    },
     async stop(): Promise<void> {
       try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
       rmSync(dir, { recursive: true, force: true });
     },
   };
   return server;
+}
+
+/**
+ * One server for a test file, started when a test first asks for it (a file whose PostgreSQL tests are
+ * all skipped starts none) and stopped after the file's last test.
+ */
+export function postgresForFile(test: TestFn): () => Promise<PgServer> {
+  let server: Promise<PgServer> | null = null;
+  test.after.always(async () => {
+    if (server) await (await server.catch(() => null))?.stop();
+  });
+  return () => (server ??= startPostgres());
 }
