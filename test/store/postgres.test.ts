@@ -1,0 +1,118 @@
+// What only the PostgreSQL store does (the contract itself is test/store/contract.test.ts): versioned,
+// idempotent migrations under an advisory lock; ifAbsent guards that refuse a whole batch; a deadlock
+// run again; and two stores on one database (two nodes) writing one machine's journal, where the
+// per-machine sequence lets one commit and sends the other back to read afresh.
+import test from 'ava';
+import pg from 'pg';
+import { Ledger } from '../../src/core/ledger.ts';
+import { MIGRATIONS } from '../../src/store/pg-migrations.ts';
+import { PgStore } from '../../src/store/pg-store.ts';
+import { create, isStoreConflict, put } from '../../src/store/store.ts';
+import { testNeeding } from '../support/needs.ts';
+import { POSTGRES, postgresForFile } from '../support/postgres.ts';
+import { until } from '../support/until.ts';
+
+const postgres = postgresForFile(test);
+
+async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try { return (await c.query<T>(text, values)).rows; } finally { await c.end(); }
+}
+
+testNeeding(test, 'migrations: applied once, by nodes opening together, and again on every open as a no-op',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const stores = await Promise.all([1, 2, 3].map(() => PgStore.open(url, { poolSize: 2 })));
+  await Promise.all(stores.map((s) => s.close()));
+  const again = await PgStore.open(url, { poolSize: 2 });
+  await again.close();
+  const rows = await sql<{ version: number; name: string }>(url, 'SELECT version, name FROM svc_migrations ORDER BY 1');
+  t.deepEqual(rows.map((r) => [r.version, r.name]), MIGRATIONS.map((m) => [m.version, m.name]));
+  const cols = await sql<{ column_name: string; data_type: string }>(url,
+    `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'svc_records' ORDER BY 1`);
+  t.deepEqual(cols.map((c) => `${c.column_name} ${c.data_type}`), ['key bytea', 'sub text', 'value json']);
+});
+
+testNeeding(test, 'migrations: a database newer than this code, or with another migration under a number, is refused',
+  POSTGRES, async (t) => {
+  const server = await postgres();
+  const newer = await server.freshDatabase();
+  await (await PgStore.open(newer, { poolSize: 1 })).close();
+  await sql(newer, `INSERT INTO svc_migrations (version, name) VALUES (99, 'from-the-future')`);
+  await t.throwsAsync(PgStore.open(newer, { poolSize: 1 }), { message: /migration 99 \(from-the-future\), newer than/ });
+  const renamed = await server.freshDatabase();
+  await (await PgStore.open(renamed, { poolSize: 1 })).close();
+  await sql(renamed, `UPDATE svc_migrations SET name = 'something-else' WHERE version = 1`);
+  await t.throwsAsync(PgStore.open(renamed, { poolSize: 1 }), { message: /migration 1 is "something-else"/ });
+});
+
+testNeeding(test, 'guards: a create whose key exists refuses the whole batch as a store conflict', POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const store = await PgStore.open(url, { poolSize: 2 });
+  t.teardown(() => store.close());
+  t.true(store.shared);
+  await store.write([create('journal', 'm!1', { n: 1 }), put('accounts', 'm', { seq: 1 })]);
+  const e = await t.throwsAsync(store.write([
+    put('accounts', 'm', { seq: 'lost' }), create('journal', 'm!2', { n: 2 }), create('journal', 'm!1', { n: 'again' }),
+  ]));
+  t.true(isStoreConflict(e), String(e));
+  t.is((e as { code?: string }).code, 'busy', 'a conflict that reaches a client is busy: retry');
+  t.deepEqual(await store.get('accounts', 'm'), { seq: 1 }, 'nothing of the refused batch landed');
+  t.is(await store.get('journal', 'm!2'), undefined);
+  t.deepEqual(await store.get('journal', 'm!1'), { n: 1 });
+  t.is(store.stats.conflicts, 1);
+  await store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 33 })]);
+  t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, with the put');
+  await t.throwsAsync(store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 4 })]),
+    { message: /ledger changed under this write/ }, 'and still a create');
+});
+
+testNeeding(test, 'a deadlock with another transaction is run again, and the batch lands once', POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const store = await PgStore.open(url, { poolSize: 2 });
+  t.teardown(() => store.close());
+  await store.write([put('meta', 'a', { v: 0 }), put('meta', 'b', { v: 0 })]);
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  t.teardown(() => other.end());
+  await other.query('BEGIN');
+  await other.query(`UPDATE svc_records SET value = '{"v":"other"}' WHERE sub = 'meta' AND key = 'b'::bytea`);
+  // the store locks a, then waits for b; the other transaction then waits for a: a cycle
+  const write = store.write([put('meta', 'a', { v: 1 }), put('meta', 'b', { v: 1 })]);
+  await until('the store waiting for the row the other transaction holds', async () => (await sql<{ n: number }>(url,
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%svc_records%'`,
+  ))[0]!.n === 1);
+  const blocked = other.query(`UPDATE svc_records SET value = '{"v":"other"}' WHERE sub = 'meta' AND key = 'a'::bytea`);
+  // the server breaks the cycle by failing the transaction that waited first (the store's) after
+  // deadlock_timeout; the store runs its batch again, which waits until the other commits
+  await blocked;
+  await other.query('COMMIT');
+  await write;
+  t.is(store.stats.retries, 1);
+  t.deepEqual([await store.get('meta', 'a'), await store.get('meta', 'b')], [{ v: 1 }, { v: 1 }]);
+});
+
+testNeeding(test, 'two nodes, one machine: the journal sequence lets one write commit and sends the other to read again',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const [la, lb] = [new Ledger(a), new Ledger(b)];
+  const M = 'shared-machine';
+  const at = new Date();
+  // both nodes read the same account, and each builds the change that follows it
+  const [seenA, seenB] = [await la.account(M), await lb.account(M)];
+  const fromA = la.change(M, seenA, 'credit', 100n, 0n, { rail: 'A' }, at);
+  const fromB = lb.change(M, seenB, 'credit', 7n, 0n, { rail: 'B' }, at);
+  await a.write(fromA.ops);
+  const lost = await t.throwsAsync(b.write(fromB.ops));
+  t.true(isStoreConflict(lost), 'the second writer of journal seq 1 is refused, not merged');
+  t.deepEqual(await lb.account(M), { available: 100n, reserved: 0n, seq: 1 }, 'B reads A\'s write: no cache');
+  // B reads afresh and writes the next seq
+  await b.write(lb.change(M, await lb.account(M), 'credit', 7n, 0n, { rail: 'B' }, at).ops);
+  const check = await la.verify();
+  t.true(check.ok, check.problems.join('; '));
+  t.deepEqual(await la.account(M), { available: 107n, reserved: 0n, seq: 2 });
+  t.deepEqual((await la.journal(M)).map((e) => [e.seq, e.ref.rail]), [[1, 'A'], [2, 'B']]);
+});
