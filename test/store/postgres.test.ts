@@ -116,3 +116,61 @@ testNeeding(test, 'two nodes, one machine: the journal sequence lets one write c
   t.deepEqual(await la.account(M), { available: 107n, reserved: 0n, seq: 2 });
   t.deepEqual((await la.journal(M)).map((e) => [e.seq, e.ref.rail]), [[1, 'A'], [2, 'B']]);
 });
+
+testNeeding(test, 'two nodes, one machine: an operation that read a state another node then changed runs again',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const [la, lb] = [new Ledger(a), new Ledger(b)];
+  const M = 'stale-reader';
+  const at = new Date();
+  await a.write(la.change(M, await la.account(M), 'credit', 100n, 0n, { rail: 'A' }, at).ops);
+  await a.write([put('quotes', 'q', { state: 'issued' })]);
+  /** ACCEPT_QUOTE's shape: read the quote, then the account, then write both */
+  const accept = (l: Ledger, s: PgStore, between?: () => Promise<unknown>) => l.withMachine(M, async () => {
+    const q = await s.get('quotes', 'q');
+    await between?.();
+    if (q?.state !== 'issued') return 'not issued';
+    const { ops } = l.change(M, await l.account(M), 'reserve', -60n, 60n, { quote_id: 'q' }, at);
+    await s.write([put('quotes', 'q', { state: 'accepted' }), ...ops]);
+    return 'accepted';
+  });
+  let runs = 0;
+  // node A reads the quote issued; node B accepts it before A reads the account
+  const fromA = await accept(la, a, async () => {
+    if (++runs === 1) t.is(await accept(lb, b), 'accepted');
+  });
+  t.is(runs, 2, 'A ran again once B had moved the journal on');
+  t.is(fromA, 'not issued', 'and then saw the quote B accepted');
+  t.deepEqual(await la.account(M), { available: 40n, reserved: 60n, seq: 2 }, 'reserved once');
+  t.true((await la.verify()).ok);
+});
+
+testNeeding(test, 'two nodes, one machine funded for exactly 10 holds: 30 concurrent reserves, exactly 10 succeed',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 3 }), PgStore.open(url, { poolSize: 3 })]);
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const nodes = [{ s: a, l: new Ledger(a) }, { s: b, l: new Ledger(b) }];
+  const M = 'contended';
+  const at = new Date();
+  await a.write(nodes[0]!.l.change(M, await nodes[0]!.l.account(M), 'credit', 100n, 0n, { rail: 'A' }, at).ops);
+  const reserve = (i: number) => {
+    const { s, l } = nodes[i % 2]!;
+    return l.withMachine(M, async () => {
+      const acct = await l.account(M);
+      if (acct.available < 10n) return false;
+      await s.write(l.change(M, acct, 'reserve', -10n, 10n, { quote_id: `q${i}` }, at).ops);
+      return true;
+    });
+  };
+  const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => reserve(i)));
+  const rejected = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+  t.deepEqual(rejected, [], 'every conflict was run again within its runs');
+  t.is(results.filter((r) => r.status === 'fulfilled' && r.value).length, 10);
+  t.deepEqual(await nodes[1]!.l.account(M), { available: 0n, reserved: 100n, seq: 11 });
+  const check = await nodes[0]!.l.verify();
+  t.true(check.ok, check.problems.join('; '));
+  t.log(`store conflicts: ${a.stats.conflicts! + b.stats.conflicts!}`);
+});
