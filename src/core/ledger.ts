@@ -11,7 +11,9 @@
 // batch (a store conflict), and the whole operation runs again, reading everything afresh.
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
-import { create, isStoreConflict, put, storeConflict, type Op, type Store, type StoreSnapshot } from '../store/store.ts';
+import {
+  create, isStoreConflict, put, storeConflict, type Op, type Store, type StoreSnapshot,
+} from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
 

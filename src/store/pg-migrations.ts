@@ -33,6 +33,7 @@ const MIGRATION_LOCK = '8319681465028765298';
 export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const c = await pool.connect();
   const applied: number[] = [];
+  let broken: Error | undefined;
   try {
     await c.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
     try {
@@ -48,7 +49,9 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
           throw new Error(`the database has schema migration ${r.version} (${r.name}), newer than this svcd knows ` +
             `(${migrations.at(-1)?.version ?? 0}): run the newer svcd, or a fresh database`);
         }
-        if (name !== r.name) throw new Error(`schema migration ${r.version} is "${r.name}" in the database, "${name}" here`);
+        if (name !== r.name) {
+          throw new Error(`schema migration ${r.version} is "${r.name}" in the database, "${name}" here`);
+        }
       }
       const done = new Set(rows.map((r) => r.version));
       for (const m of migrations) {
@@ -67,8 +70,11 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
     } finally {
       await c.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]);
     }
+  } catch (e) {
+    broken = e as Error;
+    throw e;
   } finally {
-    c.release();
+    c.release(broken); // a connection that failed is closed, not pooled (its lock goes with it)
   }
   return applied;
 }

@@ -40,14 +40,17 @@ testNeeding(test, 'migrations: a database newer than this code, or with another 
   const newer = await server.freshDatabase();
   await (await PgStore.open(newer, { poolSize: 1 })).close();
   await sql(newer, `INSERT INTO svc_migrations (version, name) VALUES (99, 'from-the-future')`);
-  await t.throwsAsync(PgStore.open(newer, { poolSize: 1 }), { message: /migration 99 \(from-the-future\), newer than/ });
+  await t.throwsAsync(PgStore.open(newer, { poolSize: 1 }), {
+    message: /migration 99 \(from-the-future\), newer than/,
+  });
   const renamed = await server.freshDatabase();
   await (await PgStore.open(renamed, { poolSize: 1 })).close();
   await sql(renamed, `UPDATE svc_migrations SET name = 'something-else' WHERE version = 1`);
   await t.throwsAsync(PgStore.open(renamed, { poolSize: 1 }), { message: /migration 1 is "something-else"/ });
 });
 
-testNeeding(test, 'guards: a create whose key exists refuses the whole batch as a store conflict', POSTGRES, async (t) => {
+testNeeding(test, 'guards: a create whose key exists refuses the whole batch as a store conflict', POSTGRES,
+  async (t) => {
   const url = await (await postgres()).freshDatabase();
   const store = await PgStore.open(url, { poolSize: 2 });
   t.teardown(() => store.close());
@@ -93,7 +96,7 @@ testNeeding(test, 'a deadlock with another transaction is run again, and the bat
   t.deepEqual([await store.get('meta', 'a'), await store.get('meta', 'b')], [{ v: 1 }, { v: 1 }]);
 });
 
-testNeeding(test, 'two nodes, one machine: the journal sequence lets one write commit and sends the other to read again',
+testNeeding(test, 'two nodes, one machine: the journal sequence lets one write commit, the other reads again',
   POSTGRES, async (t) => {
   const url = await (await postgres()).freshDatabase();
   const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
@@ -166,7 +169,8 @@ testNeeding(test, 'two nodes, one machine funded for exactly 10 holds: 30 concur
     });
   };
   const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => reserve(i)));
-  const rejected = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+  const rejected = results.filter((r) => r.status === 'rejected')
+    .map((r) => String((r as PromiseRejectedResult).reason));
   t.deepEqual(rejected, [], 'every conflict was run again within its runs');
   t.is(results.filter((r) => r.status === 'fulfilled' && r.value).length, 10);
   t.deepEqual(await nodes[1]!.l.account(M), { available: 0n, reserved: 100n, seq: 11 });

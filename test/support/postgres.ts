@@ -58,7 +58,8 @@ function freePort(): Promise<number> {
 }
 
 function run(bin: string, args: string[]): string {
-  const [cmd, argv] = RUN_AS ? ['runuser', ['-u', 'postgres', '--', join(BIN_DIR!, bin), ...args]] : [join(BIN_DIR!, bin), args];
+  const path = join(BIN_DIR!, bin);
+  const [cmd, argv] = RUN_AS ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
   return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
