@@ -14,6 +14,8 @@ import { migrate } from './pg-migrations.ts';
 /** Rows per query of a range scan (keyset pagination: a page never holds a cursor open). */
 const PAGE = 500;
 const MAX_ATTEMPTS = 8;
+/** connections for snapshots (audit, ledger check, backup, long scans), apart from the main pool */
+const SNAPSHOTS = 4;
 const RETRYABLE = new Set(['40001', '40P01']);
 const UNIQUE_VIOLATION = '23505';
 
@@ -91,25 +93,34 @@ export class PgStore implements Store {
     reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, retries: 0, conflicts: 0,
   };
   readonly #pool: pg.Pool;
+  /**
+   * Snapshots hold a connection while their reader works, and a reader may read and write meanwhile
+   * (a sweep reads each record a scan names): apart from the pool reads and writes use, so snapshots
+   * can never take every connection that reader is waiting for.
+   */
+  readonly #snapshots: pg.Pool;
   readonly #inFlight = new Set<Promise<unknown>>();
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, snapshots: pg.Pool) {
     this.#pool = pool;
+    this.#snapshots = snapshots;
   }
 
-  /** Connects (a pool of `poolSize`), brings the schema to the newest migration, and checks the table. */
+  /** Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration. */
   static async open(url: string, opts: { poolSize?: number } = {}): Promise<PgStore> {
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, application_name: 'svcd' });
+    const snapshots = new pg.Pool({ connectionString: url, max: SNAPSHOTS, application_name: 'svcd snapshot' });
     // an idle connection that dies is dropped by the pool; the next query opens another and fails if
     // the server is really gone, so there is nothing to do here but keep the process alive
     pool.on('error', () => {});
+    snapshots.on('error', () => {});
     try {
       await migrate(pool);
     } catch (e) {
-      await pool.end();
+      await Promise.all([pool.end(), snapshots.end()]);
       throw e;
     }
-    return new PgStore(pool);
+    return new PgStore(pool, snapshots);
   }
 
   async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
@@ -240,7 +251,7 @@ export class PgStore implements Store {
   }
 
   async snapshot(): Promise<StoreSnapshot> {
-    const c = await this.#pool.connect();
+    const c = await this.#snapshots.connect();
     try {
       // the snapshot is taken at the first statement of the transaction, not at BEGIN: take it now
       await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1');
@@ -253,6 +264,6 @@ export class PgStore implements Store {
 
   async close(): Promise<void> {
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
-    await this.#pool.end();
+    await Promise.all([this.#pool.end(), this.#snapshots.end()]);
   }
 }

@@ -178,3 +178,19 @@ testNeeding(test, 'two nodes, one machine funded for exactly 10 holds: 30 concur
   t.true(check.ok, check.problems.join('; '));
   t.log(`store conflicts: ${a.stats.conflicts! + b.stats.conflicts!}`);
 });
+
+testNeeding(test, 'a long scan (a snapshot of its own) whose reader reads and writes per record, on a pool of one',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const store = await PgStore.open(url, { poolSize: 1 });
+  t.teardown(() => store.close());
+  await store.write(Array.from({ length: 600 }, (_, i) => put('idempotency_expiry', String(i).padStart(4, '0'), { i })));
+  let seen = 0;
+  // as sweepIdempotency does: a scan past one page, a point read and a write for what it names
+  for await (const [k] of store.entries('idempotency_expiry')) {
+    if ((await store.get('idempotency_expiry', k)) !== undefined) seen++;
+    if (seen % 100 === 0) await store.write([put('meta', `swept-${seen}`, { seen })]);
+  }
+  t.is(seen, 600, 'the scan\'s snapshot connection is not the one its reads wait for');
+  t.deepEqual(await store.get('meta', 'swept-600'), { seen: 600 });
+});
