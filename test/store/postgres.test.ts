@@ -184,7 +184,8 @@ testNeeding(test, 'a long scan (a snapshot of its own) whose reader reads and wr
   const url = await (await postgres()).freshDatabase();
   const store = await PgStore.open(url, { poolSize: 1 });
   t.teardown(() => store.close());
-  await store.write(Array.from({ length: 600 }, (_, i) => put('idempotency_expiry', String(i).padStart(4, '0'), { i })));
+  const due = (i: number) => put('idempotency_expiry', String(i).padStart(4, '0'), { i });
+  await store.write(Array.from({ length: 600 }, (_, i) => due(i)));
   let seen = 0;
   // as sweepIdempotency does: a scan past one page, a point read and a write for what it names
   for await (const [k] of store.entries('idempotency_expiry')) {
