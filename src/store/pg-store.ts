@@ -169,19 +169,22 @@ export class PgStore implements Store {
   /** sync:false: the same statement in a transaction that does not wait for its WAL flush. */
   async #unsynced(values: unknown[]): Promise<void> {
     const c = await this.#pool.connect();
+    let broken: Error | undefined;
     try {
       await c.query('BEGIN; SET LOCAL synchronous_commit TO off');
       try {
         await c.query({ name: 'svc_write', text: WRITE_SQL, values });
         await c.query('COMMIT');
       } catch (e) {
-        await c.query('ROLLBACK');
+        await c.query('ROLLBACK').catch((r: Error) => { broken = r; });
         throw e;
       }
-      c.release();
     } catch (e) {
-      c.release(e as Error);
+      // the server refused (a conflict, a deadlock): the connection is fine; anything else closes it
+      if (!(e instanceof pg.DatabaseError)) broken ??= e as Error;
       throw e;
+    } finally {
+      c.release(broken);
     }
   }
 

@@ -69,6 +69,12 @@ testNeeding(test, 'guards: a create whose key exists refuses the whole batch as 
   t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, with the put');
   await t.throwsAsync(store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 4 })]),
     { message: /ledger changed under this write/ }, 'and still a create');
+  // the same through an unsynced write (its own transaction), and the store goes on
+  const unsynced = await t.throwsAsync(store.write([create('journal', 'm!1', { n: 0 })], { sync: false }));
+  t.true(isStoreConflict(unsynced));
+  await store.write([put('idempotency', 'k', { r: 1 })], { sync: false });
+  t.deepEqual(await store.get('idempotency', 'k'), { r: 1 });
+  t.is(store.stats.unsyncedFlushes, 1);
 });
 
 testNeeding(test, 'a deadlock with another transaction is run again, and the batch lands once', POSTGRES, async (t) => {
