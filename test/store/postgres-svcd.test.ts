@@ -11,7 +11,7 @@ import { PgStore } from '../../src/store/pg-store.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { startSvcd } from '../support/start-svcd.ts';
-import { cliJson, paidExecution } from '../support/svcd.ts';
+import { BIN, cliJson, paidExecution, runBin } from '../support/svcd.ts';
 
 const postgres = postgresForFile(test);
 
@@ -73,6 +73,11 @@ testNeeding(test, 'svcd on PostgreSQL: settle, paid executions, receipts, audit,
   t.is(BigInt(again.available_units as string), credit - spent);
   const rec = await c2.request('GET_RECEIPT', { receipt_id: receipts[1]!, machine_id: M }, { token });
   t.true(rec.valid === true);
+
+  // `svcd audit` reads the store SVC_STORE names (one snapshot: it may run beside a serving node)
+  const offline = await runBin(BIN.svcd, ['audit', '--json'], { SVC_DATA_DIR: s.dataDir, SVC_STORE: url });
+  t.is(offline.code, 0, offline.stdout + offline.stderr);
+  t.is(JSON.parse(offline.stdout).totals.receipts, 2);
 
   // and straight from the database, while svcd runs: the journal explains every balance
   const store = await PgStore.open(url, { poolSize: 2 });
