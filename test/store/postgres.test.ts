@@ -3,8 +3,16 @@
 // run again; and two stores on one database (two nodes) writing one machine's journal, where the
 // per-machine sequence lets one commit and sends the other back to read afresh.
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
+import { verifyTlogProof } from '../../src/client/verify.ts';
 import { Ledger } from '../../src/core/ledger.ts';
+import { NodeIdentity } from '../../src/core/node-identity.ts';
+import { PulseChain } from '../../src/core/pulse-chain.ts';
+import { TransparencyLog } from '../../src/core/tlog.ts';
+import { Kernels } from '../../src/kernels/index.ts';
 import { MIGRATIONS } from '../../src/store/pg-migrations.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
 import { create, isStoreConflict, put } from '../../src/store/store.ts';
@@ -200,4 +208,71 @@ testNeeding(test, 'a long scan (a snapshot of its own) whose reader reads and wr
   }
   t.is(seen, 600, 'the scan\'s snapshot connection is not the one its reads wait for');
   t.deepEqual(await store.get('meta', 'swept-600'), { seen: 600 });
+});
+
+/** A node's identity in a temp dir of its own (removed at the test's end). */
+function identity(t: { teardown(fn: () => void): void }): NodeIdentity {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-node-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return NodeIdentity.loadOrCreate(dir);
+}
+
+testNeeding(test, 'two nodes on one database keep a pulse chain and transparency logs each, apart', POSTGRES,
+  async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  const chains = [new PulseChain(a, identity(t), 3_600_000), new PulseChain(b, identity(t), 3_600_000)];
+  t.teardown(async () => { for (const c of chains) await c.stop(); await a.close(); await b.close(); });
+  for (const c of chains) await c.start();
+  for (const c of chains) await c.emit();
+  const [ca, cb] = chains as [PulseChain, PulseChain];
+  t.not(ca.chainId, cb.chainId);
+  for (const c of chains) {
+    const [p0, p1] = [await c.get(0), await c.get(1)];
+    t.is(p0?.pulse.chain_id, c.chainId);
+    t.is(p1?.pulse.prev_output, p0?.output_hash, 'each chain links to its own previous pulse');
+    t.is(c.current().index, 1);
+  }
+  t.is(await ca.get(2), undefined);
+  const k = Kernels.create();
+  const ids = [identity(t), identity(t)];
+  const logs = [new TransparencyLog(a, k, ids[0]!, 'timestamps', 'svc/a/timestamps'),
+    new TransparencyLog(b, k, ids[1]!, 'timestamps', 'svc/b/timestamps')];
+  for (let i = 0; i < 3; i++) await logs[0]!.append((n) => Buffer.from(`a${n}`));
+  const fromB = await logs[1]!.append((n) => Buffer.from(`b${n}`));
+  t.is(fromB.index, 0, 'the other node\'s log starts at 0: one log each');
+  t.is(await logs[0]!.size(), 3);
+  const v = await verifyTlogProof(fromB.tlogProof, Buffer.from('b0'), ids[1]!.public.public_key, 'svc/b/timestamps');
+  t.true(v.ok);
+});
+
+testNeeding(test, 'one node key in two processes: the chain is never forked, the process behind stops', POSTGRES,
+  async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  const id = identity(t);
+  const [old, next] = [new PulseChain(a, id, 3_600_000), new PulseChain(b, id, 3_600_000)];
+  t.teardown(async () => { await old.stop(); await next.stop(); await a.close(); await b.close(); });
+  await old.start(); // pulse 0
+  await next.start(); // as a restart does: reads the chain, publishes pulse 1
+  t.is(next.current().index, 1);
+  const e = await t.throwsAsync(old.emit()); // the old process, still running, is behind: its pulse 1 is refused
+  t.is((e as { code?: string }).code, 'service_unavailable');
+  t.throws(() => old.current(), { message: /another process extends this node's pulse chain/ });
+  await next.emit();
+  const pulses = [await next.get(0), await next.get(1), await next.get(2)];
+  t.deepEqual(pulses.map((p) => p?.pulse.chain_id), [old.chainId, old.chainId, old.chainId], 'one chain');
+  t.is(pulses[1]?.pulse.prev_output, pulses[0]?.output_hash);
+  t.is(pulses[2]?.pulse.prev_output, pulses[1]?.output_hash);
+  // and a transparency log appended by both: each index once, the one behind reads the size again
+  const k = Kernels.create();
+  const log = (s: PgStore) => new TransparencyLog(s, k, id, 'events', 'svc/x/events');
+  const [l1, l2] = [log(a), log(b)];
+  await l1.append((n) => Buffer.from(`one ${n}`));
+  await l2.append((n) => Buffer.from(`two ${n}`)); // reads size 1 from the database
+  await l1.append((n) => Buffer.from(`one ${n}`)).then(() => t.fail('index 1 was taken'), (err: unknown) => {
+    t.true(isStoreConflict(err));
+  });
+  const again = await l1.append((n) => Buffer.from(`one ${n}`));
+  t.is(again.index, 2, 'after the conflict it appends after the other\'s entry');
 });
