@@ -12,8 +12,13 @@ import type { Need } from './needs.ts';
 
 const isRoot = process.getuid?.() === 0;
 
-/** The directory holding initdb and pg_ctl: PATH first, then Debian's versioned dirs (newest first). */
+/**
+ * The directory holding initdb and pg_ctl: SVC_TEST_PG_BIN when set (a dir elsewhere, or one that does
+ * not exist to see the skip), else PATH, then Debian's versioned dirs (newest first).
+ */
 function findBinDir(): string | null {
+  const given = process.env.SVC_TEST_PG_BIN;
+  if (given) return existsSync(join(given, 'pg_ctl')) && existsSync(join(given, 'initdb')) ? given : null;
   const which = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' });
   const onPath = which.status === 0 ? which.stdout.trim() : '';
   if (onPath && existsSync(onPath.replace(/pg_ctl$/, 'initdb'))) {
