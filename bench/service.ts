@@ -3,14 +3,11 @@
 // interleaved (anchor, svcd, anchor, svcd … per case and concurrency) and the median is kept; the
 // disk's synced-put limit, synced writes per request and bytes per expired quote are measured too.
 // Prints a table, writes bench/results/service-<time>.json. Targets are reported, never asserted.
-// Usage: npm run bench:service [-- --quick] [-- --c 1,8,32] [-- --gateways 1,2] [-- --compare saved.json]
-//        [-- --input run.json] [-- --profile DIR]   (env: BENCH_MS, BENCH_ROUNDS, BENCH_RESULTS_DIR)
+// Usage: npm run bench:service -- --help (docs/bench.md)
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs, parseSizes, readSaved, writeRun } from './cli.ts';
 import { countSyncCalls, expiredQuoteBytes, hasStrace, syncedPutLimit } from './service/disk.ts';
 import {
   QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Amount, type LoadResult, type Machine,
@@ -21,16 +18,34 @@ import {
   anchorMachines, fundMachines, startAnchor, startSvcd, type Server, type SvcdServer,
 } from './service/servers.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    c: { type: 'string' },
-    gateways: { type: 'string' },
-    compare: { type: 'string' },
-    input: { type: 'string' },
-    profile: { type: 'string' },
-  },
+const USAGE = `Usage: npm run bench:service -- [options]
+
+The real svcd measured from outside (autocannon) beside anchors started in the same run: a bare
+koa+router+ajv server, the same with a synced LevelDB put, and a 3-route paid-flow stand-in. Rows
+are interleaved per round and the median is kept; also synced writes per request (strace), the
+disk's synced-put limit and bytes per expired quote.
+
+Options:
+  -c LIST            client connections per row (default 1,8,32; --quick: 8)
+  --gateways LIST    extra svcd rows with K gateway processes (default 1,2; --quick: 2)
+  --input RUN.json   print a saved run (with --compare: against another) without measuring
+  --profile DIR      CPU-profile svcd under the paid flow into DIR instead of measuring
+--sizes sets the pulse output of the paid flow in bytes (≤ 8KiB; default 32, i.e. 256 bits): one
+paid row per size. Environment: BENCH_MS, BENCH_ROUNDS, BENCH_EXPIRY_QUOTES, BENCH_RESULTS_DIR.`;
+
+const args = benchArgs(USAGE, {
+  c: { type: 'string', short: 'c' },
+  gateways: { type: 'string' },
+  input: { type: 'string' },
+  profile: { type: 'string' },
 });
+let pulseSizes: number[];
+try {
+  pulseSizes = args.sizes ? parseSizes(args.sizes, 8192) : [32];
+} catch (e) {
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exit(2);
+}
 
 const envInt = (name: string, def: number) => {
   const raw = process.env[name];
@@ -48,6 +63,8 @@ const settings = {
   warmup_ms: Math.max(300, Math.min(2000, MS / 3)),
   /** SVC_GATEWAY_PROCESSES of the extra svcd rows (K gateway workers in front of the core) */
   gateways: args.gateways ? args.gateways.split(',').map(Number) : quick ? [2] : [1, 2],
+  /** pulse output bytes of the paid flow rows (32 = 256 bits, the default row) */
+  pulse_sizes: pulseSizes,
   disk_ms: quick ? 300 : 2000,
   sync_count_units: quick ? 100 : 500,
   expiry_quotes: envInt('BENCH_EXPIRY_QUOTES', quick ? 2000 : 20_000),
@@ -104,6 +121,8 @@ function machineInfo(): Record<string, unknown> {
 interface Started {
   free: Case;
   paid: Case;
+  /** one paid case per --sizes entry (the first is `paid`) */
+  paidCases: Case[];
   /** the entries the synced-write counts name: svcd and the anchor with a store, per case */
   quotes: { svcd: Entry; put: Entry };
   flows: { svcd: Entry; anchor: Entry };
@@ -154,17 +173,18 @@ async function startAll(): Promise<Started> {
     entries: [entry(bare), quotes.put, quotes.svcd, ...svcdK.map((k) => entry(k, bare))],
     load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
   };
-  const paid: Case = {
-    name: 'paid GET_PULSE flow',
+  // the default pulse size keeps the row's name, so saved runs compare; other sizes get a row each
+  const paidCases = settings.pulse_sizes.map((bytes): Case => ({
+    name: bytes === 32 ? 'paid GET_PULSE flow' : `paid GET_PULSE flow, ${bytes} B pulse`,
     unit: 'flows/s',
     latency: 'flow',
     entries: [
       flows.anchor, flows.svcd,
       ...svcdK.map((k) => entry(k, paidAnchor, k.name === 'svcd K=2' ? k2 : undefined)),
     ],
-    load: (e, c, a) => loadFlows(e.server.urls, machines.get(e.server)!, c, a),
-  };
-  return { free, paid, quotes, flows, stop };
+    load: (e, c, a) => loadFlows(e.server.urls, machines.get(e.server)!, c, a, bytes * 8),
+  }));
+  return { free, paid: paidCases[0]!, paidCases, quotes, flows, stop };
 }
 
 async function measureRows(cases: Case[]): Promise<Row[]> {
@@ -268,7 +288,7 @@ async function measure(): Promise<Run> {
   let rows: Row[];
   let syncs: Measure[];
   try {
-    rows = await measureRows([started.free, started.paid]);
+    rows = await measureRows([started.free, ...started.paidCases]);
     progress('rounds done');
     syncs = await syncMeasures(started);
     progress('synced writes counted');
@@ -318,22 +338,19 @@ async function measure(): Promise<Run> {
   };
 }
 
-const readRun = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Run;
+const readRun = (file: string) => readSaved<Run>(file, 'svc-service-bench');
 
 if (args.profile) {
   await profileSvcd(args.profile, MS, settings.warmup_ms);
 } else {
   const run = args.input ? readRun(args.input) : await measure();
   const saved = args.compare ? readRun(args.compare) : undefined;
-  console.log(`\n${machineLine(run)}`);
-  console.log('rate: median over rounds; p50/p99: per request (free quote) or per flow = sum of its 3 requests (paid)');
-  if (saved) console.log(`Δ: against ${args.compare} (${saved.when}, commit ${String(saved.machine.commit)})`);
-  console.log(`\n${formatRun(run, saved)}`);
-  if (!args.input) {
-    const dir = process.env.BENCH_RESULTS_DIR || join(ROOT, 'bench/results');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `service-${run.when.replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify(run, null, 2) + '\n');
-    console.log(`\nwritten: ${file}`);
-  }
+  // with --json the run goes to stdout and the tables to stderr
+  const print = (text: string) => (args.json ? process.stderr : process.stdout).write(`${text}\n`);
+  print(`\n${machineLine(run)}`);
+  print('rate: median over rounds; p50/p99: per request (free quote) or per flow = sum of its 3 requests (paid)');
+  if (saved) print(`Δ: against ${args.compare} (${saved.when}, commit ${String(saved.machine.commit)})`);
+  print(`\n${formatRun(run, saved)}`);
+  if (!args.input || args.out) print(`\nwritten: ${writeRun('service', run, args.out, args.json === true)}`);
+  else if (args.json) process.stdout.write(JSON.stringify(run) + '\n');
 }

@@ -36,6 +36,10 @@ import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
 import { svcdCommand } from './cli/svcd-usage.ts';
+import { listenMetrics, type MetricsListener } from './gateway/metrics-listener.ts';
+import { enableProcessMetrics } from './metrics/metrics.ts';
+import { answerMetricRequests } from './metrics/scrape.ts';
+import { observeCore } from './core/core-metrics.ts';
 
 /** SIGTERM: how long HTTP requests in flight may take to finish before their connections are closed. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -96,6 +100,20 @@ async function startGateway(
       gw.close();
     },
   };
+}
+
+/**
+ * GET /metrics on its own listener (SVC_METRICS_PORT; off when unset): null when off. Process metrics are
+ * collected only then; a gateway worker collects its own and answers the primary's scrape over IPC.
+ */
+async function startMetrics(config: Config): Promise<MetricsListener | null> {
+  if (config.metricsPort === null) return null;
+  enableProcessMetrics();
+  if (cluster.isWorker) {
+    answerMetricRequests();
+    return null;
+  }
+  return listenMetrics(config.metricsHost, config.metricsPort);
 }
 
 function writeReady(config: Config, ready: Record<string, unknown>): void {
@@ -204,20 +222,24 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { svc: 'svcd' } });
   if (cluster.isWorker) {
+    await startMetrics(config);
     await runGatewayWorker(config, log.child({ part: 'gateway', worker: cluster.worker!.id }));
     return;
   }
   if (!parts.core) {
     const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort });
     const gw = await startGateway(config, log, backend);
+    const metrics = await startMetrics(config);
     writeReady(config, {
       http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null,
+      metrics: metrics?.address ?? null,
     });
     log.info({ http: gw.url }, 'svcd gateway ready');
-    onSignals(log, () => gw.close());
+    onSignals(log, async () => { await gw.close(); await metrics?.close(); });
     return;
   }
   const core = await Core.open(config);
+  observeCore(core);
   const listeners = await startListeners(core, log);
   const port = (addr: string) => Number(addr.split(':').pop());
   // one process: the gateway calls the core directly (no loopback hop, DESIGN.md §1)
@@ -230,12 +252,14 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const gw: GatewayHandle | null = !parts.gateway ? null : workers
     ? await startGatewayWorkers(config, log, port(listeners.addresses.backend), edgePort)
     : await startGateway(config, log, direct(), edgePort);
+  const metrics = await startMetrics(config);
   const ready = {
     http: gw?.url ?? null,
     ...listeners.addresses,
     data_dir: config.dataDir,
     edge_cert_sha256: core.tls.fingerprint256,
     gateway_processes: workers ? config.gatewayProcesses : 0,
+    metrics: metrics?.address ?? null,
   };
   core.startWatchers(log.child({ part: 'watchers' }));
   writeReady(config, ready);
@@ -250,6 +274,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     await core.drain();
     await closing;
     await core.close();
+    await metrics?.close();
   });
 }
 
@@ -268,7 +293,7 @@ async function printManifest(): Promise<number> {
   }
   const wallets = Object.fromEntries(config.rails.map((r) => [r.rail, r.address]));
   const site = siteFromBaseUrl(baseUrl, edgePort, wallets);
-  const node = { ...identity.public, edge_cert_sha256: tls.fingerprint256 };
+  const node = { ...identity.public, keys: identity.publishedKeys(), edge_cert_sha256: tls.fingerprint256 };
   const hash = manifestHash(node, site);
   console.log(`manifest: ${baseUrl}${DOCUMENT_PATHS.manifest}`);
   console.log(`sha256:   ${hash}`);

@@ -86,7 +86,9 @@ export async function loadRequests(
 }
 
 /** The three requests of one paid GET_PULSE flow, for one connection and its machine. */
-function flowRequests(m: Machine, onFlow: (ms: number, ok: boolean) => void, client: Client): Request[] {
+function flowRequests(
+  m: Machine, onFlow: (ms: number, ok: boolean) => void, client: Client, bits: number,
+): Request[] {
   const headers = { ...JSON_HEADERS, authorization: `Bearer ${m.token}` };
   let quoteId = 'none';
   let step = 0;
@@ -102,7 +104,7 @@ function flowRequests(m: Machine, onFlow: (ms: number, ok: boolean) => void, cli
       method: 'POST',
       path: '/api/v1/quotes/get-pulse',
       headers: JSON_HEADERS,
-      body: JSON.stringify({ machine_id: m.id, bits: 256 }),
+      body: JSON.stringify({ machine_id: m.id, bits }),
       setupRequest: (r) => {
         step = 0;
         sum = 0;
@@ -139,7 +141,9 @@ function flowRequests(m: Machine, onFlow: (ms: number, ok: boolean) => void, cli
  * Paid GET_PULSE flows at `c` connections spread over `urls` (autocannon assigns connection i to
  * urls[i % n]); connection i uses machines[i % machines.length].
  */
-export async function loadFlows(urls: string[], machines: Machine[], c: number, a: Amount): Promise<LoadResult> {
+export async function loadFlows(
+  urls: string[], machines: Machine[], c: number, a: Amount, bits = 256,
+): Promise<LoadResult> {
   const lat: number[] = [];
   let requests = 0;
   let next = 0;
@@ -154,7 +158,7 @@ export async function loadFlows(urls: string[], machines: Machine[], c: number, 
     ...('units' in a ? { amount: a.units * 3 } : {}),
     setupClient: (client) => {
       const m = machines[next++ % machines.length]!;
-      client.setRequests(flowRequests(m, onFlow, client));
+      client.setRequests(flowRequests(m, onFlow, client, bits));
     },
   }, (inst) => inst.on('response', () => { requests++; }));
   lat.sort((x, y) => x - y);

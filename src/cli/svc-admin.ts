@@ -1,7 +1,7 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
 // RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, BACKUP,
-// AUDIT) as a subcommand, over the admin unix socket in the data dir (mode 0600: only the service's
-// user reaches it). Its arguments, their choices and the help examples come from the command's
+// AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
+// only the service's user reaches it). Its arguments, their choices and the help examples come from the command's
 // schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -28,6 +28,9 @@ const NOTES: Record<string, string> = {
   LIST_INVOICES: 'list invoices, filtered by state and machine_id, a page at a time (LIST_INVOICES)',
   BACKUP: 'copy the ledger (one consistent snapshot, while svcd serves) and the key files to <dir>, a new '
     + 'or empty dir on svcd\'s host, with backup-manifest.json; restore with `svcd restore <dir> <data dir>`',
+  ROTATE_NODE_KEY: 'replace the node signing, result-tag and BCT keys (ROTATE_NODE_KEY): new receipts, pulses '
+    + 'and checkpoints use the new key; the retired keys stay published with their validity windows, so what '
+    + 'they signed still verifies. Then run `svcd manifest` and republish its DNS TXT record',
   AUDIT: 'audit the money: ledger invariant, balances from the journal, totals per rail and day, invoices by '
     + 'state, receipts/captures/executed quotes cross-checked; exit 1 on any discrepancy (--json, --csv <dir>)',
 };

@@ -14,7 +14,7 @@ import { VERSIONS } from '../protocol/versions.ts';
 import { SvcClient, parseHostPort, type Endpoint } from '../client/client.ts';
 import { verifyEdgeProof } from '../client/node-proofs.ts';
 import {
-  verifyPublishedPulse, verifyPulse, verifyTlogProof, type Check, type PulseResult,
+  verifyPublishedPulse, verifyPulse, verifyTlogProof, type Check, type NodeKey, type PulseResult,
 } from '../client/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 import { bashCompletion, zshCompletion } from './completion.ts';
@@ -23,6 +23,12 @@ import {
 } from './conventions.ts';
 import { credentialsPath, saveToken, tokenFor } from './credentials.ts';
 import { UsageError, VerificationError, render } from './output.ts';
+
+/** A PULSE reply: the pulse, its signing key, and the node's key set (retired keys too). */
+type PublishedPulse = SignedPulse & { public_key?: string; node_keys?: NodeKey[] };
+/** --node-key / --public-key: one key, or several comma-separated (a key set spanning a rotation). */
+const keyList = (v: string): NodeKey[] => v.split(',').map((k) => k.trim()).filter(Boolean)
+  .map((public_key) => ({ public_key }));
 
 interface Globals {
   edge: string;
@@ -333,7 +339,8 @@ export function buildProgram(
     .requiredOption('--result <file>', 'the get-pulse result (JSON, as printed by --json)')
     .option('--pulse <file>', 'pulse k (JSON from PULSE); fetched from the edge when omitted')
     .option('--reveal <file>', 'pulse k+1 (JSON from PULSE); fetched from the edge when omitted')
-    .option('--public-key <b64url>', 'node Ed25519 public key; taken from the fetched pulse when omitted')
+    .option('--public-key <b64url>', 'node Ed25519 public key(s), comma-separated; taken from the fetched pulses'
+      + ' when omitted')
     .action((o: { result: string; pulse?: string; reveal?: string; publicKey?: string }) => run(async () => {
       const result = JSON.parse(readFileSync(o.result, 'utf8')) as PulseResult;
       if (!result.pulse || typeof result.pulse.index !== 'number') {
@@ -341,7 +348,7 @@ export function buildProgram(
       }
       const load = async (file: string | undefined, index: number) =>
         (file ? JSON.parse(readFileSync(file, 'utf8')) : await call(g(), 'PULSE', { index })) as
-          SignedPulse & { public_key?: string };
+          PublishedPulse;
       const committed = await load(o.pulse, result.pulse.index);
       const revealing = await load(o.reveal, result.pulse.index + 1).catch((e: unknown) => {
         if (e instanceof ServiceError && e.code === 'not_found') {
@@ -350,9 +357,11 @@ export function buildProgram(
         }
         throw e;
       });
-      const key = o.publicKey ?? committed.public_key ?? revealing.public_key;
-      if (!key) throw new UsageError('--public-key is required when both pulses come from files');
-      return offlineVerdict(await verifyPulse(result, committed, revealing, key));
+      // the key set the edge sent (after a key rotation the two pulses may name different keys)
+      const sent = [committed, revealing].flatMap((p) => [...p.node_keys ?? [], ...p.public_key ? [p] : []]);
+      const key = o.publicKey ? keyList(o.publicKey) : sent.filter((p) => typeof p.public_key === 'string');
+      if (!key.length) throw new UsageError('--public-key is required when both pulses come from files');
+      return offlineVerdict(await verifyPulse(result, committed, revealing, key as NodeKey[]));
     }));
   examples(verifyPulseCmd, [
     [`svc ${M} --json get-pulse q1… > result.json`],
@@ -374,7 +383,7 @@ export function buildProgram(
       if (!r.tlog_proof || !r.log?.entry_base64) {
         throw new UsageError(`${o.result} is not a timestamp-proof or machine-event-log result`);
       }
-      const key = o.publicKey ?? r.log.public_key;
+      const key = o.publicKey ? keyList(o.publicKey) : r.log.public_key;
       if (!key) throw new UsageError('--public-key is required');
       const entry = Buffer.from(r.log.entry_base64, 'base64');
       return offlineVerdict(await verifyTlogProof(r.tlog_proof, entry, key, r.log.origin));
@@ -389,12 +398,12 @@ export function buildProgram(
       + ' link to the pulse before it')
     .addArgument(new Argument('[index]', 'pulse index, or latest').default('latest')
       .argParser((v) => (v === 'latest' ? v : String(int('index')(v)))))
-    .option('--node-key <b64url>', 'verify with this node public key (from the manifest) instead of the one sent')
+    .option('--node-key <b64url>', 'verify with this node public key (from the manifest; after a key rotation,'
+      + ' comma-separated keys) instead of the key set sent')
     .action((index: string, o: { nodeKey?: string }) => run(async () => {
       const { p, prev } = await session(g(), async (c) => {
         const one = (args: Record<string, unknown>) => c.request('PULSE', args) as Promise<Record<string, unknown>>;
-        const got = await one(index === 'latest' ? {} : { index: Number(index) }) as unknown as
-          SignedPulse & { public_key?: string };
+        const got = await one(index === 'latest' ? {} : { index: Number(index) }) as unknown as PublishedPulse;
         const before = got.pulse.index > 0
           ? await one({ index: got.pulse.index - 1 }).catch((e: unknown) => {
             if (e instanceof ServiceError && e.code === 'not_found') return undefined;
@@ -403,7 +412,8 @@ export function buildProgram(
           : undefined;
         return { p: got, prev: before as SignedPulse | undefined };
       });
-      const key = o.nodeKey ?? p.public_key;
+      // the key set the edge sent: the pulse before a key rotation names the retired key
+      const key = o.nodeKey ? keyList(o.nodeKey) : p.node_keys ?? p.public_key;
       if (!key) throw new UsageError('the edge sent no public_key: give --node-key');
       const v = await verifyPublishedPulse(p, prev, key);
       if (!v.ok) {

@@ -39,8 +39,15 @@ export function verifyEdgeProof(
   add('signature: Ed25519 over the RFC 8785 canonical JSON of the statement', signed);
   add('key_id = SHA-256(public key)[:16], the same in proof and statement',
     !!keyId && proof.key_id === keyId && statement.key_id === keyId);
-  add('node_id names the key (svc-node-<key_id>), in reply and statement',
-    !!keyId && hello.node_id === `svc-node-${keyId}` && statement.node_id === hello.node_id);
+  // a node is named after its first key; after a key rotation its key set (node_keys) holds that key
+  // and names the proof's key current
+  const set = (Array.isArray(hello.node_keys) ? hello.node_keys : []).filter(isObject);
+  const idOf = (k: Record<string, unknown>) => (typeof k.public_key === 'string'
+    ? keyIdOf(Buffer.from(k.public_key, 'base64url')) : '');
+  const rotated = set.some((k) => k.public_key === publicKey && k.status === 'current')
+    && set.some((k) => hello.node_id === `svc-node-${idOf(k)}`);
+  add('node_id names the key (svc-node-<key_id>) or the first key of its key set, in reply and statement',
+    !!keyId && (hello.node_id === `svc-node-${keyId}` || rotated) && statement.node_id === hello.node_id);
   add('nonce is the one this client sent', statement.nonce === expect.nonce, String(statement.nonce));
   if (expect.certSha256 !== undefined) {
     const seen = String(statement.edge_cert_sha256);

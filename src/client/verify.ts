@@ -1,11 +1,14 @@
 // Offline verification for the client kit (svc verify-pulse, svc pulse, svc verify-log): the embedding kit's
 // verifiers (src/kit/verify.ts, the package's svc/verify) on this process's kernels — one
-// implementation for the CLI, the tests and every embedder. docs/verify.md gives the checks.
+// implementation for the CLI, the tests and every embedder. docs/verify.md gives the checks. The keys
+// may be a key set (after a key rotation, pulses and checkpoints name retired keys too).
 import { Kernels } from '../kernels/index.ts';
-import { verifyLogInclusion, verifyPulse as verifyPulseKit, type Check, type PulseResult } from '../kit/verify.ts';
+import {
+  verifyLogInclusion, verifyPulse as verifyPulseKit, type Check, type NodeKey, type NodeKeys, type PulseResult,
+} from '../kit/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 
-export type { Check, PulseResult };
+export type { Check, NodeKey, NodeKeys, PulseResult };
 
 let kernels: Kernels | null = null;
 const k = () => (kernels ??= Kernels.create());
@@ -19,9 +22,9 @@ export async function verifyPulse(
   result: PulseResult,
   committed: SignedPulse,
   revealing: SignedPulse,
-  publicKeyB64url: string,
+  nodeKeys: NodeKeys,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyPulseKit(revealing, committed, { result, nodeKeys: publicKeyB64url, kernels: k() });
+  const v = await verifyPulseKit(revealing, committed, { result, nodeKeys, kernels: k() });
   return { ok: v.valid, checks: v.checks };
 }
 
@@ -32,9 +35,9 @@ export async function verifyPulse(
 export async function verifyPublishedPulse(
   pulse: SignedPulse,
   previous: SignedPulse | undefined,
-  publicKeyB64url: string,
+  nodeKeys: NodeKeys,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyPulseKit(pulse, previous, { nodeKeys: publicKeyB64url, kernels: k() });
+  const v = await verifyPulseKit(pulse, previous, { nodeKeys, kernels: k() });
   return { ok: v.valid, checks: v.checks };
 }
 
@@ -46,10 +49,10 @@ export async function verifyPublishedPulse(
 export async function verifyTlogProof(
   proofText: string,
   entry: Uint8Array,
-  publicKeyB64url: string,
+  nodeKeys: NodeKeys,
   expectedOrigin?: string,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyLogInclusion(proofText, entry, publicKeyB64url, {
+  const v = await verifyLogInclusion(proofText, entry, nodeKeys, {
     kernels: k(), ...(expectedOrigin !== undefined ? { origin: expectedOrigin } : {}),
   });
   return { ok: v.valid, checks: v.checks };

@@ -14,13 +14,17 @@ import { canonicalJson } from '../protocol/canonical.ts';
 import { LevelStore, put, Store, SUBLEVELS, type Op } from '../store/store.ts';
 import { audit, type AuditReport } from './audit.ts';
 import type { LedgerCheck } from './ledger.ts';
-import { NodeIdentity } from './node-identity.ts';
+import { KEYRING_FILE, NodeIdentity } from './node-identity.ts';
 
 export const MANIFEST_FILE = 'backup-manifest.json';
 export const BACKUP_FORMAT = 'svc_backup_v1';
-/** The data dir's secrets and certificate (docs/operations.md "The data dir"); the ones present are copied. */
+/**
+ * The data dir's secrets and certificate (docs/operations.md "The data dir"); the ones present are copied,
+ * with every file of the key set (keyring.json and the keys/ of rotated keys, retired ones too: what they
+ * signed or sealed must still verify on the restored node).
+ */
 export const KEY_FILES = [
-  'node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'quote-key.bin', 'edge-cert.pem', 'edge-key.pem',
+  'node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'quote-key.bin', 'edge-cert.pem', 'edge-key.pem', KEYRING_FILE,
 ] as const;
 /** Records copied per LevelDB batch: bounded memory whatever the ledger's size. */
 const CHUNK = 1000;
@@ -158,8 +162,10 @@ export async function takeBackup(
     } finally {
       await copy.close();
     }
-    for (const f of KEY_FILES) {
+    // synchronous from here to the manifest: a key rotation cannot come between the files and the key_id
+    for (const f of new Set<string>([...KEY_FILES, ...identity.keyFiles()])) {
       if (!existsSync(join(dataDir, f))) continue;
+      mkdirSync(dirname(join(tmp, f)), { recursive: true, mode: 0o700 });
       copyFileSync(join(dataDir, f), join(tmp, f));
       chmodSync(join(tmp, f), 0o600);
     }

@@ -3,6 +3,8 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
+import { isSolanaAddress } from './watchers/solana-parse.ts';
+import { isTronAddress, tronToHex } from './watchers/tron-address.ts';
 
 export interface Rail {
   rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA';
@@ -16,14 +18,22 @@ export interface Rail {
 export type Finality = 'finalized' | 'safe' | 'latest';
 
 /** One chain watcher (SVC_WATCH_<RAIL>_*): off unless its RPC is set. */
-export interface WatcherConfig {
+export type WatcherConfig = EvmWatcherConfig | SolanaWatcherConfig;
+
+interface WatchCommon {
   rail: Rail['rail'];
-  family: 'evm';
   /** JSON-RPC endpoint over HTTP(S); may carry a provider key, so it is never logged or published */
   rpcUrl: string;
-  /** the token contract (0x + 40 hex, lower case) */
+  pollMs: number;
+  maxBackoffMs: number;
+}
+
+/** USDC on Base (`evm`) and USDT on TRON (`tron`: the same watcher over TRON's Ethereum-style JSON-RPC). */
+export interface EvmWatcherConfig extends WatchCommon {
+  family: 'evm' | 'tron';
+  /** the token contract (0x + 40 hex, lower case; TRON: converted from its `T…` form) */
   token: string;
-  /** the rail's receiving address (SVC_WALLET_<RAIL>, 0x + 40 hex, lower case) */
+  /** the rail's receiving address (SVC_WALLET_<RAIL>, 0x + 40 hex, lower case; TRON: from `T…`) */
   address: string;
   finality: Finality;
   confirmations: number;
@@ -33,8 +43,21 @@ export interface WatcherConfig {
   maxRange: number;
   /** blocks behind the cursor scanned again on every pass (reorgs, reorg-after-credit reports) */
   reorgWindow: number;
-  pollMs: number;
-  maxBackoffMs: number;
+}
+
+/** USDC and USDT on Solana: SPL token transfers to the rail's token account(s), at `finalized` commitment. */
+export interface SolanaWatcherConfig extends WatchCommon {
+  family: 'solana';
+  /** the token mint (base58) */
+  mint: string;
+  /** the rail's wallet (SVC_WALLET_<RAIL>, base58): the owner of the watched token account */
+  owner: string;
+  /** token accounts to watch (base58); null: the owner's associated token account for the mint */
+  tokenAccounts: string[] | null;
+  /** the first slot read when no cursor is stored yet (null: the finalized slot at first start) */
+  fromSlot: number | null;
+  /** signatures per getSignaturesForAddress request (at most 1000) */
+  pageSize: number;
 }
 
 export interface Config {
@@ -100,6 +123,9 @@ export interface Config {
   httpMaxConnectionsPerAddress: number;
   /** bytes of HTTP request bodies being read, across all requests */
   bodyBudgetBytes: number;
+  /** GET /metrics listener (docs/operations.md "Metrics"): off (null) unless SVC_METRICS_PORT is set */
+  metricsHost: string;
+  metricsPort: number | null;
 }
 
 export const RAILS: readonly Omit<Rail, 'address'>[] = [
@@ -163,7 +189,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gatewayProcesses: gatewayProcesses(env),
     idempotencyTtlMs: int(env, 'SVC_IDEMPOTENCY_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
     ...resourceLimits(env),
+    ...metrics(env),
   };
+}
+
+/** The metrics listener: off unless SVC_METRICS_PORT is set (0 picks a port); loopback unless SVC_METRICS_HOST. */
+function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: number | null } {
+  const raw = env.SVC_METRICS_PORT;
+  const metricsPort = raw === undefined || raw === '' ? null : int(env, 'SVC_METRICS_PORT', 0, 0, 65535);
+  if (metricsPort && metricsPort === int(env, 'SVC_HTTP_PORT', 8080, 0, 65535)) {
+    throw new Error('SVC_METRICS_PORT must differ from SVC_HTTP_PORT: metrics are never served on the public port');
+  }
+  return { metricsHost: env.SVC_METRICS_HOST || '127.0.0.1', metricsPort };
 }
 
 const MiB = 1 << 20;
@@ -175,10 +212,16 @@ function storeUrl(v: string | undefined): string | null {
   return v;
 }
 
-/** Rails whose chain family has a watcher; the others are settled by the operator only (for now). */
-const WATCHED_FAMILIES: Partial<Record<Rail['rail'], WatcherConfig['family']>> = { USDC_BASE: 'evm' };
+/** The chain family of each rail's watcher. */
+const WATCHED_FAMILIES: Record<Rail['rail'], WatcherConfig['family']> = {
+  USDC_BASE: 'evm', USDT_TRON: 'tron', USDC_SOLANA: 'solana', USDT_SOLANA: 'solana',
+};
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const FINALITIES: readonly Finality[] = ['finalized', 'safe', 'latest'];
+const FINALITIES: Record<'evm' | 'tron', readonly Finality[]> = {
+  evm: ['finalized', 'safe', 'latest'],
+  // TRON's JSON-RPC knows `finalized` (its latest solidified block) and `latest`, not `safe`
+  tron: ['finalized', 'latest'],
+};
 
 /** SVC_WATCH_<RAIL>_RPC turns a rail's watcher on; its other variables are then checked (docs/settlement.md). */
 function watchers(env: NodeJS.ProcessEnv, rails: Rail[]): WatcherConfig[] {
@@ -187,37 +230,67 @@ function watchers(env: NodeJS.ProcessEnv, rails: Rail[]): WatcherConfig[] {
     const p = `SVC_WATCH_${r.rail}_`;
     const rpc = env[`${p}RPC`];
     if (!rpc) continue;
-    const family = WATCHED_FAMILIES[r.rail];
-    if (!family) {
-      throw new Error(`${p}RPC: no watcher for ${r.rail} yet (docs/settlement.md); settle it with svc-admin`);
-    }
     let url: URL;
     try { url = new URL(rpc); } catch { throw new Error(`${p}RPC must be an http(s) URL`); }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${p}RPC must be an http(s) URL`);
-    const token = env[`${p}TOKEN`] ?? '';
-    if (!EVM_ADDRESS.test(token)) throw new Error(`${p}TOKEN must be the token contract, 0x and 40 hex digits`);
-    if (!EVM_ADDRESS.test(r.address)) {
-      throw new Error(`SVC_WALLET_${r.rail} must be a 0x address (40 hex digits) when ${p}RPC is set`);
-    }
-    const finality = (env[`${p}FINALITY`] || 'finalized') as Finality;
-    if (!FINALITIES.includes(finality)) throw new Error(`${p}FINALITY must be one of ${FINALITIES.join(', ')}`);
-    const confirmations = int(env, `${p}CONFIRMATIONS`, 0, 0, 100_000);
-    if (finality === 'latest' && confirmations < 1) {
-      throw new Error(`${p}FINALITY=latest needs ${p}CONFIRMATIONS >= 1 (the newest block may still be replaced)`);
-    }
-    const from = env[`${p}FROM_BLOCK`];
     const pollMs = int(env, `${p}POLL_MS`, 5000, 50, 3_600_000);
-    out.push({
-      rail: r.rail, family, rpcUrl: rpc, token: token.toLowerCase(), address: r.address.toLowerCase(),
-      finality, confirmations,
-      fromBlock: from === undefined || from === '' ? null : int(env, `${p}FROM_BLOCK`, 0, 0, Number.MAX_SAFE_INTEGER),
-      maxRange: int(env, `${p}MAX_RANGE`, 500, 1, 1_000_000),
-      reorgWindow: int(env, `${p}REORG_WINDOW`, 64, 0, 100_000),
-      pollMs,
+    const common = {
+      rail: r.rail, rpcUrl: rpc, pollMs,
       maxBackoffMs: Math.max(pollMs, int(env, `${p}MAX_BACKOFF_MS`, 60_000, 50, 3_600_000)),
-    });
+    };
+    const family = WATCHED_FAMILIES[r.rail];
+    out.push(family === 'solana' ? solanaWatcher(env, r, p, common) : evmWatcher(env, r, p, family, common));
   }
   return out;
+}
+
+function evmWatcher(
+  env: NodeJS.ProcessEnv, r: Rail, p: string, family: 'evm' | 'tron', common: WatchCommon,
+): EvmWatcherConfig {
+  const addr = (name: string, v: string, what: string): string => {
+    if (family === 'evm') {
+      if (!EVM_ADDRESS.test(v)) throw new Error(`${name} must be ${what}, 0x and 40 hex digits`);
+      return v.toLowerCase();
+    }
+    if (!isTronAddress(v)) throw new Error(`${name} must be ${what}, a TRON address (T…, base58check)`);
+    return tronToHex(v);
+  };
+  const token = addr(`${p}TOKEN`, env[`${p}TOKEN`] ?? '', 'the token contract');
+  const address = addr(`SVC_WALLET_${r.rail}`, r.address, `the receiving address when ${p}RPC is set`);
+  const finality = (env[`${p}FINALITY`] || 'finalized') as Finality;
+  if (!FINALITIES[family].includes(finality)) {
+    throw new Error(`${p}FINALITY must be one of ${FINALITIES[family].join(', ')}`);
+  }
+  const confirmations = int(env, `${p}CONFIRMATIONS`, 0, 0, 100_000);
+  if (finality === 'latest' && confirmations < 1) {
+    throw new Error(`${p}FINALITY=latest needs ${p}CONFIRMATIONS >= 1 (the newest block may still be replaced)`);
+  }
+  const from = env[`${p}FROM_BLOCK`];
+  return {
+    ...common, family, token, address, finality, confirmations,
+    fromBlock: from === undefined || from === '' ? null : int(env, `${p}FROM_BLOCK`, 0, 0, Number.MAX_SAFE_INTEGER),
+    maxRange: int(env, `${p}MAX_RANGE`, 500, 1, 1_000_000),
+    reorgWindow: int(env, `${p}REORG_WINDOW`, 64, 0, 100_000),
+  };
+}
+
+function solanaWatcher(env: NodeJS.ProcessEnv, r: Rail, p: string, common: WatchCommon): SolanaWatcherConfig {
+  const mint = env[`${p}MINT`] ?? '';
+  if (!isSolanaAddress(mint)) throw new Error(`${p}MINT must be the token mint, a base58 Solana address`);
+  if (!isSolanaAddress(r.address)) {
+    throw new Error(`SVC_WALLET_${r.rail} must be a base58 Solana address when ${p}RPC is set`);
+  }
+  const listed = env[`${p}TOKEN_ACCOUNTS`];
+  const tokenAccounts = listed ? listed.split(',').map((x) => x.trim()).filter(Boolean) : null;
+  for (const a of tokenAccounts ?? []) {
+    if (!isSolanaAddress(a)) throw new Error(`${p}TOKEN_ACCOUNTS must be base58 Solana addresses (got ${a})`);
+  }
+  const from = env[`${p}FROM_SLOT`];
+  return {
+    ...common, family: 'solana', mint, owner: r.address, tokenAccounts,
+    fromSlot: from === undefined || from === '' ? null : int(env, `${p}FROM_SLOT`, 0, 0, Number.MAX_SAFE_INTEGER),
+    pageSize: int(env, `${p}PAGE_SIZE`, 1000, 1, 1000),
+  };
 }
 
 /**

@@ -35,10 +35,12 @@ import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
 import { verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { rotateNodeKey } from './key-rotation.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { Watchers } from './watchers/watchers.ts';
 import type { WatchLog } from './watchers/evm.ts';
+import { commandDone } from './core-metrics.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
@@ -89,8 +91,13 @@ export class Core {
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
   }
 
-  /** Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken. */
-  static async open(config: Config): Promise<Core> {
+  /**
+   * Opens everything; throws (and svcd refuses to start) when the ledger invariant is broken.
+   * `opts.clock` replaces the wall clock for every expiry, window and pulse time the core decides
+   * (tests move it by hand instead of sleeping); svcd never passes one, and no command can set it.
+   */
+  static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
+    const now = opts.clock ?? (() => new Date());
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     secureDataDir(config.dataDir);
     const identity = NodeIdentity.loadOrCreate(config.dataDir);
@@ -111,7 +118,7 @@ export class Core {
       throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
     }
     const pool = new KernelPool({ threads: config.kernelThreads });
-    const chain = new PulseChain(store, identity, config.pulsePeriodMs);
+    const chain = new PulseChain(store, identity, config.pulsePeriodMs, now);
     const logs = {
       timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', `svc/${identity.nodeId}/timestamps`),
       events: new TransparencyLog(store, kernels, identity, 'machine-events', `svc/${identity.nodeId}/machine-events`),
@@ -119,7 +126,7 @@ export class Core {
     const ctx: CoreContext = {
       store, ledger, identity, kernels, pool, chain, logs, config,
       edgeFingerprint: tls.fingerprint256,
-      now: () => new Date(),
+      now,
     };
     await chain.start();
     const core = new Core(ctx, tls);
@@ -147,10 +154,19 @@ export class Core {
     cmd: string, args: Record<string, unknown>, auth: Auth | undefined, listener: Listener, client?: string,
     validated = false,
   ): Promise<Record<string, unknown>> {
-    if (this.#closed) throw new ServiceError('service_unavailable', 'the core is shutting down');
+    const t0 = performance.now();
+    if (this.#closed) {
+      commandDone(cmd, listener, 'service_unavailable', t0);
+      throw new ServiceError('service_unavailable', 'the core is shutting down');
+    }
     this.#active++;
     try {
-      return await this.#handle(cmd, args, auth, listener, client, validated);
+      const result = await this.#handle(cmd, args, auth, listener, client, validated);
+      commandDone(cmd, listener, 'ok', t0);
+      return result;
+    } catch (e) {
+      commandDone(cmd, listener, e, t0);
+      throw e;
     } finally {
       this.#active--;
       if (this.#active === 0 && this.#drained) this.#drained();
@@ -176,8 +192,9 @@ export class Core {
     // which name no client, are nobody's); the in-process gateway limits its HTTP callers itself
     const counted = listener === 'edge' || (listener === 'backend' && client !== undefined);
     const address = counted ? `ip:${clientKey(client)}` : null;
-    if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address');
-    if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address');
+    const nowMs = this.ctx.now().getTime();
+    if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address', nowMs);
+    if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address', nowMs);
     if (!validated) validateArgs(spec, args);
     const idemKey = args.idempotency_key as string | undefined;
     if (needsAuth) {
@@ -197,12 +214,12 @@ export class Core {
           const rec = checkToken(claimed, auth?.token);
           if (rec.replay_record) await this.#tokenFirstUsed(machineId);
         } catch (e) {
-          if (address) this.#limits.check(spec.rateClass, address, 'per address');
+          if (address) this.#limits.check(spec.rateClass, address, 'per address', nowMs);
           throw e;
         }
-        if (listener !== 'admin') this.#limits.check(spec.rateClass, `m:${machineId}`, 'per machine');
+        if (listener !== 'admin') this.#limits.check(spec.rateClass, `m:${machineId}`, 'per machine', nowMs);
       } else if (address) {
-        this.#limits.check(spec.rateClass, address, 'per address');
+        this.#limits.check(spec.rateClass, address, 'per address', nowMs);
       }
     }
     const scope = needsAuth
@@ -341,7 +358,11 @@ export class Core {
       case 'PULSE': {
         const p = a.index === undefined ? ctx.chain.latest : await ctx.chain.get(a.index as number);
         if (!p) throw new ServiceError('not_found', `no pulse ${String(a.index)}`);
-        return { ...p, public_key: ctx.identity.public.public_key };
+        // the key that signed this pulse (a pulse from before a key rotation names the retired key)
+        return {
+          ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? ctx.identity.signer().publicKey,
+          node_keys: ctx.identity.publishedKeys(),
+        };
       }
       case 'BALANCE': {
         const acct = await ctx.ledger.account(a.machine_id as string);
@@ -398,14 +419,20 @@ export class Core {
           throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
         }
         const v = verifyReceipt(ctx.identity, r);
+        // the key the receipt names, with its window: after a key rotation, not the current one (a key
+        // the set does not hold: the current one, and valid false with unknown_key)
+        const key = ctx.identity.signingKey(r.receipt.key_id);
         return {
           receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
-          public_key: ctx.identity.public.public_key, key_id: ctx.identity.keyId, valid: v.valid,
+          public_key: key?.public_key ?? ctx.identity.signer().publicKey, key_id: key?.key_id ?? ctx.identity.keyId,
+          valid: v.valid,
+          ...(key ? { key_valid_from: key.window.valid_from, key_valid_until: key.window.valid_until } : {}),
           ...(v.reason ? { reason: v.reason } : {}),
           signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
         };
       }
       case 'RECOVER_RUNTIME': return this.#recover();
+      case 'ROTATE_NODE_KEY': return rotateNodeKey(ctx);
       case 'LIST_INVOICES': return listInvoices(ctx, a);
       case 'AUDIT': {
         const report = await audit(ctx.store, ctx.identity, ctx.now());
@@ -451,6 +478,7 @@ export class Core {
         signed_bytes: 'RFC 8785 canonical JSON of statement',
       },
       pulse: { chain_id: this.ctx.chain.chainId, latest_index: this.ctx.chain.latest?.pulse.index ?? null },
+      node_keys: id.publishedKeys(),
     };
   }
 

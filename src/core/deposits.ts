@@ -18,15 +18,17 @@ import { KeyedMutex } from './keyed-mutex.ts';
 /** A token transfer to a rail's address, as a watcher saw it at its trusted head. */
 export interface Deposit {
   rail: Rail['rail'];
-  /** the chain's transaction id (EVM: 0x + 64 hex, lower case) */
+  /** the chain's transaction id (EVM: 0x + 64 hex, lower case; TRON: 64 hex; Solana: the base58 signature) */
   tx_id: string;
-  /** the transfer's position in its transaction's block (EVM: the log index) */
+  /** the transfer's position (EVM, TRON: the log index in its block; Solana: the token account's index in its
+   * transaction's account list) */
   log_index: number;
   /** token base units, a decimal string */
   amount: string;
   from: string;
   to: string;
   block_number: number;
+  /** EVM, TRON: the block's hash; Solana: '' (getTransaction names the slot only; finalized slots stay) */
   block_hash: string;
   /** the block's time (ISO 8601), when the chain gives one */
   block_time?: string;
@@ -59,9 +61,12 @@ export interface DepositRecord extends Deposit {
   reorged_at?: string;
 }
 
+/** Hex transaction ids (0x…, TRON's 64 hex) compare in any case; a base58 one (Solana) is case-sensitive. */
+const txKey = (txId: string): string => (/^0x|^[0-9a-fA-F]{64}$/i.test(txId) ? txId.toLowerCase() : txId);
+
 /** Deterministic: the same transfer always gets the same id, which is its store key. */
 export function depositId(rail: Rail['rail'], txId: string, logIndex: number): string {
-  const h = createHash('sha256').update(`${rail}\n${txId.toLowerCase()}\n${logIndex}`).digest('hex');
+  const h = createHash('sha256').update(`${rail}\n${txKey(txId)}\n${logIndex}`).digest('hex');
   return `dep_${h.slice(0, 32)}`;
 }
 
@@ -103,7 +108,7 @@ export async function recordDeposit(
     if (known) return { deposit: known, fresh: false };
     const now = ctx.now();
     const seen: DepositRecord = {
-      ...d, tx_id: d.tx_id.toLowerCase(), deposit_id: id, state: 'unmatched',
+      ...d, tx_id: txKey(d.tx_id), deposit_id: id, state: 'unmatched',
       amount_decimal: decimal(BigInt(d.amount)), seen_at: now.toISOString(),
     };
     const inv = await invoiceHoldingAmount(ctx, d.rail, d.amount);

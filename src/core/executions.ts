@@ -8,7 +8,7 @@ import { executionInputs, serviceByName, type ExecutionCommand } from '../protoc
 import { del, put, type Json } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
-import { expiredQuote, expiryKey, findQuote, isExpired, type QuoteRecord } from './quotes.ts';
+import { QUOTES_ENTERING, expiredQuote, expiryKey, findQuote, isExpired, type QuoteRecord } from './quotes.ts';
 import { issueReceipt } from './receipts.ts';
 import { EXECUTORS, type ExecutionArgs } from './executors/index.ts';
 
@@ -97,6 +97,7 @@ export async function execute(
       put('executions', q.quote_id, { request_digest: requestDigest, result }),
       ...ops,
     ]);
+    QUOTES_ENTERING.executed.v++;
     return result;
   });
 }

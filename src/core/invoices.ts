@@ -17,6 +17,13 @@ import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
+import { invoiceTransitions } from '../metrics/metrics.ts';
+
+/** svc_invoice_transitions_total: counted once the state is durable. */
+const INVOICES_ENTERING = {
+  created: invoiceTransitions.at('created'), settled: invoiceTransitions.at('settled'),
+  settled_late: invoiceTransitions.at('settled_late'), expired: invoiceTransitions.at('expired'),
+};
 
 
 export interface InvoiceRecord {
@@ -176,6 +183,7 @@ export async function fundAccount(
         ...machineOps(a.machine_id, next),
         ...(idem?.seal(reply) ?? []),
       ]);
+      INVOICES_ENTERING.created.v++;
       return reply;
     });
   });
@@ -204,6 +212,7 @@ export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Prom
         ...(await releaseAmountOps(ctx, cur)),
       ]);
     });
+    INVOICES_ENTERING.expired.v++;
     return next;
   });
 }
@@ -259,6 +268,7 @@ export async function settleInvoice(
         ...ops,
         ...(deposit?.ops ?? []),
       ]);
+      INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
       return next;
     });
   });

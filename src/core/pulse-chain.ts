@@ -5,6 +5,7 @@
 // until pulse k+1 reveals seed_k, then checkable offline by anyone (docs/verify.md).
 // Seeds are stored before the pulse that commits them is published, so the chain survives
 // restarts; a late pulse is marked status "gap". Pulses are public randomness, never key material.
+// Each pulse names its signing key (key_id); node_id stays the node's across key rotations.
 // On a shared store (several nodes, docs/scale-out.md) each node keeps its own chain under its node id,
 // and each pulse is created, never overwritten: a second process writing one node's chain (its data dir
 // copied, or a restart while the old process still runs) fails the next pulse of whichever is behind,
@@ -42,10 +43,14 @@ export class PulseChain {
   /** another process extended this chain: this one no longer may */
   #lost = false;
 
-  constructor(store: Store, id: NodeIdentity, periodMs: number) {
+  readonly #now: () => Date;
+
+  /** `now`: the core's clock (tests inject a manual one; pulses are timed by it, scheduled by timers). */
+  constructor(store: Store, id: NodeIdentity, periodMs: number, now: () => Date = () => new Date()) {
     this.#store = store;
     this.#id = id;
     this.#periodMs = periodMs;
+    this.#now = now;
     this.#prefix = store.shared ? key(id.nodeId, '') : '';
   }
 
@@ -84,8 +89,11 @@ export class PulseChain {
   }
 
   /** Emits the next pulse (genesis when the chain is new). */
-  async emit(now = new Date()): Promise<SignedPulse> {
+  async emit(now = this.#now()): Promise<SignedPulse> {
     if (this.#lost) throw this.#lostError();
+    // the key of the pulse's start time, taken before any await: a rotation meanwhile cannot give the
+    // pulse a key whose window starts after time_start
+    const signer = this.#id.signerAt(now);
     const prev = this.#latest;
     const index = prev ? prev.pulse.index + 1 : 0;
     let seed: Buffer;
@@ -109,9 +117,9 @@ export class PulseChain {
       commit: sha256Hex(seed), commit_next: sha256Hex(nextSeed),
       revealed_index: prev ? prev.pulse.index : null, revealed_seed: revealed,
       prev_output: prev ? prev.output_hash : null,
-      node_id: this.#id.nodeId, key_id: this.#id.keyId,
+      node_id: this.#id.nodeId, key_id: signer.keyId,
     };
-    const sig = this.#id.sign(signedBytes(pulse));
+    const sig = signer.sign(signedBytes(pulse));
     const signed: SignedPulse = { pulse, signature: sig.toString('base64url'), output_hash: outputHash(pulse, sig) };
     const ops = [
       create('pulses', this.#key(index), signed as unknown as Record<string, unknown>),
@@ -136,6 +144,13 @@ export class PulseChain {
     this.#latest = signed;
     this.#seed = seed;
     return signed;
+  }
+
+  /** Emits a pulse now, after any emission under way (a key rotation opens a period under its new key). */
+  async next(): Promise<SignedPulse> {
+    const p = this.#emitting.then(() => this.emit());
+    this.#emitting = p.then(() => undefined, () => undefined);
+    return p;
   }
 
   /** The period in force now: its index, commitment and (secret) seed. */

@@ -12,6 +12,13 @@ import type { CoreContext } from './context.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
 import { QUOTE_ID_PREFIX, decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
+import { quoteTransitions } from '../metrics/metrics.ts';
+
+/** svc_quote_transitions_total: counted once the state is durable (issued quotes are never stored). */
+export const QUOTES_ENTERING = {
+  issued: quoteTransitions.at('issued'), accepted: quoteTransitions.at('accepted'),
+  executed: quoteTransitions.at('executed'), expired: quoteTransitions.at('expired'),
+};
 
 export type QuoteState = 'issued' | 'accepted' | 'executed' | 'expired';
 
@@ -123,6 +130,7 @@ export function createQuote(ctx: CoreContext, a: Record<string, unknown>): Quote
     bits, bytes, max_output: maxOutput, quote_units: p.quote_units, input_digest: digest,
   };
   const quoteId = encodeQuoteId(ctx.identity.quoteKey(), machineId, terms);
+  QUOTES_ENTERING.issued.v++;
   return issuedRecord(quoteId, machineId, terms, now.getTime(), p);
 }
 
@@ -154,7 +162,10 @@ const expiredError = (q: QuoteRecord, released: boolean) => new ServiceError(
 
 /** Ends an expired quote (a stored one is released and deleted) and returns the 409 to throw. */
 export async function expiredQuote(ctx: CoreContext, q: QuoteRecord, stored: boolean): Promise<ServiceError> {
-  if (stored) await ctx.store.write(await expireOps(ctx, q));
+  if (stored) {
+    await ctx.store.write(await expireOps(ctx, q));
+    QUOTES_ENTERING.expired.v++;
+  }
   return expiredError(q, stored && q.state === 'accepted');
 }
 
@@ -186,6 +197,7 @@ export async function acceptQuote(
       ...ops,
       ...(seal?.(next) ?? []),
     ]);
+    QUOTES_ENTERING.accepted.v++;
     return next;
   });
 }
@@ -203,6 +215,7 @@ export async function sweepExpired(ctx: CoreContext): Promise<number> {
       const q = (await ctx.store.get('quotes', d.quote_id)) as unknown as QuoteRecord | undefined;
       if (!q || q.state !== 'accepted' || !isExpired(ctx, q)) return 0;
       await ctx.store.write(await expireOps(ctx, q));
+      QUOTES_ENTERING.expired.v++;
       return 1;
     });
   }

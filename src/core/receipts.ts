@@ -1,6 +1,8 @@
 // Receipts (DESIGN.md §8): canonical JSON (RFC 8785) of the execution's facts, signed with the
 // node's Ed25519 key, plus the result tag — HMAC-SHA256 under the node's result key over the
 // canonical JSON of {service, quote_id, input_digest, output_digest}. Byte layouts: docs/verify.md.
+// After a key rotation a receipt verifies against the key its key_id names, if issued_at lies in that
+// key's window; a result tag checks against any result key of the set (docs/operations.md).
 import type { Kernels } from '../kernels/index.ts';
 import { newId } from './ids.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
@@ -42,10 +44,26 @@ export function resultTag(k: Kernels, id: NodeIdentity, f: {
   return Buffer.from(k.hmacSha256(id.resultKey(), msg)).toString('hex');
 }
 
+/** Every tag the result key set gives these fields, current key first (VERIFY_RESULT compares each). */
+export function resultTags(k: Kernels, id: NodeIdentity, f: {
+  service: string; quote_id: string; input_digest: string; output_digest: string;
+}): Buffer[] {
+  const msg = new TextEncoder().encode(canonicalJson({
+    service: f.service,
+    quote_id: f.quote_id,
+    input_digest: f.input_digest,
+    output_digest: f.output_digest,
+  }));
+  return id.resultKeys().map((key) => Buffer.from(k.hmacSha256(key, msg)));
+}
+
 export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
   service: string; command: string; quote_id: string; machine_id: string; units_charged: bigint;
   input_digest: string; output_digest: string; status: string; at: Date;
 }): SignedReceipt {
+  // the key of the receipt's own time: a rotation between the execution's clock reading and here
+  // must not give it a key whose window starts after issued_at
+  const signer = id.signerAt(f.at);
   const receipt: ReceiptBody = {
     format: RECEIPT_FORMAT,
     receipt_id: newId('rcpt'),
@@ -53,15 +71,15 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     units_charged: f.units_charged.toString(),
     price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
     input_digest: f.input_digest, output_digest: f.output_digest, status: f.status,
-    issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: id.keyId,
+    issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: signer.keyId,
     result_tag: resultTag(k, id, f),
   };
-  const signature = id.sign(Buffer.from(canonicalJson(receipt), 'utf8')).toString('base64url');
+  const signature = signer.sign(Buffer.from(canonicalJson(receipt), 'utf8')).toString('base64url');
   return { receipt, signature };
 }
 
+/** Reasons: unknown_key, bad_signature, outside_key_window (issued_at not in the key's window). */
 export function verifyReceipt(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
-  if (r.receipt.key_id !== id.keyId) return { valid: false, reason: 'unknown_key' };
-  const ok = id.verify(Buffer.from(canonicalJson(r.receipt), 'utf8'), Buffer.from(r.signature, 'base64url'));
-  return ok ? { valid: true } : { valid: false, reason: 'bad_signature' };
+  const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
+  return id.verifyBy(r.receipt.key_id, bytes, Buffer.from(r.signature, 'base64url'), r.receipt.issued_at);
 }

@@ -21,6 +21,9 @@ export interface Appended {
   proof: Uint8Array[];
   checkpoint: string;
   tlogProof: string;
+  /** the key that signed the checkpoint: id and raw public key, base64url */
+  keyId: string;
+  publicKey: string;
 }
 
 const lvl = (l: number) => l.toString(16).padStart(2, '0');
@@ -83,10 +86,13 @@ export class TransparencyLog {
       : [...await this.#path(m - k, lo + k, hi, overlay), await this.#mth(lo, lo + k, overlay)];
   }
 
-  signCheckpoint(size: number, root: Uint8Array): string {
+  /** The signed note with the current key; the origin names the node, so it stays across key rotations. */
+  signCheckpoint(size: number, root: Uint8Array): { text: string; keyId: string; publicKey: string } {
+    const s = this.#id.signer();
     const body = checkpointBody(this.origin, size, root);
-    const sig = this.#id.sign(Buffer.from(body, 'utf8'));
-    return `${body}\n${signatureLine(this.origin, noteKeyHash(this.origin, this.#id.publicKeyRaw), sig)}`;
+    const sig = s.sign(Buffer.from(body, 'utf8'));
+    const text = `${body}\n${signatureLine(this.origin, noteKeyHash(this.origin, s.publicKeyRaw), sig)}`;
+    return { text, keyId: s.keyId, publicKey: s.publicKey };
   }
 
   /** Appends the entry that `make(index)` builds; returns its proof under a fresh signed checkpoint. */
@@ -118,9 +124,13 @@ export class TransparencyLog {
         throw e;
       }
       this.#size = size;
-      const checkpoint = this.signCheckpoint(size, root);
+      const signed = this.signCheckpoint(size, root);
+      const checkpoint = signed.text;
       const tlogProof = formatTlogProof(index, proof, checkpoint);
-      return { index, size, leafHash, root, proof, checkpoint, tlogProof, entry };
+      return {
+        index, size, leafHash, root, proof, checkpoint, tlogProof, entry,
+        keyId: signed.keyId, publicKey: signed.publicKey,
+      };
     });
   }
 }

@@ -90,7 +90,9 @@ export function buildManifest(node: NodeInfo, site: SiteInfo): Record<string, un
       alpn: VERSIONS.coreProtocol,
       cert_sha256: node.edge_cert_sha256,
     },
-    node: { node_id: node.node_id, key_id: node.key_id, alg: node.alg, public_key: node.public_key },
+    node: {
+      node_id: node.node_id, key_id: node.key_id, alg: node.alg, public_key: node.public_key, keys: node.keys,
+    },
     capability_count: VERSIONS.capabilityCount,
     capabilities: CAPABILITIES,
     kernels: {
@@ -249,6 +251,8 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
     },
     edge: { host: site.edge_host, port: site.edge_port, pin_sha256: node.edge_cert_sha256 },
     node_public_key: node.public_key,
+    // every signing key with its window: what verifies receipts and pulses from before a key rotation
+    node_keys: node.keys,
   };
 }
 

@@ -2,12 +2,25 @@
 // it from the core's HELLO (node key, edge certificate) and its configuration; `svcd manifest`
 // builds it from the data dir. Documents are pure functions of it and the registry.
 
+/** A signing key of the node's key set with its validity window (null: unbounded on that side). */
+export interface NodeKeyInfo {
+  key_id: string;
+  alg: 'Ed25519';
+  public_key: string;
+  valid_from: string | null;
+  valid_until: string | null;
+  status: 'current' | 'retired';
+}
+
 export interface NodeInfo {
   node_id: string;
+  /** the current signing key */
   key_id: string;
   alg: 'Ed25519';
   /** raw Ed25519 public key, base64url */
   public_key: string;
+  /** every signing key, retired ones too, oldest first: what verifies documents signed before a rotation */
+  keys: NodeKeyInfo[];
   /** SHA-256 of the edge certificate (DER), hex */
   edge_cert_sha256: string;
 }

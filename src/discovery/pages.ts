@@ -398,6 +398,11 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
     + ` under C2SP signed checkpoints (${code('svc verify-log')}).</p>`;
   const dns = '<p>The manifest hash is published in DNS as a TXT record; it is a public liveness value,'
     + ' not authentication, payment or authorization.</p>';
+  // after a key rotation, what was signed before verifies with the retired key of its time
+  const keys = table('Signing keys (old receipts, pulses and checkpoints verify with the key they name)',
+    ['Key id', 'Public key (Ed25519, raw, base64url)', 'Valid from', 'Valid until', 'Status'],
+    node.keys.map((k) => [hash(k.key_id), hash(k.public_key), esc(k.valid_from ?? 'first start'),
+      esc(k.valid_until ?? '—'), esc(k.status)]));
   return layout({
     path: '/trust', title: 'Trust and verification',
     description: 'How to check svc without trusting it: the node\'s Ed25519 signing key, edge certificate and'
@@ -409,6 +414,7 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
     ['Edge certificate SHA-256', hash(node.edge_cert_sha256)],
     ['Manifest SHA-256', hash(manifestSha256)],
   ])}
+${keys}
 ${receipts}
 ${pulses}
 ${dns}`);

@@ -13,6 +13,7 @@ import { ServiceError } from '../errors.ts';
 import { AddressCounter, ByteBudget, capConnections } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
+import { countConnections } from '../metrics/metrics.ts';
 import type { Core, Listener } from '../core/core.ts';
 import { serveConnection } from './connection.ts';
 
@@ -75,6 +76,9 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   const adminPath = join(cfg.dataDir, 'admin.sock');
   const admin = createServer((socket) => { track(socket); serveConnection(socket, core, conn('admin')); });
 
+  countConnections(edge, 'edge');
+  countConnections(backend, 'backend');
+  countConnections(admin, 'admin');
   const edgeHost = cfg.edgeHost;
   await listen(edge, { host: edgeHost, port: cfg.edgePort, ipv6Only: false });
   await listen(backend, { host: '127.0.0.1', port: cfg.backendPort });

@@ -23,6 +23,7 @@ import { envelope, toRouterPath } from './routing.ts';
 import { edgeStatus, type CoreCall, type CoreCaller } from './core-call.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
+import { UNMATCHED_ROUTE, httpDuration, httpRequests, observe, since } from '../metrics/metrics.ts';
 
 export interface GatewayOptions {
   core: CoreCaller;
@@ -69,6 +70,19 @@ export function createGateway(opts: GatewayOptions): {
     const d = limiter.check(klass, `ip:${clientKey(ctx.state.client)}`, 'per address');
     ctx.set(d.headers);
   };
+
+  // svc_http_requests_total and svc_http_request_duration_seconds: labelled with the route template
+  // the router matched (never the raw path), once the answer's status is known
+  app.use(async (ctx, next) => {
+    const t0 = performance.now();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute ?? UNMATCHED_ROUTE;
+      httpRequests.at(route as string, ctx.method, ctx.status).v++;
+      observe(httpDuration.at(route as string, ctx.method), since(t0));
+    }
+  });
 
   // request id, client address, errors, 404/405 bodies
   app.use(async (ctx, next) => {

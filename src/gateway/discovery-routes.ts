@@ -16,7 +16,7 @@ import {
   networkDocument, nodeDocument, nodesDocument, pricebookPointer, pricebookText, robotsTxt, serviceCatalog, sitemapXml,
   webManifest, webfinger, wellKnownIndex,
 } from '../discovery/documents.ts';
-import type { NodeInfo, SiteInfo } from '../discovery/node-info.ts';
+import type { NodeInfo, NodeKeyInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
 import {
   agentsPage, docsPage, landingPage, pricingPage, protocolPage, referencePage, statusPage, trustPage, wellKnownHtml,
@@ -71,10 +71,15 @@ export function discoveryRoutes(
     if (!cached || Date.now() - cached.at > CACHE_MS) {
       const [hello, pay] = await Promise.all([core('HELLO', {}, null), core('PAYMENT_INFO', {}, null)]);
       const p = hello.edge_proof as { key_id: string; public_key: string; statement: { edge_cert_sha256: string } };
+      const current: NodeKeyInfo = {
+        key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key,
+        valid_from: null, valid_until: null, status: 'current',
+      };
       cached = {
         at: Date.now(),
         node: {
           node_id: hello.node_id as string, key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key,
+          keys: Array.isArray(hello.node_keys) ? hello.node_keys as NodeKeyInfo[] : [current],
           edge_cert_sha256: p.statement.edge_cert_sha256,
         },
         wallets: Object.fromEntries((pay.rails as { rail: string; address: string }[]).map((r) => [r.rail, r.address])),

@@ -6,6 +6,7 @@ import { STATUS_CODES, createServer, type RequestListener, type Server } from 'n
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
 import { AddressCounter, capConnections } from '../protocol/budgets.ts';
+import { countConnections } from '../metrics/metrics.ts';
 import { setBodyBudget, trackResponse } from './body.ts';
 import { toHttpError } from './http-errors.ts';
 
@@ -37,6 +38,7 @@ export async function listenGateway(
   const perAddress = limits.maxConnectionsPerAddress > 0 ? new AddressCounter(limits.maxConnectionsPerAddress) : null;
   capConnections(server, limits.maxConnections, perAddress, limits.uncapped);
   server.on('clientError', answerClientError);
+  countConnections(server, 'http');
   return new Promise((resolve, reject) => {
     server.once('listening', () => resolve(server));
     server.once('error', reject);

@@ -11,6 +11,7 @@ import { OPS, estimateMicros, type OpName, type OpTable } from './ops.ts';
 import { compileKernels } from './wasm.ts';
 import type { WorkerReply } from './worker.ts';
 import { PriorityTaskQueue, type Lane } from './priority-queue.ts';
+import { kernelDuration, kernelJobs, observe, pools, since } from '../metrics/metrics.ts';
 
 export interface KernelPoolOptions {
   /** worker threads (default: available cores) */
@@ -60,6 +61,7 @@ export class KernelPool {
       workerData: { module: mod, testOps: opts.testOps === true },
       taskQueue: new PriorityTaskQueue(),
     });
+    pools.add(this); // svc_kernel_pool_* gauges, until closed
   }
 
   get threads(): number { return this.#piscina.threads.length; }
@@ -77,10 +79,19 @@ export class KernelPool {
     if (this.#closed) throw new ServiceError('busy', 'kernel pool is closed');
     if (opts.signal?.aborted) throw new ServiceError('cancelled', 'kernel job cancelled before it started');
     const route = opts.route ?? 'auto';
+    const t0 = performance.now();
     if (route === 'inline' || (route === 'auto' && this.routesInline(op, args))) {
-      return (OPS[op] as (k: Kernels, ...a: unknown[]) => OpTable[K]['result'])(this.#inline, ...args);
+      try {
+        const r = (OPS[op] as (k: Kernels, ...a: unknown[]) => OpTable[K]['result'])(this.#inline, ...args);
+        jobDone(op, 'inline', 'ok', t0);
+        return r;
+      } catch (e) {
+        jobDone(op, 'inline', e instanceof ServiceError ? e.code : 'kernel_failed', t0);
+        throw e;
+      }
     }
     if (this.#inFlight >= this.#capacity) {
+      jobDone(op, 'worker', 'busy', t0);
       throw new ServiceError('busy', 'kernel queue is full, retry later', { capacity: this.#capacity });
     }
     const transferList = opts.transferInputs ? collectBuffers(args) : undefined;
@@ -92,11 +103,18 @@ export class KernelPool {
         { signal: opts.signal ?? null, transferList },
       );
     } catch (e) {
-      throw mapPoolError(e);
+      const err = mapPoolError(e);
+      jobDone(op, 'worker', err.code, t0);
+      throw err;
     } finally {
       this.#inFlight--;
     }
-    if (!reply.ok) throw ServiceError.fromWire(reply.error);
+    if (!reply.ok) {
+      const err = ServiceError.fromWire(reply.error);
+      jobDone(op, 'worker', err.code, t0);
+      throw err;
+    }
+    jobDone(op, 'worker', 'ok', t0);
     return reply.value as OpTable[K]['result'];
   }
 
@@ -108,8 +126,15 @@ export class KernelPool {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    pools.delete(this);
     await this.#piscina.close();
   }
+}
+
+/** svc_kernel_jobs_total and svc_kernel_job_duration_seconds (cells cached by label values). */
+function jobDone(op: OpName, route: 'inline' | 'worker', outcome: string, t0: number): void {
+  observe(kernelDuration.at(op, route), since(t0));
+  kernelJobs.at(op, route, outcome).v++;
 }
 
 function collectBuffers(args: readonly unknown[]): ArrayBuffer[] {

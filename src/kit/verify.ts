@@ -18,8 +18,19 @@ import {
 export interface Check { name: string; ok: boolean; detail?: string }
 export interface Verdict { valid: boolean; reason: string | null; checks: Check[] }
 
-/** A node key as nodes.json, node.json, the manifest's `node` and every signed result publish it. */
-export interface NodeKey { public_key: string; key_id?: string }
+/**
+ * A node key as nodes.json, node.json, the manifest's `node` and every signed result publish it. A key
+ * set (after a key rotation) adds `keys`: every signing key with its window (valid_from/valid_until,
+ * ISO 8601; null or absent: unbounded), retired ones too.
+ */
+export interface NodeKey {
+  public_key: string;
+  key_id?: string;
+  valid_from?: string | null;
+  valid_until?: string | null;
+  node_id?: string;
+  keys?: readonly NodeKey[];
+}
 /**
  * The keys a verifier trusts: one base64url raw public key, a NodeKey, a list of them, the
  * /.well-known/svc/nodes.json document ({ nodes: [...] }) or the manifest ({ node: {...} }).
@@ -31,7 +42,8 @@ export interface VerifyOptions {
   kernels?: Kernels;
 }
 
-interface TrustedKey { keyId: string; raw: Uint8Array }
+/** A trusted key, its window (ms; unbounded when absent) and the node that published it, if named. */
+interface TrustedKey { keyId: string; raw: Uint8Array; from?: number; until?: number; nodeId?: string }
 
 class Checks {
   readonly list: Check[] = [];
@@ -57,6 +69,12 @@ export function keyIdOf(k: Kernels, publicKey: Uint8Array): string {
   return toHex(k.sha256(publicKey)).slice(0, 16);
 }
 
+const timeOf = (v: unknown): number | undefined => {
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+};
+
 function trustedKeys(k: Kernels, keys: NodeKeys): TrustedKey[] {
   const o = keys as Record<string, unknown>;
   const list: unknown[] = typeof keys === 'string' ? [{ public_key: keys }]
@@ -65,22 +83,41 @@ function trustedKeys(k: Kernels, keys: NodeKeys): TrustedKey[] {
         : isObject(o) && isObject(o.node) ? [o.node]
           : [keys];
   const out: TrustedKey[] = [];
-  for (const e of list) {
-    if (!isObject(e) || typeof e.public_key !== 'string') continue;
+  const add = (e: unknown, nodeId?: unknown) => {
+    if (!isObject(e) || typeof e.public_key !== 'string') return;
     try {
       const raw = fromBase64Url(e.public_key);
-      if (raw.length === 32) out.push({ keyId: keyIdOf(k, raw), raw });
+      if (raw.length !== 32) return;
+      const keyId = keyIdOf(k, raw);
+      if (out.some((t) => t.keyId === keyId)) return;
+      const from = timeOf(e.valid_from), until = timeOf(e.valid_until);
+      out.push({
+        keyId, raw, ...(from !== undefined ? { from } : {}), ...(until !== undefined ? { until } : {}),
+        ...(typeof nodeId === 'string' ? { nodeId } : {}),
+      });
     } catch { /* not a key: ignored, so it can match nothing */ }
+  };
+  for (const e of list) {
+    // a key set's entries carry the windows; the bare current key of the same document adds nothing new
+    if (isObject(e) && Array.isArray(e.keys)) for (const x of e.keys) add(x, e.node_id);
+    add(e, isObject(e) ? e.node_id : undefined);
   }
   return out;
+}
+
+/** Whether a signed time lies in the key's window (both ends inclusive); no window: always. */
+function inWindow(key: TrustedKey, at: unknown): boolean {
+  if (key.from === undefined && key.until === undefined) return true;
+  const t = timeOf(at);
+  return t !== undefined && (key.from === undefined || key.from <= t) && (key.until === undefined || t <= key.until);
 }
 
 const str = (v: unknown): v is string => typeof v === 'string';
 
 /**
  * A signed receipt (VERIFY_RECEIPT / GET_RECEIPT result, or { receipt, signature }): Ed25519 by a
- * trusted key over the RFC 8785 JSON of `receipt`. Reasons as the server's own: unknown_key,
- * bad_signature (and malformed for what is not a receipt).
+ * trusted key over the RFC 8785 JSON of `receipt`, issued_at within that key's window. Reasons as the
+ * server's own: unknown_key, bad_signature, outside_key_window (and malformed for what is not a receipt).
  */
 export async function verifyReceipt(signed: unknown, nodeKeys: NodeKeys, opts?: VerifyOptions): Promise<Verdict> {
   const k = await kernelsOf(opts);
@@ -92,6 +129,7 @@ export async function verifyReceipt(signed: unknown, nodeKeys: NodeKeys, opts?: 
   if (!c.add('unknown_key', `signed by a trusted key (key_id ${String(receipt.key_id)})`, !!key)) return c.verdict();
   c.add('bad_signature', 'signature (Ed25519 over the RFC 8785 JSON of receipt)',
     await verifySigned(key!.raw, () => utf8(canonicalJson(receipt)), signature, true));
+  c.add('outside_key_window', 'issued_at lies in the key\'s validity window', inWindow(key!, receipt.issued_at));
   return c.verdict();
 }
 
@@ -140,7 +178,8 @@ function isPulse(p: unknown): p is SignedPulse {
 
 /**
  * output_hash = SHA-256(signed bytes ‖ raw signature); signed bytes = RFC 8785 JSON of `pulse`;
- * node_id = svc-node-<key_id> (the node names itself after its key, as HELLO's edge proof does).
+ * time_start within the key's window; node_id = the node that published the trusted keys, or
+ * svc-node-<key_id> of a trusted key (a node is named after its first key, which stays in its key set).
  */
 async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, keys: TrustedKey[]): Promise<void> {
   const key = keys.find((t) => t.keyId === p.pulse.key_id);
@@ -151,8 +190,10 @@ async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, 
   c.add('bad_signature', `${label} signature (Ed25519, node key)`, await verifyEd25519(key!.raw, signed, sig));
   c.add('bad_output_hash', `${label} output_hash = SHA-256(signed bytes ‖ signature)`,
     toHex(k.sha256(concat(signed, sig))) === p.output_hash);
-  c.add('wrong_node_id', `${label} node_id names the key (svc-node-<key_id>)`,
-    p.pulse.node_id === `svc-node-${key!.keyId}`);
+  c.add('outside_key_window', `${label} time_start lies in the key's validity window`,
+    inWindow(key!, p.pulse.time_start));
+  c.add('wrong_node_id', `${label} node_id names a trusted key's node (svc-node-<key_id of its first key>)`,
+    keys.some((t) => t.nodeId === p.pulse.node_id || p.pulse.node_id === `svc-node-${t.keyId}`));
 }
 
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)) expanded to `bits` (docs/verify.md §GET_PULSE). */
@@ -333,6 +374,7 @@ export async function verifyTimestampProof(
   if (c.add('unknown_key', `token signed by a trusted key (key_id ${String(token.key_id)})`, !!key)) {
     c.add('bad_token_signature', 'token signature (Ed25519 over the entry bytes)',
       await verifySigned(key!.raw, () => entry, r.token_signature!, true));
+    c.add('outside_key_window', 'token time lies in the key\'s validity window', inWindow(key!, token.time));
   }
   if (opts?.digest) {
     c.add('digest_mismatch', 'the token is for your digest', token.digest_sha256 === toHex(opts.digest));

@@ -2,6 +2,7 @@
 // bounded table. What a key is stays with the caller: a client address before authentication, the
 // authenticated machine after it. Pure: no sockets, no clock but the one passed in.
 import { ServiceError } from '../errors.ts';
+import { rateLimited as refusals } from '../metrics/metrics.ts';
 import { addressKey } from './budgets.ts';
 import type { RateClass } from './registry.ts';
 
@@ -101,6 +102,7 @@ export class RateLimiter {
 }
 
 function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceError {
+  refusals.at(klass, what === 'per machine' ? 'machine' : 'address').v++; // svc_rate_limited_total
   const message = `rate limit for ${klass} reached (${what}); retry after ${d.retryAfterSec} s`;
   return new ServiceError('rate_limited', message, {
     rate_class: klass,

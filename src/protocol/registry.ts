@@ -4,8 +4,8 @@
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
 // verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED,
-// CLAIM, BACKUP and AUDIT (operator, admin socket only: svc-admin derives its subcommands from
-// them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
+// CLAIM, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
+// subcommands from them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
 // (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
 // share it.
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
@@ -289,6 +289,16 @@ export const AUXILIARY: readonly CommandSpec[] = [
       totals: { type: 'object' }, machines: { type: 'array' }, periods: { type: 'array' },
       invoices: { type: 'array' }, csv: { type: 'object' },
     }, ['format', 'clean', 'discrepancies', 'ledger', 'totals', 'machines', 'periods', 'invoices']),
+  ),
+  admin(
+    'ROTATE_NODE_KEY', 'Auxiliary', false,
+    'operator: replace the node signing, result-tag and BCT keys; the retired ones stay published with their windows',
+    none,
+    result({
+      node_id: { type: 'string' }, rotated_at: { type: 'string' }, retired_key_id: { type: 'string' },
+      key_id: { type: 'string' }, public_key: { type: 'string' }, first_pulse_index: { type: 'integer' },
+      key_set: { type: 'object' },
+    }, ['node_id', 'rotated_at', 'retired_key_id', 'key_id', 'public_key', 'key_set']),
   ),
   sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(

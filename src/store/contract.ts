@@ -74,6 +74,8 @@ export interface Store {
    * iterations read one state only when given the same snapshot.
    */
   entries<T extends Json = Json>(name: SublevelName, range?: Range): AsyncGenerator<[string, T]>;
+  /** The keys of entries(name, range) alone (LevelDB reads no values for them). */
+  keys(name: SublevelName, range?: Range): AsyncGenerator<string>;
   /** A read view fixed now, for several entries() calls that must agree (audit, ledger check, backup). */
   snapshot(): Promise<StoreSnapshot>;
   close(): Promise<void>;

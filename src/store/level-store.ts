@@ -20,6 +20,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
+import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import {
   SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
@@ -31,7 +32,12 @@ type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Pro
 const CACHED: ReadonlySet<SublevelName> = new Set(['machines', 'accounts', 'quotes']);
 const DEFAULT_CACHE_ENTRIES = 50_000;
 
-interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void }
+/** `t0`: when write() was called (performance.now()), for svc_ledger_batch_seconds. */
+interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void; t0: number }
+// metric cells, found once (src/metrics): the hot path only adds to them
+const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
+const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
+const GROUP = ledgerGroup.at();
 /** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
 type Slot = { value: Json | undefined } | { loading: true };
 
@@ -106,9 +112,10 @@ export class LevelStore implements Store {
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
     this.stats.writes++;
-    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {} }], false);
+    const t0 = performance.now();
+    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ ops, resolve, reject });
+      this.#queue.push({ ops, resolve, reject, t0 });
       if (!this.#flushing) void this.#drain();
     });
   }
@@ -145,16 +152,24 @@ export class LevelStore implements Store {
           : { type: 'del' as const, sublevel, key: o.key });
       }
     }
+    const t0 = performance.now();
     try {
       await this.db.batch(batch, { sync });
     } catch (e) {
       if (group.length === 1) group[0]!.reject(e);
       throw e;
     }
-    if (sync) this.stats.syncedFlushes++;
-    else this.stats.unsyncedFlushes++;
+    observe(FLUSH[+sync]!, since(t0));
+    if (sync) {
+      this.stats.syncedFlushes++;
+      observe(GROUP, group.length);
+    } else this.stats.unsyncedFlushes++;
     for (const p of group) for (const o of p.ops) this.#written(o);
-    for (const p of group) p.resolve();
+    const done = BATCH[+sync]!;
+    for (const p of group) {
+      observe(done, since(p.t0));
+      p.resolve();
+    }
   }
 
   /** Write-through: the cache holds what is now durable (a deep copy, frozen). */
@@ -177,6 +192,10 @@ export class LevelStore implements Store {
   async *entries<T extends Json = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
     const it = this.sub(name).iterator(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
     for await (const [k, v] of it) yield [k, v as T];
+  }
+
+  async *keys(name: SublevelName, range: Range = {}): AsyncGenerator<string> {
+    yield* this.sub(name).keys(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
   }
 
   /** LevelDB's implicit snapshot, taken now (synchronously): iterators given it read that state. */

@@ -68,6 +68,11 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.regex(r.out, headingsRe([...TABLE_HEADINGS, 'Δ rate', 'Δ p99']));
   t.regex(r.out, /\+0\.0%/);
   t.notRegex(r.out, /^written:/m);
+  // --json: the run on stdout (the tables on stderr), as saved
+  const j = await bench(['--input', saved, '--json']);
+  t.is(j.code, 0, j.err);
+  t.deepEqual(JSON.parse(j.out.slice(j.out.indexOf('{'))), JSON.parse(readFileSync(saved, 'utf8')));
+  t.regex(j.err, headingsRe(TABLE_HEADINGS));
   // the saved "before" run docs/performance.md compares against still reads, row for row
   const baseline = 'bench/baselines/service-before.json';
   t.true(doc.includes(`npm run bench:service -- --compare ${baseline}`), 'docs/performance.md gives this command');

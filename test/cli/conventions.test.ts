@@ -58,7 +58,7 @@ test('--help exits 0 on svc, a quote command, svcd and svc-admin', async (t) => 
     [BIN.svc, ['--help'], /^Usage: svc \[options\] \[command\]/],
     [BIN.svc, ['quote-get-pulse', '--help'], /^Usage: svc quote-get-pulse \[options\]/],
     [BIN.svc, ['help', 'balance'], /^Usage: svc balance/],
-    [BIN.svcd, ['--help'], /^Usage: svcd \[start\|core\|gateway\|manifest\|selfcheck\]/],
+    [BIN.svcd, ['--help'], /^Usage: svcd \[start\|core\|gateway\|manifest\|selfcheck\|restore\|audit\]/],
     [BIN.svcd, ['core', '--help'], /^Usage: svcd/],
     [BIN.admin, ['--help'], /^Usage: svc-admin \[options\] \[command\]/],
     [BIN.admin, ['list-invoices', '--help'], /^Usage: svc-admin list-invoices \[options\]/],
@@ -241,7 +241,7 @@ test('svc pulse fetches and verifies a pulse, linked to the one before it', asyn
   // the pulse names another node: re-signing needs the node's key, so the signature fails with it
   t.deepEqual(await bad({ ...p1, pulse: { ...p1.pulse, node_id: 'svc-node-0000000000000000' } }), [
     'pulse signature (Ed25519, node key)', 'pulse output_hash = SHA-256(signed bytes ‖ signature)',
-    'pulse node_id names the key (svc-node-<key_id>)',
+    'pulse node_id names a trusted key\'s node (svc-node-<key_id of its first key>)',
   ]);
   t.deepEqual(await bad(p1, p0, Buffer.alloc(32, 9).toString('base64url')), [
     'pulse k signed by a trusted key (key_id ' + p0.pulse.key_id + ')',

@@ -5,6 +5,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliJson, fundMachine } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
+import { ManualClock, fundCore, openCore } from '../support/core-fixture.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 
 // the ledger invariant after every test that moved money: checked on the stopped data dir
@@ -190,30 +191,36 @@ test.serial('404 and 409: unknown ids, wrong states, wrong machine, wrong servic
   c.close(); a.close();
 });
 
-test.serial('a quote that expires before accept is refused; ' +
-  'one that expires after accept releases its reservation', async (t) => {
-  const tok = await fundMachine(s, 'exp-a', 1);
-  const c = await s.edge();
-  const auth = { token: tok };
-  const funded = (await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).available_units;
-  const q1 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
-  await new Promise((r) => setTimeout(r, 1200));
-  const late = await t.throwsAsync(c.request('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' }, auth));
-  t.is((late as any).code, 'quote_expired');
+test('a quote that expires before accept is refused; one that expires after accept releases its reservation',
+  async (t) => {
+    // the real Core on a clock the test moves: expiry at its exact millisecond, no sleeping; the
+    // sweeper runs on its real 50 ms timer and reads the same clock
+    const clock = new ManualClock();
+    const core = await openCore(t, { SVC_SWEEP_INTERVAL_MS: '50' }, { clock });
+    const tok = await fundCore(core, 'exp-a', 1);
+    const auth = { token: tok };
+    const call = (cmd: string, args: Record<string, unknown>) => core.handle(cmd, args, auth, 'gateway');
+    const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code: string }) => e.code);
+    const funded = (await call('BALANCE', { machine_id: 'exp-a' })).available_units;
+    const quote = { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 };
+    const q1 = await core.handle('QUOTE', quote, undefined, 'gateway');
+    clock.advance(1000);
+    t.is(await codeOf(call('ACCEPT_QUOTE', { quote_id: q1.quote_id, machine_id: 'exp-a' })), 'quote_expired');
 
-  const q2 = await c.request('QUOTE', { service: 'get-pulse', machine_id: 'exp-a', bits: 64, quote_ttl_ms: 1000 });
-  await c.request('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth);
-  t.is((await c.request('BALANCE', { machine_id: 'exp-a' }, auth)).reserved_units, String(q2.quote_units));
-  // the sweeper releases it without anyone touching the quote
-  const bal = await until('the sweeper releases the reservation', async () => {
-    const now = await c.request('BALANCE', { machine_id: 'exp-a' }, auth);
-    return now.reserved_units === '0' && now;
-  }, { every: 100 });
-  t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
-  const expired = await t.throwsAsync(c.request('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' }, auth));
-  t.is((expired as any).code, 'quote_expired');
-  c.close();
-});
+    const q2 = await core.handle('QUOTE', quote, undefined, 'gateway');
+    clock.advance(999);
+    await call('ACCEPT_QUOTE', { quote_id: q2.quote_id, machine_id: 'exp-a' });
+    t.is((await call('BALANCE', { machine_id: 'exp-a' })).reserved_units, String(q2.quote_units), 'accepted at 999 ms');
+    // the sweeper releases it without anyone touching the quote, once the clock passes its expiry
+    clock.advance(1000);
+    const bal = await until('the sweeper releases the reservation', async () => {
+      const now = await call('BALANCE', { machine_id: 'exp-a' });
+      return now.reserved_units === '0' && now;
+    });
+    t.deepEqual([bal.available_units, bal.reserved_units], [funded, '0']);
+    t.is(await codeOf(call('GET_PULSE', { quote_id: q2.quote_id, machine_id: 'exp-a' })), 'quote_expired');
+    t.true((await core.ctx.ledger.verify()).ok);
+  });
 
 test.serial('idempotency keys: same body replays, another body is 422', async (t) => {
   const c = await s.edge();

@@ -4,16 +4,11 @@
 // accepted quote that expires is released and its record deleted, and its id still answers 409.
 import test from 'ava';
 import type { Core } from '../../src/core/core.ts';
-import { openCore } from '../support/core-fixture.ts';
+import { ManualClock, fundCore, openCore } from '../support/core-fixture.ts';
 import type { StoreStats } from '../../src/store/store.ts';
 
 /** A claimed machine with `units` svcC credited; returns its token. */
-async function funded(core: Core, machine: string, units = 5): Promise<string> {
-  const inv = await core.handle('FUND_ACCOUNT', { machine_id: machine, units, network: 'Base', asset: 'USDC' },
-    undefined, 'gateway', '127.0.0.1');
-  await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `ref-${machine}` }, undefined, 'admin');
-  return inv.machine_token as string;
-}
+const funded = fundCore;
 
 const delta = (after: StoreStats, before: StoreStats) => ({
   reads: after.reads - before.reads,
@@ -77,14 +72,17 @@ test('concurrent flows of 16 machines share synced flushes (group commit); balan
 });
 
 test('an accepted quote that expires is released and deleted; its id still answers quote_expired', async (t) => {
-  const core = await openCore(t);
+  const clock = new ManualClock();
+  const core = await openCore(t, {}, { clock });
   const token = await funded(core, 'expiring');
   const auth = { token };
   const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'expiring', bits: 64, quote_ttl_ms: 1000 },
     undefined, 'gateway');
   await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'gateway');
   t.truthy(await core.ctx.store.get('quotes', q.quote_id as string));
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(999);
+  t.truthy(await core.ctx.store.get('quotes', q.quote_id as string), 'still there 1 ms before its expiry');
+  clock.advance(1);
   const err = await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'expiring' }, auth, 'gateway')
     .catch((e: { code: string; details?: unknown }) => e);
   t.is((err as { code: string }).code, 'quote_expired');

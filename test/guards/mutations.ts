@@ -22,6 +22,8 @@ const KIT = 'src/kit/verify.ts';
 
 const T = {
   receipt: 'receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
+  keyWindow: 'receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its '
+    + 'window',
   ed: 'Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature',
   pulse: 'pulse guard: verifyPulse passes a real pair and names exactly the check each forgery breaks',
   tlog: 'tlog guard: verifyTlogProof checks the checkpoint signature itself (not its key hash), '
@@ -77,8 +79,9 @@ const m = (
 
 export const MUTATIONS: Mutation[] = [
   // the seven of issue 14
-  m('receipt-signature', 'receipt signature check', 'src/core/receipts.ts', 'verifyReceipt',
-    'const ok = id.verify(', 'const ok = true || id.verify(', PROOFS, T.receipt),
+  m('receipt-signature', 'receipt signature check', 'src/core/node-identity.ts', 'NodeIdentity.verifyBy',
+    'if (signature.length !== 64 || !verify(null, data, k.verifyKey, signature)) {', 'if (false) {',
+    PROOFS, T.receipt),
   m('pulse-signature', 'pulse Ed25519 signature check', KIT, 'checkPulse',
     'await verifyEd25519(key!.raw, signed, sig)', 'true', PROOFS, T.pulse),
   m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', KIT, 'checkCheckpoint',
@@ -93,14 +96,17 @@ export const MUTATIONS: Mutation[] = [
     'if (this.#len + piece.length > this.#max)', 'if (nl < 0 && this.#len + piece.length > this.#max)',
     CODECS, T.lineComplete),
   // signatures and proofs
-  m('receipt-key-id', 'receipt key id must be the node\'s', 'src/core/receipts.ts', 'verifyReceipt',
-    'if (r.receipt.key_id !== id.keyId) return', 'if (false) return', PROOFS, T.receipt),
+  m('receipt-key-id', 'receipt key id must name a key of the node\'s set', 'src/core/node-identity.ts',
+    'NodeIdentity.verifyBy', 'if (!k) return { valid: false, reason: \'unknown_key\' };',
+    'if (!k) return this.verifyBy(this.keyId, data, signature, at);', PROOFS, T.receipt),
+  m('receipt-key-window', 'a receipt\'s issued_at must lie in its key\'s window', 'src/core/node-identity.ts',
+    'NodeIdentity.verifyBy', 'if (at !== undefined && !inWindow(k.entry, at))', 'if (false)', PROOFS, T.keyWindow),
   m('ed25519-lengths', 'raw-key Ed25519: key and signature lengths', 'src/protocol/ed25519.ts', 'verifyWithRawKey',
     'if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;', '', PROOFS, T.ed),
   m('pulse-output-hash', 'pulse output_hash', KIT, 'checkPulse',
     'toHex(k.sha256(concat(signed, sig))) === p.output_hash', 'true', PROOFS, T.pulse),
-  m('pulse-node-id', 'pulse node_id names its key', KIT, 'checkPulse',
-    'p.pulse.node_id === `svc-node-${key!.keyId}`', 'true', PROOFS, T.pulse),
+  m('pulse-node-id', 'pulse node_id names the trusted node', KIT, 'checkPulse',
+    't.nodeId === p.pulse.node_id || p.pulse.node_id === `svc-node-${t.keyId}`', 'true', PROOFS, T.pulse),
   m('pulse-result-index', 'pulse k is the result\'s pulse', KIT, 'verifyPulse',
     'r.pulse.index === prev.pulse.index', 'true', PROOFS, T.pulse),
   m('pulse-result-commit', 'pulse k is the result\'s pulse (commit)', KIT, 'verifyPulse',
@@ -124,8 +130,9 @@ export const MUTATIONS: Mutation[] = [
   m('tlog-size', 'inclusion under the signed size', KIT, 'checkInclusion',
     'proof.index, cp.size, proof.proof', 'proof.index, proof.index + 1n, proof.proof', PROOFS, T.tlog),
   m('result-tag-compare', 'result tag compared in full', 'src/core/executors/verify-result.ts', 'verifyResult',
-    'const ok = got.length === want.length && timingSafeEqual(got, want);',
-    'const ok = got.length === 0 || timingSafeEqual(got, want.subarray(0, got.length));', CODECS, T.resultTag),
+    'wants.some((want) => got.length === want.length && timingSafeEqual(got, want));',
+    'wants.some((want) => got.length === 0 || timingSafeEqual(got, want.subarray(0, got.length)));',
+    CODECS, T.resultTag),
   m('result-tag-fields', 'result tag material must have every field', 'src/core/executors/verify-result.ts',
     'verifyResult', 'FIELDS.some((f) => typeof m![f] !== \'string\')', 'false', CODECS, T.resultTag),
   m('canonical-json', 'canonical JSON is RFC 8785', 'src/protocol/canonical.ts', 'canonicalJson',

@@ -10,6 +10,7 @@ import { verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { pulseKey } from '../../src/core/pulse-chain.ts';
 import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { outputHash, signedBytes, type PulseBody, type SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../../src/protocol/tlog-format.ts';
@@ -47,6 +48,35 @@ test('receipt guard: verifyReceipt refuses every tampered field, a foreign signa
   const cut = Buffer.from(r.signature, 'base64url').subarray(0, 63).toString('base64url');
   t.deepEqual(verifyReceipt(f.identity, { ...r, signature: cut }), { valid: false, reason: 'bad_signature' });
   t.deepEqual(verifyReceipt(stranger, r), { valid: false, reason: 'unknown_key' });
+});
+
+test('receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its window',
+  async (t) => {
+  const f = await coreFixture(t);
+  const t0 = f.clock.now();
+  const old = receiptOf(f);
+  f.clock.advance(1000);
+  f.identity.rotate(f.clock.now());
+  // work that read the clock before the switch signs with the key of its time
+  const inFlight = issueReceipt(f.ctx.kernels, f.identity, {
+    service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abd', machine_id: 'm-1', units_charged: 1n,
+    input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: new Date(t0.getTime() + 500),
+  });
+  f.clock.advance(1000);
+  const fresh = receiptOf(f);
+  t.is(inFlight.receipt.key_id, old.receipt.key_id);
+  t.not(fresh.receipt.key_id, old.receipt.key_id);
+  for (const r of [old, inFlight, fresh]) t.deepEqual(verifyReceipt(f.identity, r), { valid: true });
+  // each key vouches only for its window: the retired key after it, the new key before it
+  const sign = (at: Date, issued: Date): SignedReceipt => {
+    const s = f.identity.signerAt(at);
+    const receipt = { ...old.receipt, key_id: s.keyId, issued_at: issued.toISOString() };
+    return { receipt, signature: s.sign(Buffer.from(canonicalJson(receipt), 'utf8')).toString('base64url') };
+  };
+  const late = sign(t0, f.clock.now());
+  t.is(late.receipt.key_id, old.receipt.key_id);
+  t.deepEqual(verifyReceipt(f.identity, late), { valid: false, reason: 'outside_key_window' });
+  t.deepEqual(verifyReceipt(f.identity, sign(f.clock.now(), t0)), { valid: false, reason: 'outside_key_window' });
 });
 
 test('Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature', (t) => {
@@ -131,7 +161,7 @@ test('pulse guard: verifyPulse passes a real pair and names exactly the check ea
     ['pulse k+1 follows pulse k']);
   // validly signed, but naming another node than the key's
   const otherNode = signPulse(node, { ...revealing.pulse, node_id: 'svc-node-0000000000000000' });
-  t.deepEqual(await failing(result, committed, otherNode), ['pulse k+1 node_id names the key']);
+  t.deepEqual(await failing(result, committed, otherNode), ['pulse k+1 node_id names a trusted key\'s node']);
   // validly signed, but revealing another seed or none
   // (a seed revealed for another index is no reveal of seed k: its hash check fails with it)
   t.deepEqual(await failing(result, committed, signPulse(node, { ...revealing.pulse, revealed_index: 7 })),

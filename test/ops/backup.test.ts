@@ -150,3 +150,51 @@ test('backup during paid flows, restore: the restored node verifies every earlie
   t.false(existsSync(join(tmp, 'restore-forged')));
   t.false(readdirSync(tmp).some((n) => n.startsWith('.')), 'no temporary dir left behind');
 });
+
+test('a node that rotated its keys: the backup holds every key file, old ones too, and the restore verifies '
+  + 'the receipts of each key', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-backup-keys-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const s = await startSvcd(t, {}, { args: ['core'] });
+  const machine = 'backup-keys';
+  const token = await fundMachine(s, machine, 5);
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  const receipts = [await paidFlow(c, machine, token)];
+  for (let i = 0; i < 2; i++) {
+    const r = await s.svcAdmin(['--json', 'rotate-node-key']);
+    t.is(r.code, 0, r.stderr);
+    receipts.push(await paidFlow(c, machine, token));
+  }
+  const dir = join(tmp, 'backup');
+  const b = await s.svcAdmin(['--json', 'backup', dir]);
+  t.is(b.code, 0, b.stderr);
+  const files = (JSON.parse(b.stdout).files as { path: string }[]).map((f) => f.path);
+  const keys = readdirSync(join(s.dataDir, 'keys')).map((f) => `keys/${f}`);
+  t.is(keys.length, 6, 'two rotations: a signing, a result and a BCT key each');
+  for (const f of ['keyring.json', 'node-ed25519.pem', 'result-key.bin', 'bct-key.bin', ...keys]) {
+    t.true(files.includes(f), f);
+  }
+  t.is(statSync(join(dir, keys[0]!)).mode & 0o777, 0o600);
+  // the restore's audit verifies every receipt with the restored key set: all three keys are there
+  const restored = join(tmp, 'restored');
+  const r = await runBin(BIN.svcd, ['restore', dir, restored]);
+  t.is(r.code, 0, r.stderr + r.stdout);
+  t.regex(r.stdout, /audit clean: 3 receipts verify/);
+  // a key set that lost its first signing key: the restore refuses, the receipts of that key do not verify
+  const partial = join(tmp, 'partial');
+  cpSync(dir, partial, { recursive: true });
+  const mpath = join(partial, 'backup-manifest.json');
+  const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
+  const ring = JSON.parse(readFileSync(join(partial, 'keyring.json'), 'utf8'));
+  ring.signing = ring.signing.slice(1);
+  writeFileSync(join(partial, 'keyring.json'), JSON.stringify(ring));
+  manifest.files = listFiles(partial).filter((p) => p !== 'backup-manifest.json').map((p) => ({
+    path: p, sha256: createHash('sha256').update(readFileSync(join(partial, p))).digest('hex'),
+    bytes: statSync(join(partial, p)).size,
+  }));
+  writeFileSync(mpath, JSON.stringify(manifest));
+  const x = await runBin(BIN.svcd, ['restore', partial, join(tmp, 'restore-partial')]);
+  t.is(x.code, 1, x.stdout);
+  t.regex(x.stderr, new RegExp(`receipt: ${receipts[0]} does not verify \\(unknown_key\\)`));
+});

@@ -238,3 +238,23 @@ contract('close waits for writes under way; a store opened again reads them', as
   const again = await reopen();
   t.is((await keysOf(again, 'receipts')).length, 10);
 });
+
+contract('keys: the keys entries() would give, range, limit and snapshot alike', async (t, b) => {
+  const { store } = await b.open(t);
+  await store.write(['c', 'a', 'e', 'b', 'd'].map((k) => put('quote_expiry', k, { k })));
+  const keys = async (range: Range = {}) => {
+    const out: string[] = [];
+    for await (const k of store.keys('quote_expiry', range)) out.push(k);
+    return out;
+  };
+  t.deepEqual(await keys(), ['a', 'b', 'c', 'd', 'e']);
+  t.deepEqual(await keys({ gt: 'a', lte: 'd', limit: 2 }), ['b', 'c']);
+  const snap = await store.snapshot();
+  try {
+    await store.write([del('quote_expiry', 'a')]);
+    t.deepEqual(await keys({ snapshot: snap }), ['a', 'b', 'c', 'd', 'e']);
+    t.deepEqual(await keys(), ['b', 'c', 'd', 'e']);
+  } finally {
+    await snap.close();
+  }
+});

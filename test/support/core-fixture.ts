@@ -46,7 +46,7 @@ export async function coreFixture(
   const ctx = {
     store, ledger: new Ledger(store), identity, kernels,
     pool: opts.pool ? new KernelPool({ threads: 1 }) : (undefined as unknown as CoreContext['pool']),
-    chain: new PulseChain(store, identity, config.pulsePeriodMs),
+    chain: new PulseChain(store, identity, config.pulsePeriodMs, clock.now),
     logs: {
       timestamps: new TransparencyLog(store, kernels, identity, 'timestamps', 'svc/test/timestamps'),
       events: new TransparencyLog(store, kernels, identity, 'machine-events', 'svc/test/machine-events'),
@@ -57,16 +57,35 @@ export async function coreFixture(
   return { ctx, clock, store, identity, dir };
 }
 
+export interface OpenCoreOptions {
+  /** the clock the core decides time by (default: the wall clock) */
+  clock?: ManualClock;
+  /** an existing data dir (a restart); default: a fresh temp dir removed at teardown */
+  dir?: string;
+}
+
 /**
- * Opens the real Core (loadConfig over `env`, as svcd does) on a fresh temp data dir; closed and removed
- * at teardown. The sweeper is slowed to once an hour and only errors are logged unless `env` says otherwise.
+ * Opens the real Core (loadConfig over `env`, as svcd does) on a fresh temp data dir (or `opts.dir`);
+ * closed (and a fresh dir removed) at teardown. The sweeper is slowed to once an hour and only errors
+ * are logged unless `env` says otherwise. With `opts.clock` every expiry, rate window and pulse time
+ * is the test's to move (Core.open's clock option, which svcd never passes).
  */
-export async function openCore(t: ExecutionContext, env: Record<string, string> = {}): Promise<Core> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-core-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+export async function openCore(
+  t: ExecutionContext, env: Record<string, string> = {}, opts: OpenCoreOptions = {},
+): Promise<Core> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'svc-core-'));
+  if (!opts.dir) t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const core = await Core.open(loadConfig({
     SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', ...env,
-  }));
+  }), opts.clock ? { clock: opts.clock.now } : {});
   t.teardown(() => core.close());
   return core;
+}
+
+/** A machine funded through the real commands (FUND_ACCOUNT, then SETTLE_INVOICE as the operator); its token. */
+export async function fundCore(core: Core, machine: string, units = 5): Promise<string> {
+  const inv = await core.handle('FUND_ACCOUNT', { machine_id: machine, units, network: 'Base', asset: 'USDC' },
+    undefined, 'gateway', '127.0.0.1');
+  await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `ref-${machine}` }, undefined, 'admin');
+  return inv.machine_token as string;
 }

@@ -24,6 +24,8 @@ export interface Ready {
   edge_cert_sha256: string;
   /** `svcd start`: gateway worker processes in front of the core (0: the gateway is in-process) */
   gateway_processes?: number;
+  /** the metrics listener's address (SVC_METRICS_PORT), null when off */
+  metrics?: string | null;
 }
 
 export class Svcd {

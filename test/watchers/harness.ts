@@ -67,11 +67,13 @@ export interface Invoice {
   settled_late?: boolean; payment_seen?: { tx_id: string; confirmations: number; block_number: number };
 }
 
-/** A machine with a USDC/Base invoice over the edge (claims the machine). */
-export async function openInvoice(s: Svcd, machineId: string, units: number, token?: string): Promise<Invoice> {
+/** A machine with a USDC/Base invoice (or on `rail`) over the edge (claims the machine). */
+export async function openInvoice(
+  s: Svcd, machineId: string, units: number, token?: string, rail = { network: 'Base', asset: 'USDC' },
+): Promise<Invoice> {
   const c = await s.edge();
   try {
-    const args = { machine_id: machineId, units, network: 'Base', asset: 'USDC' };
+    const args = { machine_id: machineId, units, ...rail };
     return await c.request('FUND_ACCOUNT', args, token ? { token } : undefined) as unknown as Invoice;
   } finally {
     c.close();
@@ -99,20 +101,20 @@ export async function balance(s: Svcd, machineId: string, token: string): Promis
 }
 
 /** The watcher's status as HEALTH reports it (the same object /api/v1/status publishes). */
-export async function watcherStatus(s: Svcd): Promise<Record<string, any>> {
+export async function watcherStatus(s: Svcd, rail = 'USDC_BASE'): Promise<Record<string, any>> {
   const c = await s.edge();
   try {
     const h = await c.request('HEALTH', {});
-    return (h.watchers as Record<string, Record<string, any>>).USDC_BASE!;
+    return (h.watchers as Record<string, Record<string, any>>)[rail]!;
   } finally {
     c.close();
   }
 }
 
 /** Waits until the watcher has scanned through `block` (its cursor is there or beyond). */
-export async function scannedThrough(s: Svcd, block: number): Promise<Record<string, any>> {
+export async function scannedThrough(s: Svcd, block: number, rail?: string): Promise<Record<string, any>> {
   return waitFor(`the watcher's cursor to reach block ${block}`, async () => {
-    const st = await watcherStatus(s);
+    const st = await watcherStatus(s, rail);
     return st.cursor !== null && st.cursor >= block ? st : undefined;
   });
 }

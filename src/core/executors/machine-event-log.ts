@@ -45,7 +45,7 @@ export const machineEventLog: Executor = async (ctx, q, a) => {
     return Buffer.from(canonicalJson(entry), 'utf8');
   });
   return {
-    fields: { entry, ...logFields(log, appended, ctx.identity.public.public_key) },
+    fields: { entry, ...logFields(log, appended) },
     input_digest: sha256Hex(raw),
     output_digest: sha256Hex(canonicalJson({ entry, checkpoint: appended.checkpoint })),
     status: 'ok',

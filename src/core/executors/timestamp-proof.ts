@@ -16,17 +16,21 @@ export const timestampProof: Executor = async (ctx, _q, a) => {
   }
   const log = ctx.logs.timestamps;
   let token: Record<string, unknown> = {};
+  // the token names its key before the append awaits: it is signed with that key, rotation or not
+  let signer = ctx.identity.signer();
   const appended = await log.append((index) => {
+    const now = ctx.now();
+    signer = ctx.identity.signerAt(now);
     token = {
       format: 'svc_timestamp_v1', log_origin: log.origin, serial: index, digest_sha256: digest.toString('hex'),
-      time: ctx.now().toISOString(), accuracy_ms: TIMESTAMP_ACCURACY_MS,
-      node_id: ctx.identity.nodeId, key_id: ctx.identity.keyId,
+      time: now.toISOString(), accuracy_ms: TIMESTAMP_ACCURACY_MS,
+      node_id: ctx.identity.nodeId, key_id: signer.keyId,
     };
     return Buffer.from(canonicalJson(token), 'utf8');
   });
-  const tokenSignature = ctx.identity.sign(appended.entry).toString('base64url');
+  const tokenSignature = signer.sign(appended.entry).toString('base64url');
   return {
-    fields: { token, token_signature: tokenSignature, ...logFields(log, appended, ctx.identity.public.public_key) },
+    fields: { token, token_signature: tokenSignature, ...logFields(log, appended) },
     input_digest: sha256Hex(digest),
     output_digest: sha256Hex(canonicalJson({
       token,

@@ -1,9 +1,10 @@
 // VERIFY_RESULT (DESIGN.md §8): is a result_tag genuine? The material (packet_hex) is the UTF-8
 // JSON {service, quote_id, input_digest, output_digest, result_tag} of a receipt or execution
-// result; the node recomputes the HMAC under its result key and compares in constant time.
+// result; the node recomputes the HMAC under each key of its result key set (a tag from before a
+// rotation still checks) and compares each in constant time.
 import { timingSafeEqual } from 'node:crypto';
 import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
-import { resultTag } from '../receipts.ts';
+import { resultTags } from '../receipts.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 const FIELDS = ['service', 'quote_id', 'input_digest', 'output_digest', 'result_tag'] as const;
@@ -17,9 +18,9 @@ export const verifyResult: Executor = async (ctx, _q, a) => {
     const reason = `malformed: packet_hex must be UTF-8 JSON with string fields ${FIELDS.join(', ')}`;
     verdict = { valid: false, reason };
   } else {
-    const want = Buffer.from(resultTag(ctx.kernels, ctx.identity, m as Record<(typeof FIELDS)[number], string>), 'hex');
+    const wants = resultTags(ctx.kernels, ctx.identity, m as Record<(typeof FIELDS)[number], string>);
     const got = Buffer.from(m.result_tag as string, 'hex');
-    const ok = got.length === want.length && timingSafeEqual(got, want);
+    const ok = wants.some((want) => got.length === want.length && timingSafeEqual(got, want));
     verdict = ok ? { valid: true } : { valid: false, reason: 'tag_mismatch' };
   }
   return {

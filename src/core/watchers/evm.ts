@@ -1,15 +1,19 @@
-// The EVM chain watcher (USDC on Base): reads the token's Transfer events to the rail's address with
-// eth_getLogs in bounded block ranges up to a trusted head (the node's `finalized`/`safe`/`latest`
-// tag less N confirmations), hands each one to deposits.ts (which credits at most once), and keeps a
-// persisted cursor. Every pass re-reads a window behind the cursor: a recorded deposit missing from
-// it was reorged out after being recorded, which is reported (logged, status), never reversed. It
-// never writes the ledger itself and never runs on the request path. Policy: docs/settlement.md.
+// The EVM chain watcher (USDC on Base; USDT on TRON through TRON's Ethereum-style JSON-RPC): reads the
+// token's Transfer events to the rail's address with eth_getLogs in bounded block ranges up to a
+// trusted head (the node's `finalized`/`safe`/`latest` tag less N confirmations), hands each one to
+// deposits.ts (which credits at most once), and keeps a persisted cursor. Every pass re-reads a
+// window behind the cursor: a recorded deposit missing from it was reorged out after being recorded,
+// which is reported (logged, status), never reversed. It never writes the ledger itself and never
+// runs on the request path. Policy: docs/settlement.md.
+// TRON (family `tron`): the same requests; its configured `T…` addresses arrive here as hex
+// (config.ts), and deposits name the payer as `T…` and the transaction as TRON writes it (64 hex).
 import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem';
 import { put } from '../../store/store.ts';
-import type { WatcherConfig } from '../config.ts';
+import type { EvmWatcherConfig, WatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { markReorged, recordDeposit, type Deposit } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
+import { hexToTron } from './tron-address.ts';
 
 export interface WatchLog {
   info(obj: object, msg: string): void;
@@ -30,12 +34,13 @@ export interface PendingPayment {
 /** What /api/v1/status shows of one watcher: public facts only (never the RPC URL). */
 export interface WatcherStatus {
   rail: string;
-  family: 'evm';
+  family: WatcherConfig['family'];
   state: 'starting' | 'ok' | 'error' | 'stopped';
   finality: string;
   confirmations: number;
-  chain: number | null;
-  /** the last block scanned and recorded (the cursor less one) */
+  /** EVM, TRON: the node's chain id; Solana: the cluster's genesis hash */
+  chain: number | string | null;
+  /** the last block (Solana: slot) scanned and recorded */
   cursor: number | null;
   /** the trusted head: the finality tag's block less `confirmations` */
   head: number | null;
@@ -50,6 +55,8 @@ export interface WatcherStatus {
   unmatched: number;
   /** deposits whose block was replaced after they were recorded: the operator looks at them */
   reorged_after_credit: string[];
+  /** Solana: each watched token account and the newest signature read from it */
+  accounts?: { address: string; last_signature: string | null }[];
 }
 
 /** The persisted cursor (sublevel watcher_cursors, key = rail). */
@@ -79,25 +86,31 @@ export function publicError(e: unknown, rpcUrl: string): string {
 
 export class EvmWatcher {
   readonly #ctx: CoreContext;
-  readonly #cfg: WatcherConfig;
+  readonly #cfg: EvmWatcherConfig;
   readonly #log: WatchLog;
   readonly #client: PublicClient;
+  /** how deposits write an address and a transaction id: TRON's own forms on the TRON rail */
+  readonly #addr: (hex: string) => string;
+  readonly #tx: (hash: string) => string;
   readonly #status: WatcherStatus;
   #pending = new Map<string, PendingPayment>();
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
 
-  constructor(ctx: CoreContext, cfg: WatcherConfig, log: WatchLog) {
+  constructor(ctx: CoreContext, cfg: EvmWatcherConfig, log: WatchLog) {
     this.#ctx = ctx;
     this.#cfg = cfg;
     this.#log = log;
+    const tron = cfg.family === 'tron';
+    this.#addr = tron ? (a) => hexToTron(a) : (a) => a.toLowerCase();
+    this.#tx = tron ? (h) => h.toLowerCase().replace(/^0x/, '') : (h) => h.toLowerCase();
     this.#client = createPublicClient({
       transport: http(cfg.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: false }),
       cacheTime: 0,
     });
     this.#status = {
-      rail: cfg.rail, family: 'evm', state: 'starting', finality: cfg.finality, confirmations: cfg.confirmations,
+      rail: cfg.rail, family: cfg.family, state: 'starting', finality: cfg.finality, confirmations: cfg.confirmations,
       chain: null, cursor: null, head: null, tip: null, lag_blocks: null, last_pass_at: null, last_error: null,
       last_error_at: null, errors_in_a_row: 0, credited: 0, unmatched: 0, reorged_after_credit: [],
     };
@@ -233,8 +246,8 @@ export class EvmWatcher {
         times.set(l.blockNumber, new Date(Number(b.timestamp) * 1000).toISOString());
       }
       out.push({
-        rail: this.#cfg.rail, tx_id: l.transactionHash.toLowerCase(), log_index: l.logIndex,
-        amount: l.args.value.toString(), from: l.args.from.toLowerCase(), to: l.args.to.toLowerCase(),
+        rail: this.#cfg.rail, tx_id: this.#tx(l.transactionHash), log_index: l.logIndex,
+        amount: l.args.value.toString(), from: this.#addr(l.args.from), to: this.#addr(l.args.to),
         block_number: Number(l.blockNumber), block_hash: l.blockHash.toLowerCase(),
         block_time: times.get(l.blockNumber)!, confirmations: tip - Number(l.blockNumber) + 1,
       });
@@ -288,7 +301,7 @@ export class EvmWatcher {
         const inv = await invoiceHoldingAmount(this.#ctx, this.#cfg.rail, l.args.value.toString());
         if (!inv || inv.state !== 'pending') continue;
         pending.set(inv.invoice_id, {
-          tx_id: l.transactionHash.toLowerCase(), log_index: l.logIndex, block_number: Number(l.blockNumber),
+          tx_id: this.#tx(l.transactionHash), log_index: l.logIndex, block_number: Number(l.blockNumber),
           confirmations: tip - Number(l.blockNumber) + 1,
           finality: `${this.#cfg.finality}${this.#cfg.confirmations ? ` + ${this.#cfg.confirmations} blocks` : ''}`,
         });

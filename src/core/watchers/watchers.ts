@@ -1,18 +1,31 @@
-// The chain watchers of one core, one per configured rail (SVC_WATCH_<RAIL>_*): started after the
+// The chain watchers of one core, one per configured rail (SVC_WATCH_<RAIL>_*: EVM for Base, the same
+// over TRON's JSON-RPC for TRON, solana.ts for the Solana rails): started after the
 // listeners are up, stopped before the store closes, their status published in HEALTH (and so in
 // /api/v1/status). None configured: nothing runs and admin settlement is the only source.
 import type { CoreContext } from '../context.ts';
 import { EvmWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
+import { SolanaWatcher } from './solana.ts';
+
+/** What every chain family's watcher offers the core. */
+interface ChainWatcher {
+  readonly rail: string;
+  start(): void;
+  stop(): Promise<void>;
+  status(): WatcherStatus;
+  pendingFor(invoiceId: string): PendingPayment | undefined;
+}
 
 export class Watchers {
-  readonly #list: EvmWatcher[];
+  readonly #list: ChainWatcher[];
 
-  private constructor(list: EvmWatcher[]) {
+  private constructor(list: ChainWatcher[]) {
     this.#list = list;
   }
 
   static start(ctx: CoreContext, log: WatchLog): Watchers {
-    const list = (ctx.config.watchers ?? []).map((cfg) => new EvmWatcher(ctx, cfg, log));
+    const list = (ctx.config.watchers ?? []).map((cfg): ChainWatcher => (cfg.family === 'solana'
+      ? new SolanaWatcher(ctx, cfg, log)
+      : new EvmWatcher(ctx, cfg, log)));
     for (const w of list) {
       log.info({ rail: w.rail, ...publicConfig(w.status()) }, 'chain watcher starting');
       w.start();
