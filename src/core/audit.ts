@@ -3,7 +3,7 @@
 // quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a
 // stopped data dir (`svcd audit`) and on a backup being restored. Builds CSV text; writes no files.
 import { idFromPart } from '../store/key-codec.ts';
-import type { Snapshot, Store } from '../store/store.ts';
+import type { Store, StoreSnapshot } from '../store/store.ts';
 import { Ledger, type JournalEntry, type LedgerCheck } from './ledger.ts';
 import type { DepositRecord } from './deposits.ts';
 import { UNITS_PER_BASE_UNIT, type InvoiceRecord } from './invoices.ts';
@@ -60,7 +60,7 @@ interface Sums { a: bigint; r: bigint; n: number; credited: bigint; spent: bigin
  */
 export async function audit(store: Store, identity?: NodeIdentity, now = new Date()): Promise<AuditReport> {
   // one snapshot for every read: svcd keeps writing while it audits itself
-  const snapshot = store.db.snapshot();
+  const snapshot = await store.snapshot();
   try {
     return await auditAt(store, snapshot, identity, now);
   } finally {
@@ -69,7 +69,7 @@ export async function audit(store: Store, identity?: NodeIdentity, now = new Dat
 }
 
 async function auditAt(
-  store: Store, snapshot: Snapshot, identity: NodeIdentity | undefined, now: Date,
+  store: Store, snapshot: StoreSnapshot, identity: NodeIdentity | undefined, now: Date,
 ): Promise<AuditReport> {
   const at = { snapshot };
   const problems: string[] = [];

@@ -141,9 +141,10 @@ export class Svcd {
   /** Stops svcd (exit code must be 0) and recomputes the ledger from its journal. */
   async stopAndCheckLedger(): Promise<{ exitCode: number | null; ok: boolean; problems: string[] }> {
     const exitCode = await this.stop();
-    const { Store } = await import('../../src/store/store.ts');
+    const { openStore } = await import('../../src/store/store.ts');
     const { Ledger } = await import('../../src/core/ledger.ts');
-    const store = await Store.open(this.dataDir);
+    // the ledger this svcd wrote: its data dir's LevelDB, or the database SVC_STORE names
+    const store = await openStore(this.dataDir, this.env.SVC_STORE || null);
     try {
       const check = await new Ledger(store).verify();
       return { exitCode, ok: check.ok, problems: check.problems };
