@@ -1,7 +1,8 @@
 // The money audit (issue 13 §4): the ledger invariant, every account recomputed from its journal, totals
 // per rail and day, invoices by state, and receipts ↔ captures ↔ executed quotes (and holds ↔ accepted
-// quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a
-// stopped data dir (`svcd audit`) and on a backup being restored. Builds CSV text; writes no files.
+// quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it
+// runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a stopped data dir (`svcd audit`) and on a backup
+// being restored. Builds CSV text; writes no files.
 import { idFromPart } from '../store/key-codec.ts';
 import type { Store, StoreSnapshot } from '../store/store.ts';
 import { Ledger, type JournalEntry, type LedgerCheck } from './ledger.ts';
@@ -138,7 +139,8 @@ async function auditAt(
     if (d.state === 'unmatched') continue;
     const inv = d.invoice_id ? invoices.get(d.invoice_id) : undefined;
     if (!inv || inv.state !== 'settled' || inv.deposit_id !== d.deposit_id) {
-      problems.push(`deposit: ${d.deposit_id} is ${d.state} to invoice ${String(d.invoice_id)}, which does not name it`);
+      const which = `${d.deposit_id} is ${d.state} to invoice ${String(d.invoice_id)}`;
+      problems.push(`deposit: ${which}, which does not name it`);
     }
   }
 
