@@ -71,6 +71,19 @@ export function shBlocksOf(file: string): ShBlock[] {
   return blocks;
 }
 
+/** Every code fence of `file`: its language (`''` when none), opening line and first line. */
+export function fencesOf(file: string): { file: string; lang: string; line: number; first: string }[] {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const out: { file: string; lang: string; line: number; first: string }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i]!.startsWith('```')) continue;
+    const end = lines.findIndex((x, j) => j > i && x.startsWith('```'));
+    out.push({ file, lang: lines[i]!.slice(3).trim(), line: i + 1, first: lines[i + 1] ?? '' });
+    i = end < 0 ? lines.length : end;
+  }
+  return out;
+}
+
 export function allShBlocks(): ShBlock[] {
   return docFiles().flatMap(shBlocksOf);
 }

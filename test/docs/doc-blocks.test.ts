@@ -4,12 +4,13 @@
 // its commands, by a test that carries the command's text (and checks the doc still gives it). A block
 // without a row fails, so does a row whose block is gone, a command the row does not list, and a test
 // that no longer contains the text the row says it runs. Something that cannot run in the suite (a
-// full benchmark, a real chain) belongs in a ```text block or prose, saying why. docs/testing.md
+// full benchmark, a real chain) belongs in a ```text block or prose, saying why; a shell block under
+// another name, or a bare fence that opens with a command, fails (it would escape the table). docs/testing.md
 // carries the same table ("Docs that run"); this test fails when the two differ.
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { allShBlocks, ROOT, type ShBlock } from './blocks.ts';
+import { allShBlocks, docFiles, fencesOf, ROOT, type ShBlock } from './blocks.ts';
 
 /** A test file (path from the repository root) and the text it must contain. */
 interface Runner { test: string; contains: string | string[] }
@@ -158,6 +159,16 @@ test('each row\'s tests exist and carry the block or each command they run', (t)
         for (const run of runs) check(cmd, run);
       }
     }
+  }
+});
+
+test('no command block slips past as another language or none: sh (with a row) or text', (t) => {
+  // a shell block under another name, or a bare fence that opens with a command, would escape the table
+  const shell = /^(bash|shell|console|zsh|shell-session)$/;
+  const command = /^\$? ?(npm|npx|node|svc|svc-admin|svcd|curl|deno|bun|export|openssl|git)\b/;
+  for (const f of docFiles().flatMap(fencesOf)) {
+    const hidden = shell.test(f.lang) || (f.lang === '' && command.test(f.first));
+    t.false(hidden, `${f.file}:${f.line} (${f.lang || 'no language'}: ${f.first.slice(0, 50)}): use sh or text`);
   }
 });
 
