@@ -2,7 +2,7 @@
 // pasted into bash under `set -euo pipefail` in order, against a real svcd whose data dir is `./data` of
 // the working directory (a temp dir with the repository's src/, build/, node_modules/ linked in). The
 // only rewrites: `/srv/svc/data`, `/srv/svc/restored` and `/srv/backups/` become temp paths, and the
-// restored node gets ephemeral ports (the drill's svc then reaches it through SVC_EDGE). The variables
+// restored node gets ephemeral ports and one process (its svc then reaches it through SVC_EDGE). The variables
 // the doc says to set (INVOICE, TX, LATE_INVOICE, LATE_TX, MACHINE, RECEIPT) come from real flows.
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -89,7 +89,11 @@ test('docs/operations.md: key rotation, day-to-day and the restore drill run as 
   const ready = join(tmp, 'restored-ready.json');
   const node = spawn('bash', ['-c', paths(startLine!)], {
     cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...env, SVC_EDGE_PORT: '0', SVC_HTTP_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: ready },
+    // ephemeral ports, a ready file, and one process whatever the box's cores (as test/support/svcd.ts)
+    env: {
+      ...env, SVC_EDGE_PORT: '0', SVC_HTTP_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: ready,
+      SVC_GATEWAY_PROCESSES: '0',
+    },
   });
   let nodeErr = '';
   node.stderr.on('data', (d) => { nodeErr += d; });
