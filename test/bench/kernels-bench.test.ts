@@ -1,6 +1,6 @@
 // Bench usability (issue 10, docs/bench.md): both benches answer --help (exit 0) and refuse an unknown
-// flag (exit 2 with the usage); the kernel bench runs as docs/bench.md writes it, with --json on
-// stdout, --out, --sizes and --compare. Never checks a number: speed is the bench's output.
+// flag (exit 2 with the usage); the kernel bench runs as docs/bench.md writes it (its --out file in a
+// temp dir), with --json on stdout, --out, --sizes and --compare. Never checks a number: speed is the bench's output.
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -44,10 +44,11 @@ for (const script of ['bench:kernels', 'bench:service']) {
 
 test('bench:kernels: --json on stdout, --out, --sizes, then --compare against the saved run', async (t) => {
   t.timeout(300_000);
-  const cmd = 'npm run -s bench:kernels -- --quick --sizes 64,8KiB --json --out';
+  // as docs/bench.md writes them, /tmp/k.json in a temp dir
+  const cmd = 'npm run -s bench:kernels -- --quick --sizes 64,8KiB --json --out /tmp/k.json';
   t.true(doc.includes(cmd), 'docs/bench.md gives the command');
   const out = join(results, 'k.json');
-  const a = await npmRun('bench:kernels', ['--quick', '--ms', '20', '--sizes', '64,8KiB', '--json', '--out', out]);
+  const a = await npmRun('bench:kernels', ['--quick', '--sizes', '64,8KiB', '--json', '--out', out]);
   t.is(a.code, 0, a.err);
   const run = JSON.parse(a.out) as { kind: string; rows: { group: string; case: string; anchor?: string }[] };
   t.deepEqual(JSON.parse(readFileSync(out, 'utf8')), run, '--out holds what --json printed');
@@ -58,7 +59,8 @@ test('bench:kernels: --json on stdout, --out, --sizes, then --compare against th
   t.regex(a.err, /implementation\s+median/, 'the table went to stderr');
   t.regex(a.err, /SHA-256 1 MiB vs hash-wasm \(target ≥ 1\.0x\): n\/a \(row not run\)/);
 
-  const b = await npmRun('bench:kernels', ['--quick', '--ms', '20', '--sizes', '64', '--compare', out]);
+  t.true(doc.includes('npm run bench:kernels -- --quick --sizes 64 --compare /tmp/k.json'), 'docs/bench.md');
+  const b = await npmRun('bench:kernels', ['--quick', '--sizes', '64', '--compare', out]);
   t.is(b.code, 0, b.err);
   t.regex(b.out, /per-process \(1\)\s+vs saved/);
   t.regex(b.out, /^sha256\s+64 B\s+svc \(ours\).*\d\.\d\dx$/m, 'a ratio per row found in the saved run');

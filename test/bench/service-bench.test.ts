@@ -85,6 +85,17 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.deepEqual(unmatched.map((l) => l.split(' | ').slice(0, 2).join(' / ')), ['free quote / svcd K=2']);
 });
 
+test.serial('two saved runs as docs/performance.md prints them: stop 6 against "Before", Δ per row', async (t) => {
+  const cmd = 'npm run bench:service -- --input bench/baselines/service-after-stop6.json'
+    + ' --compare bench/baselines/service-before.json';
+  t.true(doc.includes(cmd), 'docs/performance.md gives this command');
+  const r = await bench(cmd.split(' ').slice(4));
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, headingsRe([...TABLE_HEADINGS, 'Δ rate', 'Δ p99']));
+  t.regex(r.out, /Δ: against bench\/baselines\/service-before\.json/);
+  t.notRegex(r.out, /^written:/m, 'printing saved runs measures nothing and writes nothing');
+});
+
 test.serial('`--profile DIR` writes a self-time summary of both paths', async (t) => {
   t.true(doc.includes('npm run bench:service -- --profile '), 'docs/performance.md gives this command');
   const dir = join(results, 'prof');

@@ -25,6 +25,7 @@ const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_confi
 
 const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500' });
 let dir: string;
+let tgz: string;
 let bundle: Record<string, unknown>;
 let expected: Record<string, unknown>;
 const M = 'kit-pack';
@@ -60,7 +61,7 @@ test.before(async () => {
   // `npm ci` never caches — see docs/embedding.md §Versions)
   dir = mkdtempSync(join(tmpdir(), 'svc-kit-'));
   const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, env: NPM_ENV });
-  const tgz = packed.stdout.trim().split('\n').pop()!;
+  tgz = packed.stdout.trim().split('\n').pop()!;
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tgz)], {
     cwd: dir, env: NPM_ENV, maxBuffer: 16 << 20,
   });
@@ -73,6 +74,15 @@ const strip = (r: Record<string, unknown>) => {
   const { runtime: _r, backend: _b, ...rest } = r;
   return rest;
 };
+
+test.serial('docs/embedding.md installs the tarball `npm pack` makes, by its name', (t) => {
+  // the Install block: `npm pack` here, `npm install ./svc-<version>.tgz` in the embedder's project (as
+  // above, with the tarball in a temp dir); a version bump that leaves the doc's name behind fails
+  const doc = readFileSync(join(ROOT, 'docs/embedding.md'), 'utf8');
+  t.regex(tgz, /^svc-\d+\.\d+\.\d+\.tgz$/);
+  t.true(doc.includes(`npm pack                       # in this repository: ${tgz}`), tgz);
+  t.true(doc.includes(`npm install ./${tgz}    # in your project`), tgz);
+});
 
 test.serial('the tarball ships the kit and the module, nothing secret, no tests, no sources', (t) => {
   const pkg = join(dir, 'node_modules/svc');
