@@ -33,6 +33,7 @@ const KBENCH = 'test/bench/kernels-bench.test.ts';
 const SBENCH = 'test/bench/service-bench.test.ts';
 const KIT = 'test/kit/package.test.ts';
 const UNMATCHED = 'test/watchers/unmatched.test.ts';
+const WATCHER_TOUR = 'test/docs/watcher-tour.test.ts';
 
 const by = (test: string, ...contains: string[]): Runner => ({ test, contains });
 const INPUT_COMPARE = 'npm run bench:service -- --input bench/baselines/service-after-stop6.json'
@@ -58,12 +59,21 @@ export const ROWS: Row[] = [
       + '`npm test` by CI (`.ci/run`)',
   },
   {
-    file: 'README.md', block: '## Try it over HTTP', whole: by(TOUR, 'shBlocks(README, \'Try it over HTTP\')'),
+    file: 'README.md', block: '## Try it over HTTP', whole: by(TOUR, 'shBlocks(README, \'## Try it over HTTP\')'),
     how: 'the whole block in bash, `localhost:8080` rewritten to the test\'s svcd',
   },
   {
-    file: 'README.md', block: '## Try it with the CLI', whole: by(TOUR, 'shBlocks(README, \'Try it with the CLI\')'),
+    file: 'README.md', block: '## Try it with the CLI',
+    whole: by(TOUR, 'shBlocks(README, \'## Try it with the CLI\')'),
     how: 'the whole block in bash after the HTTP tour, `127.0.0.1:9443` rewritten',
+  },
+  {
+    file: 'README.md', block: 'export SVC_WATCH_USDC_BASE_RPC=', whole: by(WATCHER_TOUR, 'shBlocks(README, HEADING)'),
+    how: 'the first shell\'s block in bash against anvil: its RPC URL, token and address for the placeholders',
+  },
+  {
+    file: 'README.md', block: 'BASE_RPC=', whole: by(WATCHER_TOUR, 'shBlocks(README, HEADING)'),
+    how: 'the whole block in bash, the reader\'s own values (RPC URL, token, payer key) from anvil; no svc-admin',
   },
   {
     file: 'docs/bench.md', block: 'npm run bench:kernels -- --help',
