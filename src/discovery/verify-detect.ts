@@ -95,6 +95,6 @@ export async function checkDocument(text: string, keys: NodeKeys, kernels: Kerne
   // why, in words: the first failed check (its code is the verdict's reason, shown apart)
   const failed = verdict.checks.find((c) => !c.ok);
   const message = verdict.valid ? `Valid ${KIND_LABELS[kind]}.`
-    : `Invalid ${KIND_LABELS[kind]}: ${failed ? `failed: ${failed.name}` : 'nothing to check'}.`;
+    : `Invalid ${KIND_LABELS[kind]}. ${failed ? `Failed check: ${failed.name}` : 'Nothing could be checked'}.`;
   return { kind, verdict, message };
 }

@@ -1,7 +1,8 @@
 // The browser verifier (/verify) in headless Chromium against a real svcd: the page loads the bundled
 // kit, the kernels and the manifest's key set, then the network is cut and it checks real material
 // from paid executions — a receipt (valid; invalid once a field is changed, saying why), a pulse, two
-// consecutive pulses, a timestamp proof — and calls garbage what it is, asking the server nothing.
+// consecutive pulses, a timestamp proof, an event log proof, an attestation — and calls garbage what
+// it is, asking the server nothing.
 // The same with the @noble/curves fallback when the browser's WebCrypto has no Ed25519.
 import test from 'ava';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -27,6 +28,14 @@ test.before(async () => {
   material.receipt = await c.request('VERIFY_RECEIPT', { receipt_id: ex.receipt_id, machine_id: M });
   material.timestamp = await paidExecution(c, M, token, 'timestamp-proof', { bytes: 32 },
     { plain_hex: 'ab'.repeat(32) });
+  const summary = Buffer.from(JSON.stringify({
+    count: 3, head_hash: 'cd'.repeat(32), from: '2026-11-22T00:00:00Z', to: '2026-11-22T01:00:00Z',
+  }));
+  material.events = await paidExecution(c, M, token, 'machine-event-log', { bytes: summary.length },
+    { plain_hex: summary.toString('hex') });
+  const event = Buffer.from('door opened');
+  material.attestation = await paidExecution(c, M, token, 'attest-event', { bytes: event.length },
+    { plain_hex: event.toString('hex') });
   // a pulse and its successor, as GET /api/v1/pulses/{index} serves them (the HTTP envelope included)
   const latest = await (await fetch(`${base}/api/v1/pulses/latest`)).json() as { pulse: { index: number } };
   await until('the next pulse', async () => (await fetch(`${base}/api/v1/pulses/${latest.pulse.index + 1}`)).ok,
@@ -108,7 +117,7 @@ for (const mode of ['webcrypto', 'noble'] as const) {
       const tampered = { ...material.receipt, receipt: { ...material.receipt.receipt, units_charged: '1' } };
       const bad = await verify(page, JSON.stringify(tampered));
       t.is(bad.state, 'invalid');
-      t.regex(bad.verdict, /^Invalid signed receipt: failed: signature/);
+      t.regex(bad.verdict, /^Invalid signed receipt\. Failed check: signature/);
       t.is(bad.reason, 'bad_signature');
       t.true(bad.checks.some((x) => !x.ok && /signature/.test(x.text)));
 
@@ -124,6 +133,18 @@ for (const mode of ['webcrypto', 'noble'] as const) {
       const ts = await verify(page, JSON.stringify(material.timestamp));
       t.is(ts.state, 'valid', JSON.stringify(ts));
       t.regex(ts.verdict, /^Valid timestamp proof/);
+
+      const events = await verify(page, JSON.stringify(material.events));
+      t.is(events.state, 'valid', JSON.stringify(events));
+      t.regex(events.verdict, /^Valid machine event log proof/);
+      const moved = { ...material.events, log: { ...material.events.log, entry_base64: 'Zm9yZ2Vk' } };
+      t.is((await verify(page, JSON.stringify(moved))).reason, 'not_included');
+      const attestation = await verify(page, JSON.stringify(material.attestation));
+      t.is(attestation.state, 'valid', JSON.stringify(attestation));
+      t.regex(attestation.verdict, /^Valid attestation/);
+      const bare = await verify(page, material.timestamp.tlog_proof as string);
+      t.is(bare.state, 'unrecognised');
+      t.regex(bare.verdict, /bare transparency-log proof/);
 
       for (const garbage of ['hello', '{"just": "json"}', '[1, 2]']) {
         const g = await verify(page, garbage);
