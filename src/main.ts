@@ -19,7 +19,7 @@ import { loadConfig } from './core/config.ts';
 import { audit, auditCsv } from './core/audit.ts';
 import { restoreBackup } from './core/backup.ts';
 import { render } from './cli/output.ts';
-import { Store } from './store/store.ts';
+import { openStore } from './store/store.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
@@ -331,7 +331,7 @@ async function offlineAudit(args: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const store = await Store.open(config.dataDir).catch((e: unknown) => {
+  const store = await openStore(config.dataDir, config.store).catch((e: unknown) => {
     throw new Error(`cannot open the ledger in ${config.dataDir} (is svcd running? then use svc-admin audit): ${e}`);
   });
   let report;

@@ -1,9 +1,10 @@
 // The money audit (issue 13 §4): the ledger invariant, every account recomputed from its journal, totals
 // per rail and day, invoices by state, and receipts ↔ captures ↔ executed quotes (and holds ↔ accepted
-// quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a
-// stopped data dir (`svcd audit`) and on a backup being restored. Builds CSV text; writes no files.
+// quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it
+// runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a stopped data dir (`svcd audit`) and on a backup
+// being restored. Builds CSV text; writes no files.
 import { idFromPart } from '../store/key-codec.ts';
-import type { Snapshot, Store } from '../store/store.ts';
+import type { Store, StoreSnapshot } from '../store/store.ts';
 import { Ledger, type JournalEntry, type LedgerCheck } from './ledger.ts';
 import type { DepositRecord } from './deposits.ts';
 import { UNITS_PER_BASE_UNIT, type InvoiceRecord } from './invoices.ts';
@@ -60,7 +61,7 @@ interface Sums { a: bigint; r: bigint; n: number; credited: bigint; spent: bigin
  */
 export async function audit(store: Store, identity?: NodeIdentity, now = new Date()): Promise<AuditReport> {
   // one snapshot for every read: svcd keeps writing while it audits itself
-  const snapshot = store.db.snapshot();
+  const snapshot = await store.snapshot();
   try {
     return await auditAt(store, snapshot, identity, now);
   } finally {
@@ -69,7 +70,7 @@ export async function audit(store: Store, identity?: NodeIdentity, now = new Dat
 }
 
 async function auditAt(
-  store: Store, snapshot: Snapshot, identity: NodeIdentity | undefined, now: Date,
+  store: Store, snapshot: StoreSnapshot, identity: NodeIdentity | undefined, now: Date,
 ): Promise<AuditReport> {
   const at = { snapshot };
   const problems: string[] = [];
@@ -138,7 +139,8 @@ async function auditAt(
     if (d.state === 'unmatched') continue;
     const inv = d.invoice_id ? invoices.get(d.invoice_id) : undefined;
     if (!inv || inv.state !== 'settled' || inv.deposit_id !== d.deposit_id) {
-      problems.push(`deposit: ${d.deposit_id} is ${d.state} to invoice ${String(d.invoice_id)}, which does not name it`);
+      const which = `${d.deposit_id} is ${d.state} to invoice ${String(d.invoice_id)}`;
+      problems.push(`deposit: ${which}, which does not name it`);
     }
   }
 

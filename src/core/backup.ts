@@ -11,7 +11,7 @@ import {
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
-import { Store } from '../store/store.ts';
+import { LevelStore, put, Store, SUBLEVELS, type Op } from '../store/store.ts';
 import { audit, type AuditReport } from './audit.ts';
 import type { LedgerCheck } from './ledger.ts';
 import { KEYRING_FILE, NodeIdentity } from './node-identity.ts';
@@ -102,8 +102,12 @@ export async function journalHead(store: Store): Promise<JournalHead> {
   return { entries, accounts, sha256: h.digest('hex'), last_at: last };
 }
 
-/** Copies every record of `from` (raw bytes, all sublevels) as read from one snapshot into `to`. */
-async function copyRecords(from: Store, to: Store): Promise<number> {
+/**
+ * Copies every record of `from` as read from one snapshot into `to`: LevelDB raw bytes, all sublevels;
+ * another store (PostgreSQL) sublevel by sublevel from one snapshot, so its backup is a LevelDB data dir.
+ */
+async function copyRecords(from: Store, to: LevelStore): Promise<number> {
+  if (!(from instanceof LevelStore)) return copyFromSnapshot(from, to);
   const raw = { keyEncoding: 'buffer', valueEncoding: 'buffer' } as const;
   const it = from.db.iterator<Buffer, Buffer>(raw);
   let n = 0;
@@ -116,6 +120,25 @@ async function copyRecords(from: Store, to: Store): Promise<number> {
     }
   } finally {
     await it.close();
+  }
+  return n;
+}
+
+async function copyFromSnapshot(from: Store, to: LevelStore): Promise<number> {
+  const snapshot = await from.snapshot();
+  let n = 0;
+  try {
+    for (const sub of SUBLEVELS) {
+      let ops: Op[] = [];
+      for await (const [k, v] of from.entries(sub, { snapshot })) {
+        ops.push(put(sub, k, v));
+        if (ops.length === CHUNK) { await to.write(ops, { sync: false }); n += ops.length; ops = []; }
+      }
+      await to.write(ops, { sync: false });
+      n += ops.length;
+    }
+  } finally {
+    await snapshot.close();
   }
   return n;
 }

@@ -62,6 +62,8 @@ export interface SolanaWatcherConfig extends WatchCommon {
 
 export interface Config {
   dataDir: string;
+  /** SVC_STORE: null for LevelDB in the data dir (the default), or a postgres:// URL (docs/scale-out.md) */
+  store: string | null;
   edgeHost: string;
   edgePort: number;
   /** the edge port to publish (SVC_PUBLIC_EDGE_PORT) when clients reach the edge on another port than it binds */
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rails: Rail[] = RAILS.map((r) => ({ ...r, address: env[`SVC_WALLET_${r.rail}`] || '<WALLET_ADDRESS>' }));
   return {
     dataDir,
+    store: storeUrl(env.SVC_STORE),
     edgeHost: env.SVC_EDGE_HOST || '::',
     edgePort: int(env, 'SVC_EDGE_PORT', 9443, 0, 65535),
     publicEdgePort: env.SVC_PUBLIC_EDGE_PORT ? int(env, 'SVC_PUBLIC_EDGE_PORT', 0, 1, 65535) : null,
@@ -201,6 +204,13 @@ function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: nu
 }
 
 const MiB = 1 << 20;
+
+/** SVC_STORE: unset, empty or `leveldb` → null; a postgres:// URL as given (never echoed: it may hold a password). */
+function storeUrl(v: string | undefined): string | null {
+  if (v === undefined || v === '' || v === 'leveldb') return null;
+  if (!/^postgres(ql)?:\/\//.test(v)) throw new Error('SVC_STORE must be leveldb or a postgres:// URL');
+  return v;
+}
 
 /** The chain family of each rail's watcher. */
 const WATCHED_FAMILIES: Record<Rail['rail'], WatcherConfig['family']> = {

@@ -34,7 +34,7 @@ export const OPEN_COUNTS_CAP = 1_000_000;
  */
 export async function countOpen(store: Store, nowMs: number): Promise<OpenCounts> {
   let openQuotes = 0, pendingInvoices = 0;
-  for await (const _k of store.sub('quote_expiry').keys({ limit: OPEN_COUNTS_CAP })) openQuotes++;
+  for await (const _k of store.keys('quote_expiry', { limit: OPEN_COUNTS_CAP })) openQuotes++;
   for await (const [, v] of store.entries('invoice_amounts', { limit: OPEN_COUNTS_CAP })) {
     if ((v.expires_ms as number) > nowMs) pendingInvoices++;
   }

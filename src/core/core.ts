@@ -12,7 +12,7 @@ import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
 import { idPart } from '../store/key-codec.ts';
-import { put, Store, type Op } from '../store/store.ts';
+import { openStore, put, type Op } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
@@ -110,7 +110,7 @@ export class Core {
     const kernels = Kernels.create();
     const failed = selfCheck(kernels).filter((r) => !r.ok);
     if (failed.length) throw new Error(`kernel self-check failed: ${failed.map((f) => f.name).join(', ')}`);
-    const store = await Store.open(config.dataDir);
+    const store = await openStore(config.dataDir, config.store);
     const ledger = new Ledger(store);
     const check = await ledger.verify();
     if (!check.ok) {

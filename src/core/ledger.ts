@@ -4,9 +4,16 @@
 // caused it (invoice settled, quote accepted/expired/executed) in one synced batch (DESIGN.md §4).
 // Invariant, checked on start and after tests: for every account, available = Σ d_available and
 // reserved = Σ d_reserved over its journal, and both are >= 0.
+// On a shared store (several nodes, docs/scale-out.md) the machine lock is per node, so the journal's
+// per-machine sequence is the optimistic check across nodes: withMachine notes the account's seq before
+// the operation reads anything, a change must follow that seq (or one this operation wrote), and the
+// journal entry is created, never overwritten. Another node's write in between fails the change or the
+// batch (a store conflict), and the whole operation runs again, reading everything afresh.
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
-import { put, type Op, type Snapshot, type Store } from '../store/store.ts';
+import {
+  create, isStoreConflict, put, storeConflict, type Op, type Store, type StoreSnapshot,
+} from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
 
@@ -23,18 +30,44 @@ export interface JournalEntry {
 export interface LedgerCheck { ok: boolean; accounts: number; entries: number; problems: string[] }
 
 const EMPTY: Account = { available: 0n, reserved: 0n, seq: 0 };
+/** Runs of one operation on a shared store before its store conflict reaches the caller (busy: retry). */
+const CONFLICT_RUNS = 5;
 
 export class Ledger {
   readonly #store: Store;
   readonly #locks = new KeyedMutex();
+  /** shared store only: the seq each locked machine's operation builds on (null: one process, no check) */
+  readonly #expected: Map<string, number> | null;
 
   constructor(store: Store) {
     this.#store = store;
+    this.#expected = store.shared ? new Map() : null;
+    // the LevelDB path keeps its one call: no wrapper, no extra await
+    if (store.shared) this.withMachine = (machineId, fn) => this.#withMachineShared(machineId, fn);
   }
 
   /** Runs fn with the machine's account locked: the only way to read-then-change an account. */
   withMachine<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
     return this.#locks.run(`m:${machineId}`, fn);
+  }
+
+  /** withMachine on a shared store: the seq read first, and the operation run again on a store conflict. */
+  async #withMachineShared<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
+    const expected = this.#expected!;
+    for (let run = 1; ; run++) {
+      try {
+        return await this.#locks.run(`m:${machineId}`, async () => {
+          expected.set(machineId, (await this.account(machineId)).seq);
+          try {
+            return await fn();
+          } finally {
+            expected.delete(machineId);
+          }
+        });
+      } catch (e) {
+        if (!isStoreConflict(e) || run >= CONFLICT_RUNS) throw e;
+      }
+    }
   }
 
   async account(machineId: string): Promise<Account> {
@@ -56,6 +89,8 @@ export class Ledger {
       reserved: acct.reserved + dReserved,
       seq: acct.seq + 1,
     };
+    // first: a change built on an account another node has moved on is stale, not negative
+    if (this.#expected !== null) this.#follows(machineId, acct);
     if (next.available < 0n || next.reserved < 0n) {
       throw new ServiceError('internal', `ledger change would go negative (${kind} on ${machineId})`);
     }
@@ -69,9 +104,22 @@ export class Ledger {
       next,
       ops: [
         put('accounts', m, { available: next.available.toString(), reserved: next.reserved.toString(), seq: next.seq }),
-        put('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
+        // created, never overwritten: on a shared store a second writer of this seq fails (docs/scale-out.md)
+        create('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
       ],
     };
+  }
+
+  /**
+   * Shared store: the account a change builds on must be the one seen when the operation began (or one
+   * it wrote since). A newer one means another node wrote meanwhile, and what the operation read before
+   * (a quote's state, an invoice's) may be stale: refuse, so that withMachine runs it again.
+   */
+  #follows(machineId: string, acct: Account): void {
+    const seen = this.#expected!.get(machineId);
+    if (seen === undefined) return; // not under withMachine: the journal create still guards the write
+    if (acct.seq !== seen) throw storeConflict(`${machineId}'s journal moved from ${seen} to ${acct.seq}`);
+    this.#expected!.set(machineId, acct.seq + 1);
   }
 
   async journal(machineId: string): Promise<JournalEntry[]> {
@@ -82,9 +130,22 @@ export class Ledger {
     return out;
   }
 
-  /** Recomputes every account from its journal (as of `snapshot`, when given: a consistent view under load). */
-  async verify(snapshot?: Snapshot): Promise<LedgerCheck> {
-    const at = snapshot ? { snapshot } : {};
+  /**
+   * Recomputes every account from its journal, as of `snapshot` or else of one taken now: the journal
+   * and the accounts must be read from one state while writes go on (other nodes write, on a shared store).
+   */
+  async verify(snapshot?: StoreSnapshot): Promise<LedgerCheck> {
+    if (snapshot) return this.#verifyAt(snapshot);
+    const own = await this.#store.snapshot();
+    try {
+      return await this.#verifyAt(own);
+    } finally {
+      await own.close();
+    }
+  }
+
+  async #verifyAt(snapshot: StoreSnapshot): Promise<LedgerCheck> {
+    const at = { snapshot };
     const problems: string[] = [];
     let accounts = 0, entries = 0;
     const sums = new Map<string, { a: bigint; r: bigint; n: number; lastSeq: number }>();

@@ -6,10 +6,15 @@
 // Seeds are stored before the pulse that commits them is published, so the chain survives
 // restarts; a late pulse is marked status "gap". Pulses are public randomness, never key material.
 // Each pulse names its signing key (key_id); node_id stays the node's across key rotations.
+// On a shared store (several nodes, docs/scale-out.md) each node keeps its own chain under its node id,
+// and each pulse is created, never overwritten: a second process writing one node's chain (its data dir
+// copied, or a restart while the old process still runs) fails the next pulse of whichever is behind,
+// and that one stops answering from its chain (service_unavailable) instead of forking it.
 import { randomBytes } from 'node:crypto';
 import type { Kernels } from '../kernels/index.ts';
-import { numPart } from '../store/key-codec.ts';
-import { put, type Store } from '../store/store.ts';
+import { ServiceError } from '../errors.ts';
+import { key, numPart } from '../store/key-codec.ts';
+import { create, isStoreConflict, put, type Store } from '../store/store.ts';
 import { newId } from './ids.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import {
@@ -33,6 +38,10 @@ export class PulseChain {
   #seed: Buffer | null = null; // seed of the latest pulse's period
   #timer: NodeJS.Timeout | null = null;
   #emitting: Promise<void> = Promise.resolve();
+  /** key prefix of this node's chain: '' on a store of its own (the keys as they always were) */
+  readonly #prefix: string;
+  /** another process extended this chain: this one no longer may */
+  #lost = false;
 
   readonly #now: () => Date;
 
@@ -42,6 +51,11 @@ export class PulseChain {
     this.#id = id;
     this.#periodMs = periodMs;
     this.#now = now;
+    this.#prefix = store.shared ? key(id.nodeId, '') : '';
+  }
+
+  #key(index: number): string {
+    return this.#prefix + numPart(index);
   }
 
   get chainId(): string { return this.#chainId; }
@@ -49,10 +63,10 @@ export class PulseChain {
   get latest(): SignedPulse | null { return this.#latest; }
 
   async start(): Promise<void> {
-    const meta = await this.#store.get('meta', 'pulse_chain');
+    const meta = await this.#store.get('meta', this.#metaKey);
     if (meta) {
       this.#chainId = meta.chain_id as string;
-      for await (const [, v] of this.#store.entries('pulses', { gte: '', lt: '\uffff' })) {
+      for await (const [, v] of this.#store.entries('pulses', { gte: this.#prefix, lt: `${this.#prefix}\uffff` })) {
         this.#latest = v as unknown as SignedPulse;
       }
       // a restart always opens a new period: seeds of the old one may already have been used
@@ -68,14 +82,15 @@ export class PulseChain {
     this.#timer = setTimeout(() => {
       this.#emitting = this.#emitting
         .then(async () => { await this.emit(); })
-        .catch(() => { /* the next period retries */ });
-      this.#schedule();
+        .catch(() => { /* the next period retries (a lost chain has stopped) */ });
+      if (!this.#lost) this.#schedule();
     }, this.#periodMs);
     this.#timer.unref();
   }
 
   /** Emits the next pulse (genesis when the chain is new). */
   async emit(now = this.#now()): Promise<SignedPulse> {
+    if (this.#lost) throw this.#lostError();
     // the key of the pulse's start time, taken before any await: a rotation meanwhile cannot give the
     // pulse a key whose window starts after time_start
     const signer = this.#id.signerAt(now);
@@ -83,7 +98,7 @@ export class PulseChain {
     const index = prev ? prev.pulse.index + 1 : 0;
     let seed: Buffer;
     if (prev) {
-      const stored = await this.#store.get('seeds', numPart(index));
+      const stored = await this.#store.get('seeds', this.#key(index));
       if (!stored) throw new Error(`pulse chain: seed ${index} was committed but is missing`);
       seed = Buffer.from(stored.seed as string, 'hex');
     } else {
@@ -92,7 +107,7 @@ export class PulseChain {
     const nextSeed = randomBytes(32);
     let revealed: string | null = null;
     if (prev) {
-      const s = await this.#store.get('seeds', numPart(prev.pulse.index));
+      const s = await this.#store.get('seeds', this.#key(prev.pulse.index));
       revealed = (s?.seed as string | undefined) ?? null;
     }
     const late = prev ? now.getTime() - Date.parse(prev.pulse.time_start) > this.#periodMs * 1.5 : false;
@@ -107,16 +122,25 @@ export class PulseChain {
     const sig = signer.sign(signedBytes(pulse));
     const signed: SignedPulse = { pulse, signature: sig.toString('base64url'), output_hash: outputHash(pulse, sig) };
     const ops = [
-      put('pulses', numPart(index), signed as unknown as Record<string, unknown>),
-      put('seeds', numPart(index + 1), { seed: nextSeed.toString('hex') }),
+      create('pulses', this.#key(index), signed as unknown as Record<string, unknown>),
+      put('seeds', this.#key(index + 1), { seed: nextSeed.toString('hex') }),
     ];
     if (!prev) {
       ops.push(
-        put('seeds', numPart(index), { seed: seed.toString('hex') }),
-        put('meta', 'pulse_chain', { chain_id: this.#chainId, created_at: now.toISOString() }),
+        put('seeds', this.#key(index), { seed: seed.toString('hex') }),
+        put('meta', this.#metaKey, { chain_id: this.#chainId, created_at: now.toISOString() }),
       );
     }
-    await this.#store.write(ops);
+    try {
+      await this.#store.write(ops);
+    } catch (e) {
+      if (!isStoreConflict(e)) throw e;
+      // another process published this index: its seed is the one promised, so this one stops for good
+      this.#lost = true;
+      this.#seed = null;
+      if (this.#timer) clearTimeout(this.#timer);
+      throw this.#lostError();
+    }
     this.#latest = signed;
     this.#seed = seed;
     return signed;
@@ -131,12 +155,23 @@ export class PulseChain {
 
   /** The period in force now: its index, commitment and (secret) seed. */
   current(): { index: number; commit: string; seed: Buffer } {
+    if (this.#lost) throw this.#lostError();
     if (!this.#latest || !this.#seed) throw new Error('pulse chain not started');
     return { index: this.#latest.pulse.index, commit: this.#latest.pulse.commit, seed: this.#seed };
   }
 
   async get(index: number): Promise<SignedPulse | undefined> {
-    return (await this.#store.get('pulses', numPart(index))) as unknown as SignedPulse | undefined;
+    return (await this.#store.get('pulses', this.#key(index))) as unknown as SignedPulse | undefined;
+  }
+
+  get #metaKey(): string {
+    return this.#prefix ? `pulse_chain!${this.#id.nodeId}` : 'pulse_chain';
+  }
+
+  #lostError(): ServiceError {
+    const msg = 'another process extends this node\'s pulse chain (same node key on the shared ledger); ' +
+      'this one has stopped';
+    return new ServiceError('service_unavailable', msg);
   }
 
   async stop(): Promise<void> {

@@ -3,11 +3,13 @@
 // append writes O(log n) nodes and a root or inclusion proof reads O(log² n) at worst — never the
 // whole tree. Appends to one log are serialized; each append is one synced batch.
 // An entry appended for an execution whose own batch then fails stays in the log (logs never
-// shrink); it is public data and charges nothing.
+// shrink); it is public data and charges nothing. On a shared store each node keeps its own logs (their
+// origin names the node) under keys prefixed with its node id, and each entry is created, never
+// overwritten: a second appender of one log fails its append and reads the size afresh.
 import type { Kernels } from '../kernels/index.ts';
 import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../protocol/tlog-format.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { put, type Op, type Store } from '../store/store.ts';
+import { create, isStoreConflict, put, type Op, type Store } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import type { NodeIdentity } from './node-identity.ts';
 
@@ -34,22 +36,25 @@ export class TransparencyLog {
   readonly #id: NodeIdentity;
   readonly #lock = new KeyedMutex();
   #size: number | null = null;
+  /** the name its records are stored under: the log's name, after the node id on a shared store */
+  readonly #at: string;
 
   constructor(store: Store, kernels: Kernels, identity: NodeIdentity, name: string, origin: string) {
     this.#store = store; this.#k = kernels; this.#id = identity;
     this.name = name; this.origin = origin;
+    this.#at = store.shared ? `${identity.nodeId}:${name}` : name;
   }
 
   async size(): Promise<number> {
     if (this.#size === null) {
-      const meta = await this.#store.get('meta', `tlog_size!${this.name}`);
+      const meta = await this.#store.get('meta', `tlog_size!${this.#at}`);
       this.#size = (meta?.size as number | undefined) ?? 0;
     }
     return this.#size;
   }
 
   #nodeKey(level: number, index: number): string {
-    return key(this.name, lvl(level), numPart(index));
+    return key(this.#at, lvl(level), numPart(index));
   }
 
   async #node(level: number, index: number, overlay: Map<string, Uint8Array>): Promise<Uint8Array> {
@@ -97,7 +102,7 @@ export class TransparencyLog {
       const entry = make(index);
       const overlay = new Map<string, Uint8Array>();
       const ops: Op[] = [
-        put('tlog_entries', key(this.name, numPart(index)), { entry: Buffer.from(entry).toString('base64') }),
+        create('tlog_entries', key(this.#at, numPart(index)), { entry: Buffer.from(entry).toString('base64') }),
       ];
       const leafHash = this.#k.merkleLeafHash(entry);
       let level = 0, idx = index, h = leafHash;
@@ -109,10 +114,15 @@ export class TransparencyLog {
       }
       for (const [k, v] of overlay) ops.push(put('tlog_nodes', k, { h: Buffer.from(v).toString('base64') }));
       const size = index + 1;
-      ops.push(put('meta', `tlog_size!${this.name}`, { size }));
+      ops.push(put('meta', `tlog_size!${this.#at}`, { size }));
       const root = await this.#mth(0, size, overlay);
       const proof = await this.#path(index, 0, size, overlay);
-      await this.#store.write(ops);
+      try {
+        await this.#store.write(ops);
+      } catch (e) {
+        if (isStoreConflict(e)) this.#size = null; // another appender took this index: read the size again
+        throw e;
+      }
       this.#size = size;
       const signed = this.signCheckpoint(size, root);
       const checkpoint = signed.text;

@@ -1,226 +1,27 @@
-// The LevelDB store: one database in the data dir with one sublevel per record kind, and the one
-// way to write — an atomic batch. Holds no business rules.
-//
-// Durability (DESIGN.md §11): everything this service acknowledges must survive kill -9, so a write
-// is synced unless its caller says the records may be lost (an issued quote's idempotency record).
-// Group commit: batches that arrive while a synced flush is on the disk wait and then go down
-// together as one synced LevelDB batch; each caller resolves only once its own ops are durable. A
-// failed group landed nothing; its callers are then written one by one, so only a caller whose own
-// batch fails is refused (a full disk refuses them all). Each caller's ops stay in
-// one batch, so each stays atomic; callers serialise among themselves with locks (per machine, per
-// rail), so one flush never holds two writes that depend on each other.
-//
-// A bounded read cache for the hot records (machines, accounts, quotes) is written through: a
-// flush updates it when the batch is durable, before any of its callers resume, so a read never
-// sees a value older than the last acknowledged write. A read that missed and went to the disk
-// fills the cache only if no write touched the key meanwhile (the placeholder it left is gone).
-// Cached values are frozen: a caller that mutated one would corrupt every later read.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { Level } from 'level';
-import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
+// The store the core opens: the contract (./contract.ts) and the choice of engine. LevelDB in the data
+// dir is the default; SVC_STORE=postgres://… puts the ledger on PostgreSQL, shared by several nodes
+// (docs/scale-out.md). The PostgreSQL driver is loaded only when it is chosen.
+import { LevelStore } from './level-store.ts';
+import type { Store as StoreContract } from './contract.ts';
 
-export type Json = Record<string, unknown>;
-export type Snapshot = ReturnType<Level<string, Json>['snapshot']>;
-type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Promise<Json | undefined> };
+export * from './contract.ts';
+export { LevelStore } from './level-store.ts';
 
-export const SUBLEVELS = [
-  'meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
-  'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'idempotency_expiry', 'tlog_nodes', 'tlog_entries',
-  // chain deposits (src/core/deposits.ts): every transfer seen, the unmatched queue, each watcher's cursor
-  'deposits', 'unmatched_deposits', 'watcher_cursors',
-] as const;
-export type SublevelName = (typeof SUBLEVELS)[number];
+/** The store contract (a type), and `Store.open(dataDir)`: the default store, LevelDB in that data dir. */
+export type Store = StoreContract;
+export const Store = {
+  open: (dataDir: string, opts: { cacheEntries?: number } = {}): Promise<LevelStore> => LevelStore.open(dataDir, opts),
+};
 
-export type Op =
-  | { type: 'put'; sub: SublevelName; key: string; value: Json }
-  | { type: 'del'; sub: SublevelName; key: string };
-
-/** The records read on every authenticated request and every money step. */
-const CACHED: ReadonlySet<SublevelName> = new Set(['machines', 'accounts', 'quotes']);
-const DEFAULT_CACHE_ENTRIES = 50_000;
-
-/** What the store did since it opened: tests count reads and synced writes per request with it. */
-export interface StoreStats {
-  /** point reads that went to LevelDB */
-  reads: number;
-  /** point reads answered by the cache */
-  cacheHits: number;
-  /** write() calls (each one caller's atomic batch) */
-  writes: number;
-  /** synced LevelDB batches (group commits): what costs an fdatasync */
-  syncedFlushes: number;
-  /** unsynced LevelDB batches */
-  unsyncedFlushes: number;
+/** What SVC_STORE may say: nothing or `leveldb` (the data dir's LevelDB), or a postgres:// URL. */
+export function isPostgresUrl(s: string): boolean {
+  return /^postgres(ql)?:\/\//.test(s);
 }
 
-/** `t0`: when write() was called (performance.now()), for svc_ledger_batch_seconds. */
-interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void; t0: number }
-// metric cells, found once (src/metrics): the hot path only adds to them
-const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
-const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
-const GROUP = ledgerGroup.at();
-/** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
-type Slot = { value: Json | undefined } | { loading: true };
-
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
+/** Opens the configured store: `url` null → LevelDB in `dataDir`; a postgres:// URL → PostgreSQL. */
+export async function openStore(dataDir: string, url: string | null): Promise<StoreContract> {
+  if (url === null) return LevelStore.open(dataDir);
+  if (!isPostgresUrl(url)) throw new Error('SVC_STORE must be leveldb or a postgres:// URL');
+  const { PgStore } = await import('./pg-store.ts');
+  return PgStore.open(url);
 }
-
-export class Store {
-  readonly db: Level<string, Json>;
-  readonly #subs: Map<SublevelName, Sub>;
-  readonly #cache = new Map<string, Slot>();
-  readonly #cacheEntries: number;
-  #queue: Pending[] = [];
-  #flushing = false;
-  readonly stats: StoreStats = { reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0 };
-
-  private constructor(db: Level<string, Json>, cacheEntries: number) {
-    this.db = db;
-    this.#cacheEntries = cacheEntries;
-    const sub = (n: SublevelName) => db.sublevel<string, Json>(n, { valueEncoding: 'json' }) as unknown as Sub;
-    this.#subs = new Map(SUBLEVELS.map((n) => [n, sub(n)]));
-  }
-
-  static async open(dataDir: string, opts: { cacheEntries?: number } = {}): Promise<Store> {
-    const dir = join(dataDir, 'ledger');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const db = new Level<string, Json>(dir, { valueEncoding: 'json' });
-    await db.open();
-    return new Store(db, opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
-  }
-
-  sub(name: SublevelName): Sub {
-    return this.#subs.get(name)!;
-  }
-
-  /** One record, or undefined. Values of cached kinds are frozen: copy before changing. */
-  async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
-    if (!CACHED.has(name)) {
-      this.stats.reads++;
-      return (await this.sub(name).get(key)) as T | undefined;
-    }
-    const ck = `${name}\0${key}`;
-    const slot = this.#cache.get(ck);
-    if (slot && 'value' in slot) {
-      this.stats.cacheHits++;
-      this.#cache.delete(ck); // most recently used goes last
-      this.#cache.set(ck, slot);
-      return slot.value as T | undefined;
-    }
-    const mine: Slot = { loading: true };
-    if (!slot) this.#remember(ck, mine);
-    this.stats.reads++;
-    const value = deepFreeze((await this.sub(name).get(key)) as T | undefined);
-    // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
-    // miss is not kept: anyone can name ids that do not exist, and must not push real records out
-    if (this.#cache.get(ck) === mine) {
-      if (value === undefined) this.#cache.delete(ck);
-      else this.#cache.set(ck, { value });
-    }
-    return value;
-  }
-
-  /**
-   * All ops in one atomic write: either every record lands or none does. Synced (durable before
-   * it resolves) unless `sync: false`, for records whose loss in a crash is harmless.
-   */
-  write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
-    if (!ops.length) return Promise.resolve();
-    this.stats.writes++;
-    const t0 = performance.now();
-    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ ops, resolve, reject, t0 });
-      if (!this.#flushing) void this.#drain();
-    });
-  }
-
-  /** Flushes the queue until it is empty: whatever queued during one flush goes down in the next. */
-  async #drain(): Promise<void> {
-    this.#flushing = true;
-    try {
-      while (this.#queue.length) {
-        const group = this.#queue;
-        this.#queue = [];
-        try {
-          await this.#flush(group, true);
-        } catch {
-          // nothing of the group landed: one caller's bad batch must not fail the others with it,
-          // so each goes down alone, and only what fails alone is refused
-          if (group.length > 1) {
-            for (const p of group) await this.#flush([p], true).catch(() => { /* p was rejected */ });
-          }
-        }
-      }
-    } finally {
-      this.#flushing = false;
-    }
-  }
-
-  async #flush(group: Pending[], sync: boolean): Promise<void> {
-    const batch = [];
-    for (const p of group) {
-      for (const o of p.ops) {
-        const sublevel = this.sub(o.sub) as never;
-        batch.push(o.type === 'put'
-          ? { type: 'put' as const, sublevel, key: o.key, value: o.value }
-          : { type: 'del' as const, sublevel, key: o.key });
-      }
-    }
-    const t0 = performance.now();
-    try {
-      await this.db.batch(batch, { sync });
-    } catch (e) {
-      if (group.length === 1) group[0]!.reject(e);
-      throw e;
-    }
-    observe(FLUSH[+sync]!, since(t0));
-    if (sync) {
-      this.stats.syncedFlushes++;
-      observe(GROUP, group.length);
-    } else this.stats.unsyncedFlushes++;
-    for (const p of group) for (const o of p.ops) this.#written(o);
-    const done = BATCH[+sync]!;
-    for (const p of group) {
-      observe(done, since(p.t0));
-      p.resolve();
-    }
-  }
-
-  /** Write-through: the cache holds what is now durable (a deep copy, frozen). */
-  #written(o: Op): void {
-    if (!CACHED.has(o.sub)) return;
-    const ck = `${o.sub}\0${o.key}`;
-    this.#cache.delete(ck);
-    this.#remember(ck, { value: o.type === 'put' ? deepFreeze(structuredClone(o.value)) : undefined });
-  }
-
-  #remember(ck: string, slot: Slot): void {
-    this.#cache.set(ck, slot);
-    if (this.#cache.size > this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
-  }
-
-  /**
-   * Iterates a sublevel in key order (optionally a prefix range), from `range.snapshot` when given: reads
-   * of several sublevels from one snapshot (db.snapshot()) see one state, whatever is written meanwhile.
-   */
-  async *entries<T extends Json = Json>(
-    name: SublevelName, range: { gte?: string; lt?: string; lte?: string; limit?: number; snapshot?: Snapshot } = {},
-  ): AsyncGenerator<[string, T]> {
-    for await (const [k, v] of this.sub(name).iterator(range)) yield [k, v as T];
-  }
-
-  async close(): Promise<void> {
-    while (this.#flushing || this.#queue.length) await new Promise((r) => setImmediate(r));
-    await this.db.close();
-  }
-}
-
-export const put = (sub: SublevelName, key: string, value: Json): Op => ({ type: 'put', sub, key, value });
-export const del = (sub: SublevelName, key: string): Op => ({ type: 'del', sub, key });

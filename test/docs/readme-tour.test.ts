@@ -7,55 +7,19 @@
 // (the tour waits for the next pulse). The blocks run under `set -euo pipefail` with curl failing on
 // an HTTP error status, so a step that fails, an unset variable or a refused request fails the test.
 import test from 'ava';
-import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { until } from '../support/until.ts';
+import { copyWorkingTree, ROOT, run, shBlocks, tourEnv } from './tour.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-/** The ```sh blocks of the README section under `heading`. */
-export function shBlocks(markdown: string, heading: string): string[] {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`README has no section "## ${heading}"`);
-  const next = markdown.indexOf('\n## ', start + 4);
-  const section = markdown.slice(start, next < 0 ? undefined : next);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
-
-function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; input?: string }) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    const p = execFile(cmd, args, { ...opts, maxBuffer: 64 << 20, timeout: 240_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-    if (opts.input !== undefined) p.stdin!.end(opts.input);
-  });
-}
-
-/** The files git would check out: tracked ones and new ones not ignored (this working tree's state). */
-async function copyWorkingTree(to: string): Promise<void> {
-  const ls = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT });
-  for (const f of ls.stdout.split('\0').filter(Boolean)) {
-    if (!existsSync(join(ROOT, f))) continue; // deleted in the working tree
-    mkdirSync(dirname(join(to, f)), { recursive: true });
-    cpSync(join(ROOT, f), join(to, f));
-  }
-  symlinkSync(join(ROOT, 'node_modules'), join(to, 'node_modules'));
-  const git = (...a: string[]) => run('git', ['-c', 'user.name=tour', '-c', 'user.email=tour@localhost', ...a], {
-    cwd: to,
-  });
-  await git('init', '-q');
-  await git('add', '-A');
-  await git('commit', '-qm', 'the working tree under test');
-}
 
 test('README: the quick start serves, and the HTTP and CLI tours run as written; git status stays clean', async (t) => {
   t.timeout(300_000);
-  const http = shBlocks(README, 'Try it over HTTP');
-  const cli = shBlocks(README, 'Try it with the CLI');
+  const http = shBlocks(README, '## Try it over HTTP');
+  const cli = shBlocks(README, '## Try it with the CLI');
   t.true(http.length >= 1 && cli.length >= 1, 'both tours have a sh block');
 
   const tmp = mkdtempSync(join(tmpdir(), 'svc-tour-'));
@@ -68,8 +32,7 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
   const start = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: { start: string } })
     .scripts.start.split(' ');
   const readyFile = join(tmp, 'ready.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
-  for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
+  const env = tourEnv(home);
   const svcdEnv = {
     ...env, SVC_HTTP_PORT: '0', SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: readyFile,
     SVC_PULSE_PERIOD_MS: '1000',

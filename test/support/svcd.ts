@@ -81,13 +81,14 @@ export class Svcd {
     this.proc = proc;
     proc.stdout!.on('data', (d) => { this.stdout += d; });
     proc.stderr!.on('data', (d) => { this.stderr += d; });
-    const deadline = Date.now() + 60_000;
+    // generous: it only stops a hang; a loaded 2-core box has taken over a minute to start svcd
+    const deadline = Date.now() + 150_000;
     while (!existsSync(this.readyFile)) {
       if (proc.exitCode !== null) throw new Error(`svcd exited ${proc.exitCode}: ${this.stderr}${this.stdout}`);
       if (Date.now() > deadline) {
         // never leave a half-started svcd behind: it would keep the test process from exiting
         proc.kill('SIGKILL');
-        throw new Error(`svcd not ready after 60 s: ${this.stderr}`);
+        throw new Error(`svcd not ready after 150 s: ${this.stderr}${this.stdout.slice(-2000)}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -140,9 +141,10 @@ export class Svcd {
   /** Stops svcd (exit code must be 0) and recomputes the ledger from its journal. */
   async stopAndCheckLedger(): Promise<{ exitCode: number | null; ok: boolean; problems: string[] }> {
     const exitCode = await this.stop();
-    const { Store } = await import('../../src/store/store.ts');
+    const { openStore } = await import('../../src/store/store.ts');
     const { Ledger } = await import('../../src/core/ledger.ts');
-    const store = await Store.open(this.dataDir);
+    // the ledger this svcd wrote: its data dir's LevelDB, or the database SVC_STORE names
+    const store = await openStore(this.dataDir, this.env.SVC_STORE || null);
     try {
       const check = await new Ledger(store).verify();
       return { exitCode, ok: check.ok, problems: check.problems };

@@ -1,0 +1,98 @@
+// The store contract: what the core needs from a ledger database, whatever the engine (LevelDB in one
+// process, PostgreSQL shared by several). Records are JSON objects under string keys in named sublevels;
+// keys order byte-wise (UTF-8), as the key codec relies on for range scans; the one way to write is an
+// atomic batch. test/store/contract.test.ts runs the same suite against every implementation.
+// Not here: business rules, locking between callers (the core serialises with its own locks).
+import { ServiceError } from '../errors.ts';
+
+export type Json = Record<string, unknown>;
+
+export const SUBLEVELS = [
+  'meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
+  'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'idempotency_expiry', 'tlog_nodes', 'tlog_entries',
+  // chain deposits (src/core/deposits.ts): every transfer seen, the unmatched queue, each watcher's cursor
+  'deposits', 'unmatched_deposits', 'watcher_cursors',
+] as const;
+export type SublevelName = (typeof SUBLEVELS)[number];
+
+/**
+ * One change in a batch. Later ops on the same key win, as in a LevelDB batch. `ifAbsent` is a guard:
+ * the key must not exist before the batch, or the whole batch lands nothing and write() throws a store
+ * conflict (isStoreConflict). Only a shared store checks it (Store.shared); a store owned by one process
+ * relies on the caller's locks, and checking there would cost every write a read.
+ */
+export type Op =
+  | { type: 'put'; sub: SublevelName; key: string; value: Json; ifAbsent?: true }
+  | { type: 'del'; sub: SublevelName; key: string };
+
+/** What the store did since it opened: tests count reads and synced writes per request with it. */
+export interface StoreStats {
+  /** point reads that went to the database */
+  reads: number;
+  /** point reads answered by the cache */
+  cacheHits: number;
+  /** write() calls (each one caller's atomic batch) */
+  writes: number;
+  /** synced batches (LevelDB: group commits, what costs an fdatasync; PostgreSQL: transactions) */
+  syncedFlushes: number;
+  /** unsynced batches */
+  unsyncedFlushes: number;
+  /** a shared store's transactions run again after a serialization failure or deadlock */
+  retries?: number;
+  /** a shared store's batches refused by an ifAbsent guard */
+  conflicts?: number;
+}
+
+/** A consistent read view: entries() given it see one state of every sublevel. Close it when done. */
+export interface StoreSnapshot {
+  close(): Promise<void>;
+}
+
+/** A key range (bounds compare byte-wise, as keys do), at most `limit` records, from `snapshot`. */
+export interface Range {
+  gt?: string;
+  gte?: string;
+  lt?: string;
+  lte?: string;
+  limit?: number;
+  snapshot?: StoreSnapshot;
+}
+
+export interface Store {
+  readonly stats: StoreStats;
+  /** several processes share it: ifAbsent guards are checked, and a conflict is the caller's to retry */
+  readonly shared: boolean;
+  /** One record, or undefined. The value may be frozen (a cached one): copy before changing. */
+  get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined>;
+  /**
+   * All ops in one atomic write: either every record lands or none does. Durable before it resolves
+   * unless `sync: false`, for records whose loss in a crash is harmless.
+   */
+  write(ops: readonly Op[], opts?: { sync?: boolean }): Promise<void>;
+  /**
+   * A sublevel's records in key order within `range`. One iteration reads one consistent state; several
+   * iterations read one state only when given the same snapshot.
+   */
+  entries<T extends Json = Json>(name: SublevelName, range?: Range): AsyncGenerator<[string, T]>;
+  /** The keys of entries(name, range) alone (LevelDB reads no values for them). */
+  keys(name: SublevelName, range?: Range): AsyncGenerator<string>;
+  /** A read view fixed now, for several entries() calls that must agree (audit, ledger check, backup). */
+  snapshot(): Promise<StoreSnapshot>;
+  close(): Promise<void>;
+}
+
+export const put = (sub: SublevelName, key: string, value: Json): Op => ({ type: 'put', sub, key, value });
+export const del = (sub: SublevelName, key: string): Op => ({ type: 'del', sub, key });
+/** A put whose key must be new (Op's ifAbsent): the journal's per-machine sequence is checked with it. */
+export const create = (sub: SublevelName, key: string, value: Json): Op => ({
+  type: 'put', sub, key, value, ifAbsent: true,
+});
+
+/** The refusal of a batch whose guard failed: another node wrote first; read again and retry. */
+export function storeConflict(what: string): ServiceError {
+  return new ServiceError('busy', `the ledger changed under this write (${what}); retry`, { store_conflict: true });
+}
+
+export function isStoreConflict(e: unknown): boolean {
+  return e instanceof ServiceError && e.code === 'busy' && e.details?.store_conflict === true;
+}

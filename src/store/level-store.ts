@@ -1,0 +1,210 @@
+// The LevelDB store (the default): one database in the data dir with one sublevel per record kind, and
+// the one way to write — an atomic batch. Holds no business rules. Implements src/store/contract.ts.
+//
+// Durability (DESIGN.md §11): everything this service acknowledges must survive kill -9, so a write
+// is synced unless its caller says the records may be lost (an issued quote's idempotency record).
+// Group commit: batches that arrive while a synced flush is on the disk wait and then go down
+// together as one synced LevelDB batch; each caller resolves only once its own ops are durable. A
+// failed group landed nothing; its callers are then written one by one, so only a caller whose own
+// batch fails is refused (a full disk refuses them all). Each caller's ops stay in
+// one batch, so each stays atomic; callers serialise among themselves with locks (per machine, per
+// rail), so one flush never holds two writes that depend on each other. One process owns the
+// database (LevelDB's LOCK file), so Op's ifAbsent guards are not checked here: the callers' locks
+// already make them hold, and a check would cost every write a read.
+//
+// A bounded read cache for the hot records (machines, accounts, quotes) is written through: a
+// flush updates it when the batch is durable, before any of its callers resume, so a read never
+// sees a value older than the last acknowledged write. A read that missed and went to the disk
+// fills the cache only if no write touched the key meanwhile (the placeholder it left is gone).
+// Cached values are frozen: a caller that mutated one would corrupt every later read.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
+import {
+  SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats, type SublevelName,
+} from './contract.ts';
+
+export type LevelSnapshot = ReturnType<Level<string, Json>['snapshot']>;
+type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Promise<Json | undefined> };
+
+/** The records read on every authenticated request and every money step. */
+const CACHED: ReadonlySet<SublevelName> = new Set(['machines', 'accounts', 'quotes']);
+const DEFAULT_CACHE_ENTRIES = 50_000;
+
+/** `t0`: when write() was called (performance.now()), for svc_ledger_batch_seconds. */
+interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void; t0: number }
+// metric cells, found once (src/metrics): the hot path only adds to them
+const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
+const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
+const GROUP = ledgerGroup.at();
+/** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
+type Slot = { value: Json | undefined } | { loading: true };
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+export class LevelStore implements Store {
+  readonly shared = false;
+  readonly db: Level<string, Json>;
+  readonly #subs: Map<SublevelName, Sub>;
+  readonly #cache = new Map<string, Slot>();
+  readonly #cacheEntries: number;
+  #queue: Pending[] = [];
+  #flushing = false;
+  readonly stats: StoreStats = { reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0 };
+
+  private constructor(db: Level<string, Json>, cacheEntries: number) {
+    this.db = db;
+    this.#cacheEntries = cacheEntries;
+    const sub = (n: SublevelName) => db.sublevel<string, Json>(n, { valueEncoding: 'json' }) as unknown as Sub;
+    this.#subs = new Map(SUBLEVELS.map((n) => [n, sub(n)]));
+  }
+
+  static async open(dataDir: string, opts: { cacheEntries?: number } = {}): Promise<LevelStore> {
+    const dir = join(dataDir, 'ledger');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const db = new Level<string, Json>(dir, { valueEncoding: 'json' });
+    await db.open();
+    return new LevelStore(db, opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
+  }
+
+  sub(name: SublevelName): Sub {
+    return this.#subs.get(name)!;
+  }
+
+  /** One record, or undefined. Values of cached kinds are frozen: copy before changing. */
+  async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
+    if (!CACHED.has(name)) {
+      this.stats.reads++;
+      return (await this.sub(name).get(key)) as T | undefined;
+    }
+    const ck = `${name}\0${key}`;
+    const slot = this.#cache.get(ck);
+    if (slot && 'value' in slot) {
+      this.stats.cacheHits++;
+      this.#cache.delete(ck); // most recently used goes last
+      this.#cache.set(ck, slot);
+      return slot.value as T | undefined;
+    }
+    const mine: Slot = { loading: true };
+    if (!slot) this.#remember(ck, mine);
+    this.stats.reads++;
+    const value = deepFreeze((await this.sub(name).get(key)) as T | undefined);
+    // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
+    // miss is not kept: anyone can name ids that do not exist, and must not push real records out
+    if (this.#cache.get(ck) === mine) {
+      if (value === undefined) this.#cache.delete(ck);
+      else this.#cache.set(ck, { value });
+    }
+    return value;
+  }
+
+  /**
+   * All ops in one atomic write: either every record lands or none does. Synced (durable before
+   * it resolves) unless `sync: false`, for records whose loss in a crash is harmless.
+   */
+  write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
+    if (!ops.length) return Promise.resolve();
+    this.stats.writes++;
+    const t0 = performance.now();
+    if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ ops, resolve, reject, t0 });
+      if (!this.#flushing) void this.#drain();
+    });
+  }
+
+  /** Flushes the queue until it is empty: whatever queued during one flush goes down in the next. */
+  async #drain(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#queue.length) {
+        const group = this.#queue;
+        this.#queue = [];
+        try {
+          await this.#flush(group, true);
+        } catch {
+          // nothing of the group landed: one caller's bad batch must not fail the others with it,
+          // so each goes down alone, and only what fails alone is refused
+          if (group.length > 1) {
+            for (const p of group) await this.#flush([p], true).catch(() => { /* p was rejected */ });
+          }
+        }
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  async #flush(group: Pending[], sync: boolean): Promise<void> {
+    const batch = [];
+    for (const p of group) {
+      for (const o of p.ops) {
+        const sublevel = this.sub(o.sub) as never;
+        batch.push(o.type === 'put'
+          ? { type: 'put' as const, sublevel, key: o.key, value: o.value }
+          : { type: 'del' as const, sublevel, key: o.key });
+      }
+    }
+    const t0 = performance.now();
+    try {
+      await this.db.batch(batch, { sync });
+    } catch (e) {
+      if (group.length === 1) group[0]!.reject(e);
+      throw e;
+    }
+    observe(FLUSH[+sync]!, since(t0));
+    if (sync) {
+      this.stats.syncedFlushes++;
+      observe(GROUP, group.length);
+    } else this.stats.unsyncedFlushes++;
+    for (const p of group) for (const o of p.ops) this.#written(o);
+    const done = BATCH[+sync]!;
+    for (const p of group) {
+      observe(done, since(p.t0));
+      p.resolve();
+    }
+  }
+
+  /** Write-through: the cache holds what is now durable (a deep copy, frozen). */
+  #written(o: Op): void {
+    if (!CACHED.has(o.sub)) return;
+    const ck = `${o.sub}\0${o.key}`;
+    this.#cache.delete(ck);
+    this.#remember(ck, { value: o.type === 'put' ? deepFreeze(structuredClone(o.value)) : undefined });
+  }
+
+  #remember(ck: string, slot: Slot): void {
+    this.#cache.set(ck, slot);
+    if (this.#cache.size > this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+
+  /**
+   * Iterates a sublevel in key order (optionally a range), from `range.snapshot` when given: reads of
+   * several sublevels from one snapshot see one state, whatever is written meanwhile.
+   */
+  async *entries<T extends Json = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
+    const it = this.sub(name).iterator(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
+    for await (const [k, v] of it) yield [k, v as T];
+  }
+
+  async *keys(name: SublevelName, range: Range = {}): AsyncGenerator<string> {
+    yield* this.sub(name).keys(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
+  }
+
+  /** LevelDB's implicit snapshot, taken now (synchronously): iterators given it read that state. */
+  snapshot(): Promise<StoreSnapshot> {
+    return Promise.resolve(this.db.snapshot());
+  }
+
+  async close(): Promise<void> {
+    while (this.#flushing || this.#queue.length) await new Promise((r) => setImmediate(r));
+    await this.db.close();
+  }
+}

