@@ -366,6 +366,7 @@ export function llmsTxt(site: SiteInfo): string {
     `- [Agent guide](${b}${publicRoute('pageForAgents').path})`
       + ` and [bootstrap steps](${b}${DOCUMENT_PATHS.bootstrap})`,
     `- MCP: POST ${b}${mcp.path}: ${mcp.purpose}`,
+    `- [Verifier](${b}${publicRoute('pageVerify').path}): checks a receipt, pulse or proof in a browser, offline`,
     '',
     '## Documents',
     ...PUBLIC_ROUTES.filter((r) => r.doc).map((r) => `- [${r.purpose}](${b}${r.path}): ${r.type.split(';')[0]}`),

@@ -417,7 +417,57 @@ export function trustPage(node: NodeInfo, manifestSha256: string): string {
 ${keys}
 ${receipts}
 ${pulses}
+<p>Check a receipt, a pulse or a proof in your browser, offline once loaded: <a href="${path('pageVerify')}">the
+verifier</a>.</p>
 ${dns}`);
+}
+
+// the verifier's form: boxes as wide as the page, a drop zone, the verdict and its checks
+const VERIFY_STYLE = 'textarea{box-sizing:border-box;width:100%;font:14px ui-monospace,monospace}'
+  + 'label{display:block;font-weight:600;margin:.8rem 0 .3rem}#drop{border:2px dashed #8c959f;padding:1rem;'
+  + 'margin:.6rem 0;border-radius:6px}#drop.over{background:#ddf4ff}#drop label{display:inline;font-weight:400}'
+  + 'button{font:inherit;padding:.4rem 1.2rem;margin:.4rem 0}.verdict{font-size:1.15rem;font-weight:600}'
+  + 'ul.checks{padding-left:1.2rem;overflow-wrap:anywhere}#keys-table table{min-width:0}';
+
+/** The browser entry the gateway bundles for /verify (src/gateway/verify-bundle.ts). */
+export const VERIFY_BROWSER_ENTRY: URL = new URL('./verify-browser.ts', import.meta.url);
+
+/**
+ * The offline verifier: markup only; the bundled kit (`scriptSrc`, same origin) fills it in, loads
+ * the kernels and the manifest's key set once, then checks what is pasted, dropped or chosen.
+ */
+export function verifyPage(scriptSrc: string): string {
+  const intro = '<p>Paste, drop or choose a signed receipt, a signed pulse (or two consecutive ones), a timestamp'
+    + ' proof, a machine event log proof or an attestation, as the API and the command line return them. It is'
+    + ` checked here, in your browser, by the same embedding kit (${code('svc/verify')}) the command line runs:`
+    + ' once this page has loaded, nothing you check is sent anywhere.</p>';
+  const form = `<label for="doc">Receipt, pulse or proof (JSON)</label>
+<textarea id="doc" rows="10" spellcheck="false" autocomplete="off"></textarea>
+<div id="drop"><label for="file">Drop a file here, or choose one:</label>
+<input id="file" type="file" accept=".json,.txt,application/json,text/plain"></div>
+<button id="check" type="button">Verify</button>
+<section id="result" aria-live="polite" aria-label="Verdict"></section>`;
+  const keys = `<h2>Trusted keys</h2>
+<p id="keys-status">Loading this node's key set from its manifest…</p>
+<div id="keys-table" class="scroll" role="region" aria-label="Trusted signing keys" tabindex="0"></div>
+<label for="keys">Trusted keys (a key set as the manifest publishes it, nodes.json, or one raw public key)</label>
+<textarea id="keys" rows="6" spellcheck="false" autocomplete="off"></textarea>
+<p>Where the keys come from: <a href="/trust">the trust page</a>, <a href="${DOCUMENT_PATHS.manifest}">the manifest</a>
+and <a href="${DOCUMENT_PATHS.nodes}">nodes.json</a>. Keys taken from the material itself would prove only that it is
+self-consistent.</p>`;
+  return layout({
+    path: path('pageVerify'), title: 'Verify a receipt, pulse or proof',
+    description: 'Check a signed svc receipt, pulse, timestamp or log proof in your browser with the embedding kit:'
+      + ' valid or invalid, every check and the reason, offline once the page has loaded.',
+  }, `<style>${VERIFY_STYLE}</style>
+${intro}
+<noscript><p>This page needs JavaScript; ${code('svc verify-pulse')} and ${code('svc verify-log')} do the same on
+the command line.</p></noscript>
+<div id="verifier" data-wasm="${path('kernelsWasm')}" data-manifest="${DOCUMENT_PATHS.manifest}">
+${form}
+</div>
+${keys}
+<script type="module" src="${esc(scriptSrc)}"></script>`);
 }
 
 export function wellKnownHtml(site: SiteInfo): string {

@@ -156,9 +156,18 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   page('pagePricing', '/pricing', 'Pricing', 'HTML pricing policy'),
   page('pageStatus', '/status', 'Status', 'HTML status page', { maxAge: 5 }),
   page('pageTrust', '/trust', 'Trust', 'HTML trust and verification page', { core: true }),
+  page('pageVerify', '/verify', 'Verify',
+    'HTML verifier: checks a receipt, pulse or proof in the browser with the embedding kit, offline after load'),
   // the API reference's renderer: the redoc package's standalone bundle, served from node_modules (no CDN)
   document('assetRedoc', '/assets/redoc.standalone.js', 'text/javascript; charset=utf-8',
     'the Redoc browser bundle that renders /reference', { cors: false, maxAge: 86_400 }, 'Pages'),
+  // the verifier page's script: the embedding kit bundled for the browser (esbuild, once per process);
+  // /verify asks for it with ?v=<its hash>, which is served immutable
+  document('assetVerify', '/assets/verify.js', 'text/javascript; charset=utf-8',
+    'the embedding kit bundled for the browser, which runs /verify', {
+      cors: false, maxAge: 300,
+      query: { v: { required: false, schema: { type: 'string' }, description: 'the bundle\'s hash (cache key)' } },
+    }, 'Pages'),
   document('wellKnownHtml', `${WELL_KNOWN}/`, HTML, 'HTML discovery index', { sitemap: true }),
   document('llmsTxt', '/llms.txt', TEXT, 'plain-text agent summary', { doc: 'llms', sitemap: true }),
   document('robotsTxt', '/robots.txt', TEXT, 'crawler rules'),

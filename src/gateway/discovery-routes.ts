@@ -3,7 +3,8 @@
 // from the registry and the node facts (core HELLO and PAYMENT_INFO, cached a minute). The sandbox,
 // /mcp and the other /api/v1 routes are app.ts's.
 // Pages carry a Content-Security-Policy: no script at all, except the API reference, which may run
-// the Redoc bundle served here from the installed package (never a CDN).
+// the Redoc bundle served here from the installed package (never a CDN), and the verifier, which runs
+// the embedding kit bundled by verify-bundle.ts and compiles the kernels.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,11 +20,13 @@ import {
 import type { NodeInfo, NodeKeyInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
 import {
-  agentsPage, docsPage, landingPage, pricingPage, protocolPage, referencePage, statusPage, trustPage, wellKnownHtml,
+  agentsPage, docsPage, landingPage, pricingPage, protocolPage, referencePage, statusPage, trustPage, verifyPage,
+  wellKnownHtml,
 } from '../discovery/pages.ts';
 import { PUBLIC_ROUTES, publicRoute, type PublicRoute } from '../discovery/routes.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import { edgeStatus, type CoreCall } from './core-call.ts';
+import { verifyBundle } from './verify-bundle.ts';
 
 type GatewayState = { requestId: string; client: string };
 type Ctx = RouterContext<GatewayState>;
@@ -44,14 +47,21 @@ const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' 
 // The API reference, and only it, also runs same-origin script (the Redoc bundle), which fetches
 // openapi.json and starts its search index in a blob: worker; styled-components adds <style> tags
 const REFERENCE_CSP = `${PAGE_CSP}; script-src 'self'; connect-src 'self'; worker-src blob:`;
+// The verifier runs its own bundle, fetches the manifest and kernels.wasm, and compiles the kernels
+// (WebAssembly compilation needs 'wasm-unsafe-eval' once script-src is restricted)
+const VERIFY_CSP = `${PAGE_CSP}; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'`;
+const CSP: Record<string, string> = { pageReference: REFERENCE_CSP, pageVerify: VERIFY_CSP };
 
 // Redoc's sidebar credit loads its logo from Redocly's CDN; a page of ours asks no other origin
 const REDOC_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const BLANK_SVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 1 1'/%3E";
 const etagOf = (bytes: Buffer) => `"${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}"`;
 
-/** The redoc package's standalone bundle as served: identity and gzip bytes, each with its ETag. */
-function loadRedocBundle(): { raw: Buffer; gzip: Buffer; etag: string; gzipEtag: string } {
+/** A script as served: identity and gzip bytes, each with its ETag. */
+interface ScriptBundle { raw: Buffer; gzip: Buffer; etag: string; gzipEtag: string }
+
+/** The redoc package's standalone bundle. */
+function loadRedocBundle(): ScriptBundle {
   const file = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
   const raw = Buffer.from(readFileSync(file, 'utf8').replaceAll(REDOC_LOGO, BLANK_SVG), 'utf8');
   const gzip = gzipSync(raw, { level: 9 });
@@ -94,7 +104,7 @@ export function discoveryRoutes(
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', `public, max-age=${r.maxAge ?? 300}`);
     if (r.type.startsWith('text/html')) {
-      ctx.set('Content-Security-Policy', r.id === 'pageReference' ? REFERENCE_CSP : PAGE_CSP);
+      ctx.set('Content-Security-Policy', CSP[r.id] ?? PAGE_CSP);
     }
     if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
     ctx.type = r.type;
@@ -177,22 +187,42 @@ export function discoveryRoutes(
     send(ctx, statusHtml, statusPage(await edgeStatus(core, ctx.state.client), new Date().toISOString()));
   });
 
-  // the API reference's renderer: read, hashed and compressed once, on first use; gzip when accepted
+  /** A script bundle, gzip when accepted, each encoding with its ETag. */
+  const sendScript = (ctx: Ctx, r: PublicRoute, b: ScriptBundle, cache: string) => {
+    const gzip = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+    const etag = gzip ? b.gzipEtag : b.etag;
+    ctx.set('Vary', 'Accept-Encoding');
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', cache);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
+    if (gzip) ctx.set('Content-Encoding', 'gzip');
+    ctx.type = r.type;
+    ctx.body = gzip ? b.gzip : b.raw;
+  };
+
+  // the API reference's renderer: read, hashed and compressed once, on first use
   let bundle: ReturnType<typeof loadRedocBundle> | null = null;
   const asset = publicRoute('assetRedoc');
   router.get(asset.path, (ctx) => {
     limit(ctx);
     bundle ??= loadRedocBundle();
-    const gzip = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
-    const etag = gzip ? bundle.gzipEtag : bundle.etag;
-    ctx.set('Vary', 'Accept-Encoding');
-    ctx.set('ETag', etag);
-    ctx.set('Cache-Control', `public, max-age=${asset.maxAge}`);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    if (ctx.get('if-none-match') === etag) { ctx.status = 304; return; }
-    if (gzip) ctx.set('Content-Encoding', 'gzip');
-    ctx.type = asset.type;
-    ctx.body = gzip ? bundle.gzip : bundle.raw;
+    sendScript(ctx, asset, bundle, `public, max-age=${asset.maxAge}`);
+  });
+
+  // the verifier: its page names the bundle by hash (built on first use), and that URL never changes
+  const verifyAsset = publicRoute('assetVerify');
+  router.get(verifyAsset.path, async (ctx) => {
+    limit(ctx);
+    const b = await verifyBundle();
+    const cache = ctx.query.v === b.version ? 'public, max-age=31536000, immutable'
+      : `public, max-age=${verifyAsset.maxAge}`;
+    sendScript(ctx, verifyAsset, b, cache);
+  });
+  const verifyHtml = publicRoute('pageVerify');
+  router.get(verifyHtml.path, async (ctx) => {
+    limit(ctx);
+    send(ctx, verifyHtml, verifyPage(`${verifyAsset.path}?v=${(await verifyBundle()).version}`));
   });
 
   router.get(publicRoute('apiDiscovery').path, async (ctx) => {
