@@ -52,7 +52,12 @@ test('solana watcher: settles once at finality; a signature seen again credits o
     t.is(seen.state, 'pending');
     t.like(seen.payment_seen, { tx_id: sig, block_number: Number(paid.slot) });
     t.is(await balance(s, inv.machine_id, token), 0n);
-    t.true((await watcherStatus(s, 'USDC_SOLANA')).lag_blocks > 0);
+    // the pass that saw the payment publishes its status at its end: wait for it, not for a time
+    const lagging = await waitFor('the status to show the unfinalized slots as lag', async () => {
+      const st = await watcherStatus(s, 'USDC_SOLANA');
+      return st.lag_blocks > 0 ? st : undefined;
+    });
+    t.true(lagging.lag_blocks > 0);
 
     rpc.finalizeAll();
     const settled = await waitSettled(s, inv, token);
