@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { VERIFY_BROWSER_ENTRY } from '../discovery/pages.ts';
+import { ServiceError } from '../errors.ts';
 
 export interface VerifyBundle {
   raw: Buffer;
@@ -35,11 +36,15 @@ async function build(): Promise<VerifyBundle> {
 
 let bundle: Promise<VerifyBundle> | null = null;
 
-/** The bundle, built on the first call (a failed build is retried on the next). */
+/**
+ * The bundle, built on the first call. A failed build (esbuild missing from an install without dev
+ * dependencies, say) is a 503, never a 500, and is retried on the next call.
+ */
 export function verifyBundle(): Promise<VerifyBundle> {
-  bundle ??= build().catch((e: unknown) => {
+  bundle ??= build().catch(() => {
     bundle = null;
-    throw e;
+    // the cause names paths on the host: not for the public answer
+    throw new ServiceError('service_unavailable', 'the verifier page\'s script could not be built on this node');
   });
   return bundle;
 }
