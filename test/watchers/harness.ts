@@ -112,10 +112,15 @@ export async function watcherStatus(s: Svcd, rail = 'USDC_BASE'): Promise<Record
 }
 
 /** Waits until the watcher has scanned through `block` (its cursor is there or beyond). */
+/**
+ * The watcher's status once a pass has finished since svcd started (state no longer `starting`) with
+ * its cursor at `block` or beyond: after a restart the cursor read back from the store is already
+ * there before any pass ran.
+ */
 export async function scannedThrough(s: Svcd, block: number, rail?: string): Promise<Record<string, any>> {
   return waitFor(`the watcher's cursor to reach block ${block}`, async () => {
     const st = await watcherStatus(s, rail);
-    return st.cursor !== null && st.cursor >= block ? st : undefined;
+    return st.state !== 'starting' && st.cursor !== null && st.cursor >= block ? st : undefined;
   });
 }
 
