@@ -12,20 +12,11 @@ import {
   closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { keyIdOf } from '../protocol/ed25519.ts';
+import { keyIdOf, type PublishedKey } from '../protocol/ed25519.ts';
+
+export type { PublishedKey };
 
 export interface PublicIdentity { node_id: string; key_id: string; alg: 'Ed25519'; public_key: string }
-
-/** A signing key as the key set publishes it: valid_from null means since the node's first start. */
-export interface PublishedKey {
-  key_id: string;
-  alg: 'Ed25519';
-  public_key: string;
-  valid_from: string | null;
-  /** null while the key is current */
-  valid_until: string | null;
-  status: 'current' | 'retired';
-}
 
 /** A symmetric key's public facts (its id and window; the key itself never leaves the node). */
 export interface SecretKeyInfo { key_id: string; valid_from: string | null; valid_until: string | null }

@@ -1,16 +1,10 @@
 // What discovery documents say about the running node and where it is reached. The gateway builds
 // it from the core's HELLO (node key, edge certificate) and its configuration; `svcd manifest`
 // builds it from the data dir. Documents are pure functions of it and the registry.
+import type { PublishedKey } from '../protocol/ed25519.ts';
 
-/** A signing key of the node's key set with its validity window (null: unbounded on that side). */
-export interface NodeKeyInfo {
-  key_id: string;
-  alg: 'Ed25519';
-  public_key: string;
-  valid_from: string | null;
-  valid_until: string | null;
-  status: 'current' | 'retired';
-}
+/** A signing key of the node's key set with its validity window (the protocol's PublishedKey). */
+export type NodeKeyInfo = PublishedKey;
 
 export interface NodeInfo {
   node_id: string;

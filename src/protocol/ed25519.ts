@@ -17,3 +17,17 @@ export function verifyWithRawKey(publicKeyRaw: Uint8Array, data: Uint8Array, sig
 export function keyIdOf(publicKeyRaw: Uint8Array): string {
   return createHash('sha256').update(publicKeyRaw).digest('hex').slice(0, 16);
 }
+
+/**
+ * A signing key of a node's key set as it is published (HELLO's node_keys, the manifest, nodes.json):
+ * its validity window, null meaning unbounded on that side (valid_from null: since the node's first
+ * start; valid_until null: while the key is current).
+ */
+export interface PublishedKey {
+  key_id: string;
+  alg: 'Ed25519';
+  public_key: string;
+  valid_from: string | null;
+  valid_until: string | null;
+  status: 'current' | 'retired';
+}
