@@ -10,7 +10,9 @@
 // 43 bytes (75 with a digest) + 16 → 81 (124) characters: inside the 128 every id may have.
 // The machine hint (SHA-256(machine_id)[:6]) tells "another machine's quote" (409) from "no such
 // quote" (404) without a read; the tag, over the full machine_id, is what makes the id unforgeable.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { Kernels } from '../kernels/kernels.ts';
+import '../kernels/wasm.ts';
 import { SERVICES, type ServiceName } from '../protocol/services.ts';
 import { randomBytesPooled } from './ids.ts';
 
@@ -34,11 +36,21 @@ export interface QuoteTerms {
   input_digest: string | null;
 }
 
-const hint = (machineId: string) => createHash('sha256').update(machineId, 'utf8').digest().subarray(0, 6);
+// Every free quote computes both of these, and every ACCEPT and EXECUTE checks them: they run on this
+// module's own kernel instance (a few microseconds each, against node:crypto's object per hash), the
+// MAC with its key's pads absorbed once per key.
+let kernels: Kernels | null = null;
+const k = () => (kernels ??= Kernels.create());
+const macs = new WeakMap<Uint8Array, (message: Uint8Array) => Uint8Array>();
+
+const hint = (machineId: string) => Buffer.from(k().sha256(Buffer.from(machineId, 'utf8')).buffer, 0, 6);
 
 function tag(key: Uint8Array, body: Buffer, machineId: string): Buffer {
-  const mac = createHmac('sha256', key).update(DOMAIN).update(body).update(machineId, 'utf8');
-  return mac.digest().subarray(0, TAG_BYTES);
+  let mac = macs.get(key);
+  if (!mac) macs.set(key, mac = k().hmacSha256Keyed(key));
+  const message = Buffer.concat([DOMAIN, body, Buffer.from(machineId, 'utf8')]);
+  const t = mac(message);
+  return Buffer.from(t.buffer, t.byteOffset, TAG_BYTES);
 }
 
 export function encodeQuoteId(key: Uint8Array, machineId: string, t: QuoteTerms): string {

@@ -41,6 +41,10 @@ const GROUP = ledgerGroup.at();
 /** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
 type Slot = { value: Json | undefined } | { loading: true };
 
+const UTF8 = { keyEncoding: 'utf8', valueEncoding: 'utf8' } as never;
+/** A record's key in the root database: abstract-level's sublevel layout, `!name!key`. */
+const prefixed = (name: SublevelName, key: string) => `!${name}!${key}`;
+
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
     Object.freeze(v);
@@ -82,7 +86,7 @@ export class LevelStore implements Store {
   async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
     if (!CACHED.has(name)) {
       this.stats.reads++;
-      return (await this.sub(name).get(key)) as T | undefined;
+      return this.#read<T>(name, key);
     }
     const ck = `${name}\0${key}`;
     const slot = this.#cache.get(ck);
@@ -95,7 +99,7 @@ export class LevelStore implements Store {
     const mine: Slot = { loading: true };
     if (!slot) this.#remember(ck, mine);
     this.stats.reads++;
-    const value = deepFreeze((await this.sub(name).get(key)) as T | undefined);
+    const value = deepFreeze(await this.#read<T>(name, key));
     // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
     // miss is not kept: anyone can name ids that do not exist, and must not push real records out
     if (this.#cache.get(ck) === mine) {
@@ -103,6 +107,16 @@ export class LevelStore implements Store {
       else this.#cache.set(ck, { value });
     }
     return value;
+  }
+
+  /**
+   * One record straight from the root database under its sublevel's key prefix (`!name!key`, the
+   * layout abstract-level's sublevels use, so both read and write the same bytes): no sublevel or
+   * encoding layer per call, one JSON.parse.
+   */
+  async #read<T extends Json>(name: SublevelName, key: string): Promise<T | undefined> {
+    const text = await this.db.get(prefixed(name, key), UTF8) as unknown as string | undefined;
+    return text === undefined ? undefined : JSON.parse(text) as T;
   }
 
   /**
@@ -143,19 +157,21 @@ export class LevelStore implements Store {
   }
 
   async #flush(group: Pending[], sync: boolean): Promise<void> {
-    const batch = [];
-    for (const p of group) {
-      for (const o of p.ops) {
-        const sublevel = this.sub(o.sub) as never;
-        batch.push(o.type === 'put'
-          ? { type: 'put' as const, sublevel, key: o.key, value: o.value }
-          : { type: 'del' as const, sublevel, key: o.key });
-      }
-    }
-    const t0 = performance.now();
+    // encoded once, here: the sublevel prefix and JSON text of each record go to the root database as
+    // utf8, so abstract-level does no per-op sublevel or json encoding; the cache takes the same text
+    const batch: { type: 'put' | 'del'; key: string; value?: string }[] = [];
+    let t0 = 0;
     try {
-      await this.db.batch(batch, { sync });
+      for (const p of group) {
+        for (const o of p.ops) {
+          const key = prefixed(o.sub, o.key);
+          batch.push(o.type === 'put' ? { type: 'put', key, value: JSON.stringify(o.value) } : { type: 'del', key });
+        }
+      }
+      t0 = performance.now();
+      await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
     } catch (e) {
+      // a record JSON cannot encode fails its batch here as the disk would: nothing of the group lands
       if (group.length === 1) group[0]!.reject(e);
       throw e;
     }
@@ -164,7 +180,8 @@ export class LevelStore implements Store {
       this.stats.syncedFlushes++;
       observe(GROUP, group.length);
     } else this.stats.unsyncedFlushes++;
-    for (const p of group) for (const o of p.ops) this.#written(o);
+    let i = 0;
+    for (const p of group) for (const o of p.ops) this.#written(o, batch[i++]!.value);
     const done = BATCH[+sync]!;
     for (const p of group) {
       observe(done, since(p.t0));
@@ -172,12 +189,15 @@ export class LevelStore implements Store {
     }
   }
 
-  /** Write-through: the cache holds what is now durable (a deep copy, frozen). */
-  #written(o: Op): void {
+  /**
+   * Write-through: the cache holds what is now durable — a frozen copy parsed from the text written
+   * (the caller keeps its own object, free to change).
+   */
+  #written(o: Op, text: string | undefined): void {
     if (!CACHED.has(o.sub)) return;
     const ck = `${o.sub}\0${o.key}`;
     this.#cache.delete(ck);
-    this.#remember(ck, { value: o.type === 'put' ? deepFreeze(structuredClone(o.value)) : undefined });
+    this.#remember(ck, { value: text === undefined ? undefined : deepFreeze(JSON.parse(text) as Json) });
   }
 
   #remember(ck: string, slot: Slot): void {

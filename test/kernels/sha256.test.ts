@@ -135,6 +135,28 @@ test('HMAC-SHA256: equals node:crypto and @noble/hashes for random keys (0..200 
   }
 });
 
+test('HMAC-SHA256 keyed (pads absorbed once): RFC 4231 cases, and node:crypto on random keys and messages', (t) => {
+  for (const c of ownVectors('hmac-sha256.json').vectors) {
+    t.is(hex(k.hmacSha256Keyed(unhex(c.key))(unhex(c.data)).subarray(0, c.truncate ?? 32)), c.mac, c.name);
+  }
+  const r = prng(2104);
+  for (let i = 0; i < 60; i++) {
+    const key = r.bytes(r.int(200));
+    const mac = k.hmacSha256Keyed(key);
+    // one keyed function, many messages: each call starts again from the absorbed pads
+    for (let j = 0; j < 20; j++) {
+      const msg = r.bytes(j === 0 ? 0 : j % 7 === 0 ? r.int(5000) : r.int(130));
+      t.is(hex(mac(msg)), createHmac('sha256', key).update(msg).digest('hex'));
+    }
+  }
+  // other calls on the instance between MACs (they reuse its scratch memory) change nothing
+  const key = r.bytes(32), msg = r.bytes(77), mac = k.hmacSha256Keyed(key);
+  const first = hex(mac(msg));
+  k.sha256(r.bytes(100_000));
+  k.hmacSha256(r.bytes(90), r.bytes(300));
+  t.is(hex(mac(msg)), first);
+});
+
 test('argument checks name the argument', (t) => {
   t.throws(() => k.sha256('abc' as unknown as Uint8Array), { message: /data must be a Uint8Array/ });
   t.throws(() => k.hchacha20(new Uint8Array(31), new Uint8Array(16)), { message: /key must be 32 bytes/ });
