@@ -129,6 +129,7 @@ export function svc1Caller(
   let turn = 0;
   /** the nodes a call tries, in order: live ones by calls in flight (ties in turn), then down ones by due time */
   const order = (now: number): CoreNode[] => {
+    if (nodes.length === 1) return nodes; // one node (svcd start's workers): nothing to choose, nothing to allocate
     const start = turn++ % nodes.length;
     const rotated = [...nodes.slice(start), ...nodes.slice(0, start)];
     const live = rotated.filter((n) => n.downUntil <= now).sort((a, b) => a.inflight - b.inflight);
