@@ -9,7 +9,7 @@
 // invariant: credited = available + spent, nothing left held), and each node's pulse chain is unforked.
 import test from 'ava';
 import { PgStore } from '../../src/store/pg-store.ts';
-import { api, auditCluster, Cluster, describe, type Answer } from '../support/cluster.ts';
+import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV, type Answer } from '../support/cluster.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { fundMachine } from '../support/svcd.ts';
@@ -32,7 +32,7 @@ testNeeding(test, 'kill -9 of a core node ten times during paid flows: the other
   const url = await (await postgres()).freshDatabase();
   const cluster = await Cluster.start(url, {
     nodeEnv: { SVC_PULSE_PERIOD_MS: '1000' },
-    gatewayEnv: { SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0' },
+    gatewayEnv: LOADED_GATEWAY_ENV,
   });
   t.teardown(() => cluster.stop());
   const M = 'cluster-kill';

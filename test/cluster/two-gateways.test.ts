@@ -5,7 +5,7 @@
 // concurrent ACCEPTs of one quote over both gateways (so both nodes): exactly one succeeds.
 import test from 'ava';
 import { price } from '../../src/protocol/pricing.ts';
-import { api, auditCluster, Cluster, describe, type Answer } from '../support/cluster.ts';
+import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV, type Answer } from '../support/cluster.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { fundMachine } from '../support/svcd.ts';
@@ -49,7 +49,7 @@ testNeeding(test, 'two nodes, two gateways, one database: 200 flows for a balanc
   + 'accepted once', POSTGRES, async (t) => {
   t.timeout(300_000);
   const url = await (await postgres()).freshDatabase();
-  const cluster = await Cluster.start(url, { gatewayEnv: { SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0' } });
+  const cluster = await Cluster.start(url, { gatewayEnv: LOADED_GATEWAY_ENV });
   t.teardown(() => cluster.stop());
   const [g1, g2] = cluster.urls as [string, string];
 

@@ -23,6 +23,15 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Gateways for tests that load them from one address: no per-address connection cap, and idle
+ * keep-alive connections kept (a client's POST on a connection the gateway just closed would fail
+ * between the test and the gateway, which is not what these tests are about).
+ */
+export const LOADED_GATEWAY_ENV: Record<string, string> = {
+  SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0', SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS: '600000',
+};
+
 export interface ClusterOptions {
   /** core nodes (default 2) */
   nodes?: number;
