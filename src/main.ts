@@ -230,7 +230,10 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   if (!parts.core) {
     // the core nodes to spread calls over (docs/scale-out.md "Topology"): SVC_CORE_NODES, else this host's backend
     const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort);
-    const backend = svc1Caller(nodes);
+    const nodeLog = log.child({ part: 'gateway' });
+    const backend = svc1Caller(nodes, {
+      onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
+    });
     const gw = await startGateway(config, log, backend);
     const metrics = await startMetrics(config);
     const names = nodes.map((n) => `${n.host}:${n.port}`);

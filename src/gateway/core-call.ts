@@ -95,14 +95,24 @@ class CoreNode {
     return c.request(cmd, args, auth, client ? { client } : undefined);
   }
 
-  up(): void { this.failures = 0; this.downUntil = 0; }
+  /** Marks the node up; true when it was down. */
+  up(): boolean {
+    const was = this.failures > 0;
+    this.failures = 0;
+    this.downUntil = 0;
+    return was;
+  }
 
-  /** Marks the node down (once per outage: calls failing together on one death count as one failure). */
-  down(now: number, backoff: NodeBackoff): void {
-    if (this.downUntil > now) return;
+  /**
+   * Marks the node down (once per outage: calls failing together on one death count as one failure);
+   * the wait before it is tried again, or null when it was down already.
+   */
+  down(now: number, backoff: NodeBackoff): number | null {
+    if (this.downUntil > now) return null;
     this.failures++;
     const wait = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(this.failures - 1, 20));
     this.downUntil = now + wait * (0.5 + Math.random() / 2);
+    return this.downUntil - now;
   }
 
   close(): void {
@@ -120,9 +130,17 @@ class CoreNode {
  * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
  * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown).
  */
-export function svc1Caller(
-  backend: Endpoint | readonly Endpoint[], connections = 4, backoff: NodeBackoff = NODE_BACKOFF,
-): CoreCaller {
+export interface CallerOptions {
+  /** pipelined connections per node (default 4) */
+  connections?: number;
+  backoff?: NodeBackoff;
+  /** told when a node goes down (with the wait before it is tried again) and when it is back up */
+  onNodeState?: (e: { node: string; state: 'down' | 'up'; failures: number; retry_in_ms?: number }) => void;
+}
+
+export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
+  const { connections = 4, backoff = NODE_BACKOFF, onNodeState } = opts;
+  const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
   const nodes = endpoints.map((ep) => new CoreNode(ep, connections));
@@ -141,17 +159,24 @@ export function svc1Caller(
       let lost: unknown;
       for (const node of order(Date.now())) {
         node.inflight++;
+        const up = () => {
+          if (node.up()) onNodeState?.({ node: name(node.endpoint), state: 'up', failures: 0 });
+        };
         try {
           const result = await node.request(cmd, args, auth, client);
-          node.up();
+          up();
           return result;
         } catch (e) {
           if (e instanceof ServiceError) {
-            node.up();
+            up();
             throw new CoreError(e);
           }
           if (!(e instanceof ConnectionError)) throw e;
-          node.down(Date.now(), backoff);
+          const wait = node.down(Date.now(), backoff);
+          if (wait !== null) {
+            const retry = Math.round(wait);
+            onNodeState?.({ node: name(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
+          }
           // sent and not safe to send again: the outcome is the caller's to find out
           if (e.sent && !replaySafe(cmd, args)) throw e;
           lost = e;

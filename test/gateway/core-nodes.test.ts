@@ -82,7 +82,10 @@ test('outcome unknown: a keyed money command and a free one go to the next node'
 test('a call that could not be sent goes to the next node; the down node is tried again once it is back', async (t) => {
   const port = await freePort(); // nothing listens there yet
   const live = await node(t, 'answer');
-  const core = svc1Caller([tcp(port), tcp(live.port)], 4, { baseMs: 20, maxMs: 200 });
+  const states: string[] = [];
+  const core = svc1Caller([tcp(port), tcp(live.port)], {
+    backoff: { baseMs: 20, maxMs: 200 }, onNodeState: (e) => states.push(`${e.node} ${e.state}`),
+  });
   t.teardown(() => core.close());
   // not sent anywhere it could take effect: a money command without a key goes on too
   for (let i = 0; i < 6; i++) {
@@ -94,6 +97,9 @@ test('a call that could not be sent goes to the next node; the down node is trie
     await core.call('HEALTH', {});
     return back.lines.length > 0;
   }, { every: 50 });
+  t.is(states[0], `127.0.0.1:${port} down`);
+  t.is(states[states.length - 1], `127.0.0.1:${port} up`, 'told when it is back');
+  t.false(states.includes(`127.0.0.1:${live.port} down`));
   // both live again: calls one after another alternate
   const before = [back.lines.length, live.lines.length];
   for (let i = 0; i < 4; i++) await core.call('HEALTH', {});
