@@ -106,6 +106,10 @@ testNeeding(test, 'kill -9 of a core node ten times during paid flows: the other
     && o !== 'execute 409 quote_not_accepted');
   t.deepEqual(unexpected, [], 'every flow executed, or its unknown accept had not landed');
 
+  for (const g of cluster.gateways) {
+    t.regex(g.stdout, /"msg":"core node down"/, 'the gateway logged a node going down');
+  }
+
   await cluster.stop();
   const { report, chains, forks } = await auditCluster(url);
   t.true(report.clean, report.discrepancies.join('\n'));
