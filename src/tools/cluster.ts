@@ -24,14 +24,19 @@ const SVCD = fileURLToPath(new URL('../bin/svcd.mjs', import.meta.url));
 /** What the nodes of one cluster share (docs/scale-out.md "Topology"); each keeps its own node key. */
 const SHARED_KEYS = ['quote-key.bin', 'result-key.bin', 'bct-key.bin'];
 
-const { values: opts } = parseArgs({
-  options: {
-    nodes: { type: 'string', default: '2' },
-    gateways: { type: 'string', default: '2' },
-    'http-port': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+const OPTIONS = {
+  nodes: { type: 'string', default: '2' },
+  gateways: { type: 'string', default: '2' },
+  'http-port': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+let opts: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+try {
+  opts = parseArgs({ options: OPTIONS }).values;
+} catch (e) {
+  console.error(`${(e as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
 if (opts.help) {
   console.log(USAGE);
   process.exit(0);
