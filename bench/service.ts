@@ -17,6 +17,7 @@ import { formatRun, machineLine, median, type Measure, type Row, type Run } from
 import {
   anchorMachines, fundMachines, startAnchor, startSvcd, type Server, type SvcdServer,
 } from './service/servers.ts';
+import { startStores } from './service/stores.ts';
 
 const USAGE = `Usage: npm run bench:service -- [options]
 
@@ -30,6 +31,9 @@ Options:
   --gateways LIST    extra svcd rows with K gateway processes (default 1,2; --quick: 2)
   --input RUN.json   print a saved run (with --compare: against another) without measuring
   --profile DIR      CPU-profile svcd under the paid flow into DIR instead of measuring
+  --store pg         instead of the rows above, the paid flow on the ledger's stores, same run: svcd on
+                     LevelDB, one node on PostgreSQL, two nodes on one PostgreSQL database behind two
+                     gateways (SVC_CORE_NODES); ratios against LevelDB (needs PostgreSQL's server binaries)
 --sizes sets the pulse output of the paid flow in bytes (≤ 8KiB; default 32, i.e. 256 bits): one
 paid row per size. Environment: BENCH_MS, BENCH_ROUNDS, BENCH_EXPIRY_QUOTES, BENCH_RESULTS_DIR.`;
 
@@ -38,7 +42,12 @@ const args = benchArgs(USAGE, {
   gateways: { type: 'string' },
   input: { type: 'string' },
   profile: { type: 'string' },
+  store: { type: 'string' },
 });
+if (args.store !== undefined && args.store !== 'pg') {
+  process.stderr.write(`--store: only pg is known (got ${JSON.stringify(args.store)})\n\n${USAGE}\n`);
+  process.exit(2);
+}
 let pulseSizes: number[];
 try {
   pulseSizes = args.sizes ? parseSizes(args.sizes, 8192) : [32];
@@ -338,12 +347,48 @@ async function measure(): Promise<Run> {
   };
 }
 
+/**
+ * --store pg: the paid flow on LevelDB, on one PostgreSQL node and on two PostgreSQL nodes behind two
+ * gateways, interleaved as every case is; the ratio of each against LevelDB.
+ */
+async function measureStores(): Promise<Run> {
+  const machine = machineInfo();
+  const n = Math.max(...settings.concurrency);
+  const stores = await startStores(n);
+  progress('servers up, machines funded');
+  let rows: Row[];
+  try {
+    const [leveldb, ...pg] = stores.servers;
+    const paid: Case = {
+      name: 'paid GET_PULSE flow, by store',
+      unit: 'flows/s',
+      latency: 'flow',
+      entries: [entry(leveldb!), ...pg.map((s) => entry(s, leveldb))],
+      load: (e, c, a) => loadFlows(e.server.urls, stores.machines.get(e.server)!, c, a, 256),
+    };
+    rows = await measureRows([paid]);
+    progress('rounds done');
+  } finally {
+    await stores.stop();
+  }
+  return {
+    kind: 'svc-service-bench',
+    version: 1,
+    when: new Date().toISOString(),
+    machine: { ...machine, loadavg_end: loadavg().map((x) => x.toFixed(2)).join(' ') },
+    settings: { ...settings, store: 'pg' },
+    rows,
+    measures: [],
+    details: { stores: stores.describe },
+  };
+}
+
 const readRun = (file: string) => readSaved<Run>(file, 'svc-service-bench');
 
 if (args.profile) {
   await profileSvcd(args.profile, MS, settings.warmup_ms);
 } else {
-  const run = args.input ? readRun(args.input) : await measure();
+  const run = args.input ? readRun(args.input) : args.store ? await measureStores() : await measure();
   const saved = args.compare ? readRun(args.compare) : undefined;
   // with --json the run goes to stdout and the tables to stderr
   const print = (text: string) => (args.json ? process.stderr : process.stdout).write(`${text}\n`);

@@ -3,7 +3,8 @@
 //                  SVC_GATEWAY_PROCESSES=K > 0 the core and K node:cluster gateway workers sharing the
 //                  HTTP port, each reaching the core over the loopback backend (docs/operations.md)
 //   svcd core      the core alone: svc/1 edge (TLS), backend (loopback TCP), admin socket
-//   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT
+//   svcd gateway   the HTTP gateway alone, against the core's backend at 127.0.0.1:SVC_BACKEND_PORT, or the
+//                  core nodes SVC_CORE_NODES lists (docs/scale-out.md "Topology")
 //   svcd manifest  the manifest hash to publish in DNS
 //   svcd selfcheck kernel known-answer check
 //   svcd restore   <backup> <data dir>: a checked restore of `svc-admin backup` (docs/operations.md)
@@ -23,7 +24,7 @@ import { openStore } from './store/store.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
-import { inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
+import { coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
 import { proxyMatcher } from './gateway/client-address.ts';
 import { listenGateway } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
@@ -227,14 +228,20 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     return;
   }
   if (!parts.core) {
-    const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort });
+    // the core nodes to spread calls over (docs/scale-out.md "Topology"): SVC_CORE_NODES, else this host's backend
+    const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort);
+    const nodeLog = log.child({ part: 'gateway' });
+    const backend = svc1Caller(nodes, {
+      onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
+    });
     const gw = await startGateway(config, log, backend);
     const metrics = await startMetrics(config);
+    const names = nodes.map((n) => `${n.host}:${n.port}`);
     writeReady(config, {
-      http: gw.url, edge: null, backend: `127.0.0.1:${config.backendPort}`, admin_socket: null, data_dir: null,
+      http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
       metrics: metrics?.address ?? null,
     });
-    log.info({ http: gw.url }, 'svcd gateway ready');
+    log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
     onSignals(log, async () => { await gw.close(); await metrics?.close(); });
     return;
   }

@@ -6,7 +6,8 @@ import { CORE_VERSION, VERSIONS } from '../protocol/versions.ts';
 export const SVCD_COMMANDS = {
   start: 'core and HTTP gateway in one process (the default)',
   core: 'the core alone: svc/1 TLS edge, backend (loopback TCP) and admin socket',
-  gateway: 'the HTTP gateway alone, calling a core\'s backend at 127.0.0.1:SVC_BACKEND_PORT',
+  gateway: 'the HTTP gateway alone, calling a core\'s backend at 127.0.0.1:SVC_BACKEND_PORT (or the nodes in '
+    + 'SVC_CORE_NODES)',
   manifest: 'print the manifest hash to publish as a DNS TXT record',
   selfcheck: 'check the WASM kernels against known answers and exit',
   restore: '<backup> <data dir>: check a backup (hashes, ledger, audit), then create the data dir from it',

@@ -37,9 +37,17 @@ export function parseHostPort(s: string, defaultPort = 9443): { host: string; po
 export const normalizeFingerprint = (f: string) => f.replaceAll(':', '').toLowerCase();
 
 export class ConnectionError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * Whether the request may have reached the server: true (the default, the cautious answer) when the
+   * connection was lost after the request was written, so its outcome is unknown; false when it never
+   * left this process (the connection could not be opened, or was already gone, or the client closed).
+   */
+  readonly sent: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; sent?: boolean }) {
     super(message, options);
     this.name = 'ConnectionError';
+    this.sent = options?.sent ?? true;
   }
 }
 
@@ -85,7 +93,7 @@ class Connection {
   }
 
   request(cmd: string, args: Record<string, unknown>, auth?: Auth, via?: Via): Promise<Record<string, unknown>> {
-    if (this.dead) return Promise.reject(this.dead);
+    if (this.dead) return Promise.reject(new ConnectionError(this.dead.message, { cause: this.dead, sent: false }));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -143,7 +151,7 @@ export class SvcClient {
   async request(
     cmd: string, args: Record<string, unknown> = {}, auth?: Auth, via?: Via,
   ): Promise<Record<string, unknown>> {
-    if (this.#closed) throw new ConnectionError('client closed');
+    if (this.#closed) throw new ConnectionError('client closed', { sent: false });
     return (await this.#live()).request(cmd, args, auth, via);
   }
 
@@ -173,7 +181,7 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
       let s: Socket;
       const timer = setTimeout(() => {
         s?.destroy();
-        reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`));
+        reject(new ConnectionError(`connect timed out after ${timeoutMs} ms`, { sent: false }));
       }, timeoutMs);
       const done = (e?: Error) => { clearTimeout(timer); if (e) reject(e); else resolve(s); };
       if (ep.kind === 'tls') {
@@ -194,20 +202,21 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
             if (normalizeFingerprint(got) !== pinned) {
               t.destroy();
               done(new ConnectionError(`edge certificate fingerprint ${normalizeFingerprint(got)}`
-                + ' does not match the pin'));
+                + ' does not match the pin', { sent: false }));
               return;
             }
           }
           if (t.alpnProtocol !== ALPN) {
             t.destroy();
-            done(new ConnectionError(`edge did not negotiate ALPN ${ALPN}`));
+            done(new ConnectionError(`edge did not negotiate ALPN ${ALPN}`, { sent: false }));
             return;
           }
           done();
         });
         s = t;
         t.once('error', (e) => {
-          done(new ConnectionError(`TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`, { cause: e }));
+          const why = `TLS connection to ${ep.host}:${ep.port} failed: ${e.message}`;
+          done(new ConnectionError(why, { cause: e, sent: false }));
         });
       } else {
         s = ep.kind === 'tcp'
@@ -215,7 +224,9 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
           : netConnect({ path: ep.path });
         s.once('connect', () => done());
         const where = ep.kind === 'tcp' ? `${ep.host}:${ep.port}` : ep.path;
-        s.once('error', (e) => done(new ConnectionError(`connection to ${where} failed: ${e.message}`, { cause: e })));
+        s.once('error', (e) => {
+          done(new ConnectionError(`connection to ${where} failed: ${e.message}`, { cause: e, sent: false }));
+        });
       }
     });
     socket.setNoDelay(true);

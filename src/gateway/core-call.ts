@@ -2,8 +2,9 @@
 // main wires — a direct call into the core's handler when both run in one process (no serialisation,
 // no socket), and svc/1 over the loopback backend when the gateway runs apart (`svcd gateway`).
 // Errors the core raised come back as CoreError either way, so the HTTP mapper knows their source.
-import { SvcClient, type Auth, type Endpoint } from '../client/client.ts';
+import { ConnectionError, SvcClient, parseHostPort, type Auth, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
+import { commandSpec } from '../protocol/registry.ts';
 import { CoreError } from './http-errors.ts';
 
 /**
@@ -48,32 +49,171 @@ export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) =>
   };
 }
 
-/** The core over svc/1: a few pipelined backend connections, opened lazily, reopened after a drop. */
-export function svc1Caller(backend: Endpoint, connections = 4): CoreCaller {
-  const clients: (Promise<SvcClient> | null)[] = Array.from({ length: connections }, () => null);
-  let next = 0;
-  const pick = (): Promise<SvcClient> => {
-    const i = next++ % clients.length;
-    return clients[i] ??= SvcClient.connect(backend).catch((e: unknown) => {
-      clients[i] = null;
+/** Backoff of a core node marked down: doubling from `baseMs` up to `maxMs`, each wait jittered down to half. */
+export interface NodeBackoff { baseMs: number; maxMs: number }
+export const NODE_BACKOFF: NodeBackoff = { baseMs: 200, maxMs: 5000 };
+
+/**
+ * Whether a call whose outcome is unknown (its connection died after it was sent) may be sent again:
+ * a command that charges nothing (the registry's billing: free, free_limited, sandbox_free_limited)
+ * or one carrying an idempotency_key (the core replays the recorded result, or runs it once). Money
+ * commands without a key (ACCEPT_QUOTE, FUND_ACCOUNT, the executions) are not: the caller gets
+ * edge_unavailable and decides (an execution is safely sent again with the same quote_id).
+ */
+export function replaySafe(cmd: string, args: Record<string, unknown>): boolean {
+  if (typeof args.idempotency_key === 'string') return true;
+  const billing = commandSpec(cmd)?.billing;
+  return billing === 'free' || billing === 'free_limited' || billing === 'sandbox_free_limited';
+}
+
+/** One core node: its pipelined connections (opened lazily, reopened after a drop) and its health. */
+class CoreNode {
+  readonly #clients: (Promise<SvcClient> | null)[];
+  #next = 0;
+  inflight = 0;
+  /** consecutive failures; 0 while up */
+  failures = 0;
+  /** down until this time (ms, Date.now()); 0: up */
+  downUntil = 0;
+
+  constructor(readonly endpoint: Endpoint, connections: number) {
+    this.#clients = Array.from({ length: connections }, () => null);
+  }
+
+  #pick(): Promise<SvcClient> {
+    const i = this.#next++ % this.#clients.length;
+    return this.#clients[i] ??= SvcClient.connect(this.endpoint).catch((e: unknown) => {
+      this.#clients[i] = null;
       throw e;
     });
+  }
+
+  async request(
+    cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined,
+  ): Promise<Record<string, unknown>> {
+    const c = await this.#pick();
+    return c.request(cmd, args, auth, client ? { client } : undefined);
+  }
+
+  /** Marks the node up; true when it was down. */
+  up(): boolean {
+    const was = this.failures > 0;
+    this.failures = 0;
+    this.downUntil = 0;
+    return was;
+  }
+
+  /**
+   * Marks the node down (once per outage: calls failing together on one death count as one failure);
+   * the wait before it is tried again, or null when it was down already.
+   */
+  down(now: number, backoff: NodeBackoff): number | null {
+    if (this.downUntil > now) return null;
+    this.failures++;
+    const wait = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(this.failures - 1, 20));
+    this.downUntil = now + wait * (0.5 + Math.random() / 2);
+    return this.downUntil - now;
+  }
+
+  close(): void {
+    for (const c of this.#clients) void c?.then((x) => x.close(), () => undefined);
+  }
+}
+
+/**
+ * The core over svc/1 (`svcd gateway`, and `svcd start`'s gateway workers): one node or several
+ * (SVC_CORE_NODES, docs/scale-out.md "Topology"), each with a few pipelined backend connections.
+ * A call goes to the live node with the fewest calls in flight (ties in turn). A node whose connection
+ * fails is marked down and gets no calls until its backoff has passed (then the next call tries it);
+ * with no node live, a call tries the down ones, soonest due first, so a gateway whose nodes all
+ * restarted serves as soon as one is back. A call that failed before it was sent goes to the next
+ * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
+ * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown).
+ */
+export interface CallerOptions {
+  /** pipelined connections per node (default 4) */
+  connections?: number;
+  backoff?: NodeBackoff;
+  /** told when a node goes down (with the wait before it is tried again) and when it is back up */
+  onNodeState?: (e: { node: string; state: 'down' | 'up'; failures: number; retry_in_ms?: number }) => void;
+}
+
+export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
+  const { connections = 4, backoff = NODE_BACKOFF, onNodeState } = opts;
+  const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
+  const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
+  if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
+  const nodes = endpoints.map((ep) => new CoreNode(ep, connections));
+  let turn = 0;
+  /** the nodes a call tries, in order: live ones by calls in flight (ties in turn), then down ones by due time */
+  const order = (now: number): CoreNode[] => {
+    if (nodes.length === 1) return nodes; // one node (svcd start's workers): nothing to choose, nothing to allocate
+    const start = turn++ % nodes.length;
+    const rotated = [...nodes.slice(start), ...nodes.slice(0, start)];
+    const live = rotated.filter((n) => n.downUntil <= now).sort((a, b) => a.inflight - b.inflight);
+    const down = rotated.filter((n) => n.downUntil > now).sort((a, b) => a.downUntil - b.downUntil);
+    return [...live, ...down];
   };
   return {
     async call(cmd, args, auth, client) {
-      const c = await pick();
-      try {
-        return await c.request(cmd, args, auth, client ? { client } : undefined);
-      } catch (e) {
-        // anything else is the client kit's ConnectionError: the mapper answers 502 edge_unavailable
-        if (e instanceof ServiceError) throw new CoreError(e);
-        throw e;
+      let lost: unknown;
+      for (const node of order(Date.now())) {
+        node.inflight++;
+        const up = () => {
+          if (node.up()) onNodeState?.({ node: name(node.endpoint), state: 'up', failures: 0 });
+        };
+        try {
+          const result = await node.request(cmd, args, auth, client);
+          up();
+          return result;
+        } catch (e) {
+          if (e instanceof ServiceError) {
+            up();
+            throw new CoreError(e);
+          }
+          if (!(e instanceof ConnectionError)) throw e;
+          const wait = node.down(Date.now(), backoff);
+          if (wait !== null) {
+            const retry = Math.round(wait);
+            onNodeState?.({ node: name(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
+          }
+          // sent and not safe to send again: the outcome is the caller's to find out
+          if (e.sent && !replaySafe(cmd, args)) throw e;
+          lost = e;
+        } finally {
+          node.inflight--;
+        }
       }
+      throw lost;
     },
     close() {
-      for (const c of clients) void c?.then((x) => x.close(), () => undefined);
+      for (const n of nodes) n.close();
     },
   };
+}
+
+/**
+ * SVC_CORE_NODES: the core nodes a gateway spreads its calls over, `HOST:PORT` of each one's backend
+ * listener, comma-separated; unset or empty: the one at 127.0.0.1:`backendPort` (SVC_BACKEND_PORT).
+ */
+export function coreNodes(
+  value: string | undefined, backendPort: number,
+): Extract<Endpoint, { kind: 'tcp' }>[] {
+  const items = (value ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  if (items.length === 0) return [{ kind: 'tcp', host: '127.0.0.1', port: backendPort }];
+  const seen = new Set<string>();
+  return items.map((item) => {
+    let hp: { host: string; port: number };
+    try {
+      hp = parseHostPort(item, 0);
+    } catch {
+      throw new Error(`SVC_CORE_NODES: ${JSON.stringify(item)} is not HOST:PORT`);
+    }
+    const key = `${hp.host}:${hp.port}`;
+    if (seen.has(key)) throw new Error(`SVC_CORE_NODES: ${key} is listed twice`);
+    seen.add(key);
+    return { kind: 'tcp' as const, host: hp.host, port: hp.port };
+  });
 }
 
 /** HEALTH via the edge, or `unavailable` with the reason: status pages never fail because the core did. */

@@ -55,7 +55,11 @@ function mapError(e: unknown, requestId: string): { status: number; body: ApiErr
     return { status, body: { ok: false, request_id: requestId, error: { ...w, source: 'svc' } } };
   }
   if (e instanceof ConnectionError) {
-    const message = 'the core edge is unavailable; retry later';
+    // sent: the core node was lost with the call on its way or running; it may have taken effect
+    const message = e.sent
+      ? 'the core edge was lost after the call was sent: its outcome is unknown (read the state, or retry with the same'
+        + ' idempotency key or quote_id)'
+      : 'the core edge is unavailable; retry later';
     const error = { code: 'edge_unavailable', message, source: 'svc' } as const;
     return { status: 502, body: { ok: false, request_id: requestId, error } };
   }

@@ -123,6 +123,12 @@ export const ROWS: Row[] = [
     how: 'as written',
   },
   {
+    file: 'docs/scale-out.md', block: 'npm run cluster',
+    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', '[\'-c\', \'npm run cluster\']')] },
+    how: 'as written, in bash; its printed addresses used for a paid flow across both gateways, then Ctrl-C '
+      + '(SIGINT to its process group)',
+  },
+  {
     file: 'docs/settlement.md', block: 'svc-admin unmatched',
     lines: {
       'svc-admin unmatched': [by(UNMATCHED, '[\'--json\', \'unmatched\']')],
