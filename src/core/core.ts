@@ -121,6 +121,13 @@ export class Core {
     const failed = selfCheck(kernels).filter((r) => !r.ok);
     if (failed.length) throw new Error(`kernel self-check failed: ${failed.map((f) => f.name).join(', ')}`);
     const store = await openStore(config.dataDir, config.store);
+    // shared store: one process per node id (its pulse chain and logs have one writer); a second process
+    // with this node key stops here, before it writes anything, instead of at its first pulse
+    if (store.shared && !(await store.lockSession(`node:${identity.nodeId}`))) {
+      await store.close();
+      throw new Error(`another svcd process runs node ${identity.nodeId} on this database: each node needs a node `
+        + 'key of its own (copy only quote-key.bin, result-key.bin and bct-key.bin between nodes, docs/scale-out.md)');
+    }
     const ledger = new Ledger(store);
     const check = await ledger.verify();
     if (!check.ok) {

@@ -83,6 +83,12 @@ export interface Store {
   keys(name: SublevelName, range?: Range): AsyncGenerator<string>;
   /** A read view fixed now, for several entries() calls that must agree (audit, ledger check, backup). */
   snapshot(): Promise<StoreSnapshot>;
+  /**
+   * Takes the lock `name` for as long as this store stays open (and its process lives): false when another
+   * open store holds it. A shared store's nodes use it for what must be one process at a time (a node id);
+   * a store one process owns has nobody to lock out and always answers true.
+   */
+  lockSession(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
 

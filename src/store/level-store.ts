@@ -203,6 +203,11 @@ export class LevelStore implements Store {
     return Promise.resolve(this.db.snapshot());
   }
 
+  /** One process owns the database (LevelDB's LOCK file): nobody else to lock out. */
+  lockSession(_name: string): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   async close(): Promise<void> {
     while (this.#flushing || this.#queue.length) await new Promise((r) => setImmediate(r));
     await this.db.close();

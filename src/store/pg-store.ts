@@ -22,6 +22,8 @@ const RETRYABLE = new Set(['40001', '40P01']);
 const UNIQUE_VIOLATION = '23505';
 /** raised by svc_guard (migration 2): an ifUnchanged op found another value than the one it compares */
 const GUARD_FAILED = 'SV001';
+/** lockSession()'s advisory locks: (this, hashtext(name)), apart from the migration lock's single bigint */
+const SESSION_LOCKS = 0x73766331; // "svc1"
 
 // Later ops win, so each key appears once: the three parts of the statement never touch one row twice.
 // Upserts go in key order, so two batches lock their common rows in one order (no deadlock between them).
@@ -147,10 +149,14 @@ export class PgStore implements Store {
    */
   readonly #snapshots: pg.Pool;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #url: string;
+  /** connections holding a lockSession() lock each */
+  readonly #sessions: pg.Client[] = [];
 
-  private constructor(pool: pg.Pool, snapshots: pg.Pool) {
+  private constructor(pool: pg.Pool, snapshots: pg.Pool, url: string) {
     this.#pool = pool;
     this.#snapshots = snapshots;
+    this.#url = url;
   }
 
   /** Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration. */
@@ -167,7 +173,7 @@ export class PgStore implements Store {
       await Promise.all([pool.end(), snapshots.end()]);
       throw e;
     }
-    return new PgStore(pool, snapshots);
+    return new PgStore(pool, snapshots, url);
   }
 
   async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
@@ -324,8 +330,32 @@ export class PgStore implements Store {
     return new PgSnapshot(c);
   }
 
+  /**
+   * A session advisory lock on a connection of its own, outside the pools, held until close(): the server
+   * releases it when that connection ends, so a process killed outright does not keep it. Lost if that
+   * connection breaks while the store is open (the guards in the data still hold then).
+   */
+  async lockSession(name: string): Promise<boolean> {
+    const c = new pg.Client({ connectionString: this.#url, application_name: 'svcd session lock' });
+    c.on('error', () => {}); // a broken lock connection: the lock is gone, nothing else to do
+    await c.connect();
+    try {
+      const r = await c.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock($1::integer, hashtext($2)) AS ok', [SESSION_LOCKS, name]);
+      if (r.rows[0]?.ok) {
+        this.#sessions.push(c);
+        return true;
+      }
+    } catch (e) {
+      await c.end().catch(() => {});
+      throw e;
+    }
+    await c.end();
+    return false;
+  }
+
   async close(): Promise<void> {
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
-    await Promise.all([this.#pool.end(), this.#snapshots.end()]);
+    await Promise.all([this.#pool.end(), this.#snapshots.end(), ...this.#sessions.map((c) => c.end())]);
   }
 }

@@ -26,7 +26,7 @@ import { validateArgs } from '../../src/protocol/validate.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
 import { create, delIf, isStoreConflict, put, replace } from '../../src/store/store.ts';
-import { ManualClock } from '../support/core-fixture.ts';
+import { ManualClock, openCore } from '../support/core-fixture.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 
@@ -292,4 +292,33 @@ testNeeding(test, 'sweeps: two nodes sweeping at once without a lease still rele
   t.is(n, 5, released.map(codeOf).join(' '));
   t.is((await a.ledger.account('m-r')).reserved, 0n);
   await ledgerHolds(t, a);
+});
+
+// --- one process per node key -----------------------------------------------------------------------
+
+testNeeding(test, 'session locks: one open store holds a name; closing it hands the name over', POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [one, two] = await Promise.all([PgStore.open(url, { poolSize: 1 }), PgStore.open(url, { poolSize: 1 })]);
+  t.teardown(() => two.close());
+  t.true(await one.lockSession('node:x'));
+  t.false(await two.lockSession('node:x'));
+  t.true(await two.lockSession('node:y'), 'another name is another lock');
+  await one.close();
+  t.true(await two.lockSession('node:x'));
+});
+
+testNeeding(test, 'a second core with the same node key on one database stops at start, naming why', POSTGRES,
+  async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const env = { SVC_STORE: url, SVC_KERNEL_THREADS: '1' };
+  const first = await openCore(t, env);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  for (const f of ['node-ed25519.pem', 'quote-key.bin', 'result-key.bin', 'bct-key.bin']) {
+    copyFileSync(join(first.ctx.config.dataDir, f), join(dir, f));
+  }
+  await t.throwsAsync(openCore(t, env, { dir }), { message: /another svcd process runs node svc-node-/ });
+  await first.close();
+  const again = await openCore(t, env, { dir });
+  t.is(again.ctx.identity.nodeId, first.ctx.identity.nodeId, 'once the first stopped, the node starts');
 });
