@@ -83,6 +83,11 @@ export interface Config {
   invoiceTtlMs: number;
   /** pending invoices one machine_id may hold at once (each holds a unique amount on its rail) */
   maxOpenInvoices: number;
+  /**
+   * Largest amount suffix in base units (1..99,999, DESIGN.md §4). Never from the environment: tests
+   * narrow it so that nodes' picks collide (test/store/postgres-cluster-state.test.ts).
+   */
+  invoiceSuffixMax?: number;
   sweepIntervalMs: number;
   kernelThreads: number | undefined;
   idleTimeoutMs: number;

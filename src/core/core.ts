@@ -12,7 +12,7 @@ import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
 import { idPart } from '../store/key-codec.ts';
-import { openStore, put, type Op } from '../store/store.ts';
+import { create, delIf, isStoreConflict, openStore, put, replace, type Json, type Op } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
@@ -25,8 +25,7 @@ import {
 import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
-import { loadRecord, openToken, recordKey, recordOps, sealToken, sweepIdempotency,
-  type IdempotencyRecord } from './idempotency.ts';
+import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
 import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { NodeIdentity } from './node-identity.ts';
@@ -34,7 +33,9 @@ import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString }
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
-import { verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { publishNodeKeys, verifyClusterReceipt, type SignedReceipt } from './receipts.ts';
+import { holderId, type Lease } from './leases.ts';
+import { sweepLease, sweepRound } from './sweeps.ts';
 import { rotateNodeKey } from './key-rotation.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
@@ -53,6 +54,12 @@ export type Listener = 'edge' | 'backend' | 'gateway' | 'admin';
 type Seal = (result: Record<string, unknown>) => Op[];
 interface Idem { record: string; seal: Seal }
 export interface Auth { machine_id?: string; token?: string }
+/**
+ * Shared store: how long a node's mark on an idempotency key it is running holds off the other nodes
+ * (docs/scale-out.md). Past it (the node stopped mid-request) another node may take the key over; the
+ * first node's reply then cannot be recorded (its batch compares the mark) and it answers busy.
+ */
+const RUNNING_LEASE_MS = 60_000;
 
 /**
  * The data dir holds the ledger, the node keys and the admin socket: only the service's user may
@@ -74,6 +81,8 @@ export class Core {
   readonly ctx: CoreContext;
   readonly tls: TlsMaterial;
   #sweeper: NodeJS.Timeout | null = null;
+  /** shared store: one node sweeps at a time (null: this process owns its store and always sweeps) */
+  readonly #sweepLease: Lease | null;
   #inProgress = new Set<string>();
   readonly #limits: RateLimiter;
   /** the anonymous sandbox's state: here, so every gateway process in front of this core shares it */
@@ -89,6 +98,7 @@ export class Core {
     this.tls = tls;
     this.#limits = new RateLimiter(ctx.config.rates);
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
+    this.#sweepLease = sweepLease(ctx);
   }
 
   /**
@@ -111,6 +121,13 @@ export class Core {
     const failed = selfCheck(kernels).filter((r) => !r.ok);
     if (failed.length) throw new Error(`kernel self-check failed: ${failed.map((f) => f.name).join(', ')}`);
     const store = await openStore(config.dataDir, config.store);
+    // shared store: one process per node id (its pulse chain and logs have one writer); a second process
+    // with this node key stops here, before it writes anything, instead of at its first pulse
+    if (store.shared && !(await store.lockSession(`node:${identity.nodeId}`))) {
+      await store.close();
+      throw new Error(`another svcd process runs node ${identity.nodeId} on this database: each node needs a node `
+        + 'key of its own (copy only quote-key.bin, result-key.bin and bct-key.bin between nodes, docs/scale-out.md)');
+    }
     const ledger = new Ledger(store);
     const check = await ledger.verify();
     if (!check.ok) {
@@ -129,19 +146,42 @@ export class Core {
       now,
     };
     await chain.start();
+    // the other nodes of a shared store verify this node's receipts with the keys it publishes
+    if (store.shared) await publishNodeKeys(store, identity, now());
     const core = new Core(ctx, tls);
-    await sweepExpired(ctx);
+    if (core.#sweepLease) await sweepRound(ctx, core.#sweepLease);
+    else await sweepExpired(ctx);
     core.#startSweeper();
     return core;
   }
 
   #startSweeper(): void {
     this.#sweeper = setInterval(() => {
-      const now = this.ctx.now().getTime();
-      Promise.all([sweepExpired(this.ctx), sweepIdempotency(this.ctx.store, now)])
-        .catch(() => { /* next tick retries */ });
+      sweepRound(this.ctx, this.#sweepLease).catch(() => { /* next tick retries */ });
     }, this.ctx.config.sweepIntervalMs);
     this.#sweeper.unref();
+  }
+
+  /**
+   * Shared store: marks the idempotency key `k` running on this node (a create), or takes over a mark whose
+   * node's lease ended; another node's live mark is idempotency_in_progress, as a key running here is.
+   */
+  async #markRunning(k: string, nowMs: number): Promise<Json> {
+    const store = this.ctx.store;
+    const mine = { holder: holderId(this.ctx.identity.nodeId), expires_ms: nowMs + RUNNING_LEASE_MS };
+    let cur: Json | undefined;
+    for (let run = 1; run <= 2; run++) {
+      try {
+        const op = cur ? replace('idempotency_running', k, mine, cur) : create('idempotency_running', k, mine);
+        await store.write([op]);
+        return mine;
+      } catch (e) {
+        if (!isStoreConflict(e)) throw e;
+      }
+      cur = await store.get('idempotency_running', k);
+      if (cur && (cur.expires_ms as number) > nowMs) break;
+    }
+    throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
   }
 
   /**
@@ -240,8 +280,13 @@ export class Core {
       throw new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
     }
     this.#inProgress.add(k);
+    // shared store: this node's mark on the key in the database, for the other nodes; deleted by the
+    // batch that records the reply, or else when the request ends
+    let running: Json | null = null;
+    let cleared = false;
     try {
       const nowMs = this.ctx.now().getTime();
+      if (this.ctx.store.shared) running = await this.#markRunning(k, nowMs);
       const prior = await loadRecord(this.ctx.store, k, nowMs);
       if (prior) {
         if (prior.digest !== digest) {
@@ -264,16 +309,25 @@ export class Core {
           expires_ms: expires,
         };
         if (typeof token === 'string') rec.sealed_token = sealToken(token, idemKey, k);
-        return recordOps(k, rec);
+        const ops = recordOps(k, rec);
+        // compared: if another node took the key over (this node's lease ended), this reply is not recorded
+        if (running) ops.push(delIf('idempotency_running', k, running));
+        return ops;
       };
       // a claim also names this record in the machine record it writes
       const result = await this.#dispatch(spec, args, auth, undefined, { record: k, seal });
       // commands without effects of their own to batch with (QUOTE) write the record alone; a QUOTE's
       // may be lost in a crash like the quote itself (a retry then gets a new quote)
       if (!sealed) await this.ctx.store.write(seal(result), { sync: spec.name !== 'QUOTE' });
+      cleared = true;
       return result;
     } finally {
       this.#inProgress.delete(k);
+      if (running && !cleared) {
+        // a replay, or a request that failed: nothing recorded the reply, so the mark goes alone (if it
+        // cannot, it expires)
+        await this.ctx.store.write([delIf('idempotency_running', k, running)]).catch(() => {});
+      }
     }
   }
 
@@ -418,15 +472,16 @@ export class Core {
         if (!r || r.receipt.machine_id !== a.machine_id) {
           throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
         }
-        const v = verifyReceipt(ctx.identity, r);
+        // signed here or by another node of a shared store (its published keys)
+        const v = await verifyClusterReceipt(ctx.store, ctx.identity, r);
         // the key the receipt names, with its window: after a key rotation, not the current one (a key
         // the set does not hold: the current one, and valid false with unknown_key)
-        const key = ctx.identity.signingKey(r.receipt.key_id);
+        const key = v.key;
         return {
           receipt_id: r.receipt.receipt_id, receipt: r.receipt, signature: r.signature, alg: 'Ed25519',
           public_key: key?.public_key ?? ctx.identity.signer().publicKey, key_id: key?.key_id ?? ctx.identity.keyId,
           valid: v.valid,
-          ...(key ? { key_valid_from: key.window.valid_from, key_valid_until: key.window.valid_until } : {}),
+          ...(key ? { key_valid_from: key.valid_from, key_valid_until: key.valid_until } : {}),
           ...(v.reason ? { reason: v.reason } : {}),
           signed_bytes: 'RFC 8785 canonical JSON of `receipt` (UTF-8); signature is base64url Ed25519 over those bytes',
         };
@@ -546,6 +601,8 @@ export class Core {
     await this.#watchers?.stop();
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
+    // another node sweeps at once instead of after the lease runs out
+    await this.#sweepLease?.release().catch(() => {});
     await this.ctx.chain.stop();
     await this.ctx.pool.close();
     await this.ctx.store.close();

@@ -3,15 +3,19 @@
 // open invoice's exact amount settles it through invoices.ts (the deposit record in the credit's
 // batch); anything else waits in the unmatched queue for the operator (UNMATCHED, CLAIM). Talks to
 // no chain: watchers (watchers/) bring deposits here. Policy: docs/settlement.md.
+// Several nodes on one shared store (docs/scale-out.md): the per-deposit lock is per node, so a deposit's
+// first record is a create (two nodes that saw one transfer cannot both record it: the loser reads the
+// winner's record) and each later change of it compares the record it read (a claim on one node and a
+// claim or a reorg mark on another cannot both land).
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { del, put, type Store } from '../store/store.ts';
+import { create, del, isStoreConflict, put, replace, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import {
   UNITS_PER_BASE_UNIT, decimal, invoiceHoldingAmount, loadInvoice, nearestOpenInvoice, settleInvoice,
-  type InvoiceRecord,
+  type DepositAttachment, type InvoiceRecord,
 } from './invoices.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
@@ -73,7 +77,7 @@ export function depositId(rail: Rail['rail'], txId: string, logIndex: number): s
 /** The payment reference a deposit settles its invoice with. */
 export const depositReference = (d: Deposit): string => `${d.tx_id}:${d.log_index}`;
 
-/** Check-then-write on one deposit's record: one transfer at a time (under it, machine then rail locks). */
+/** Check-then-write on one deposit's record: one transfer at a time in a node (under it, machine then rail locks). */
 const depositLocks = new WeakMap<Store, KeyedMutex>();
 function withDeposit<T>(ctx: CoreContext, id: string, fn: () => Promise<T>): Promise<T> {
   let locks = depositLocks.get(ctx.store);
@@ -117,20 +121,39 @@ export async function recordDeposit(
         ...seen, state: 'credited', invoice_id: inv.invoice_id, machine_id: inv.machine_id,
         credited_at: now.toISOString(),
       };
-      const attach = { deposit_id: id, ops: [put('deposits', id, asJson(rec))], ref: { deposit_id: id } };
+      const attach: DepositAttachment = {
+        deposit_id: id, ops: [create('deposits', id, asJson(rec))], ref: { deposit_id: id },
+      };
       try {
         const settled = await settleInvoice(ctx, inv.invoice_id, depositReference(d), false, attach);
-        if (settled.deposit_id === id) return { deposit: rec, fresh: true };
+        if (attach.landed) return { deposit: rec, fresh: true };
+        // another node recorded this deposit first and settled the invoice with it
+        if (settled.deposit_id === id) return { deposit: (await loadDeposit(ctx, id)) ?? rec, fresh: false };
         // settled by hand with this very reference: it credited once already; the deposit is queued
       } catch (e) {
+        if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
         if (codeOf(e) !== 'invoice_expired' && codeOf(e) !== 'invoice_already_settled') throw e;
       }
     }
     const rec = await unmatched(ctx, seen, inv && (await loadInvoice(ctx, inv.invoice_id)), now);
     const queued = put('unmatched_deposits', rec.queue_key!, { deposit_id: id });
-    await ctx.store.write([put('deposits', id, asJson(rec)), queued]);
+    try {
+      await ctx.store.write([create('deposits', id, asJson(rec)), queued]);
+    } catch (e) {
+      if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
+      throw e;
+    }
     return { deposit: rec, fresh: true };
   });
+}
+
+/** A store conflict while recording: another node recorded the deposit first (its record), or else the error. */
+async function recordedElsewhere(
+  ctx: CoreContext, id: string, e: unknown,
+): Promise<{ deposit: DepositRecord; fresh: boolean }> {
+  const known = await loadDeposit(ctx, id);
+  if (!known) throw e;
+  return { deposit: known, fresh: false };
 }
 
 /** The queue entry for a deposit no open invoice took, naming the invoice it most likely meant. */
@@ -189,12 +212,25 @@ export async function claimDeposit(
     const rec: DepositRecord = {
       ...rest, state: 'claimed', invoice_id: inv.invoice_id, machine_id: inv.machine_id, credited_at: now.toISOString(),
     };
-    const settled = await settleInvoice(ctx, invoiceId, depositReference(dep), 'either', {
-      deposit_id: id,
-      ops: [put('deposits', id, asJson(rec)), ...(queue_key ? [del('unmatched_deposits', queue_key)] : [])],
-      ref: { deposit_id: id, claim: 'true' },
-      creditUnits: BigInt(dep.amount) * UNITS_PER_BASE_UNIT,
-    });
+    let settled: InvoiceRecord;
+    try {
+      settled = await settleInvoice(ctx, invoiceId, depositReference(dep), 'either', {
+        deposit_id: id,
+        // compared with the unmatched record read above: a claim of it on another node meanwhile refuses this one
+        ops: [replace('deposits', id, asJson(rec), asJson(dep)),
+          ...(queue_key ? [del('unmatched_deposits', queue_key)] : [])],
+        ref: { deposit_id: id, claim: 'true' },
+        creditUnits: BigInt(dep.amount) * UNITS_PER_BASE_UNIT,
+      });
+    } catch (e) {
+      const now = isStoreConflict(e) ? await loadDeposit(ctx, id) : undefined;
+      if (now && now.state !== 'unmatched') {
+        const msg = `deposit ${id} was already credited to invoice ${now.invoice_id ?? '?'} (${now.state})`;
+        const details = { invoice_id: now.invoice_id ?? null, state: now.state };
+        throw new ServiceError('deposit_already_credited', msg, details);
+      }
+      throw e;
+    }
     if (settled.deposit_id !== id) {
       const ref = JSON.stringify(settled.settlement_reference);
       const msg = `invoice ${invoiceId} was already settled with reference ${ref}`;
@@ -204,13 +240,24 @@ export async function claimDeposit(
   });
 }
 
-/** A watcher saw the block of a recorded deposit replaced: marked and reported, never reversed. */
+/**
+ * A watcher saw the block of a recorded deposit replaced: marked and reported, never reversed. The mark
+ * compares the record it read (a claim on another node meanwhile is read again, never overwritten).
+ */
 export async function markReorged(ctx: CoreContext, id: string): Promise<DepositRecord | undefined> {
   return withDeposit(ctx, id, async () => {
-    const dep = await loadDeposit(ctx, id);
-    if (!dep || dep.reorged_at) return dep;
-    const rec: DepositRecord = { ...dep, reorged_at: ctx.now().toISOString() };
-    await ctx.store.write([put('deposits', id, asJson(rec))]);
-    return rec;
+    for (let run = 1; ; run++) {
+      const dep = await loadDeposit(ctx, id);
+      if (!dep || dep.reorged_at) return dep;
+      const rec: DepositRecord = { ...dep, reorged_at: ctx.now().toISOString() };
+      try {
+        await ctx.store.write([replace('deposits', id, asJson(rec), asJson(dep))]);
+        return rec;
+      } catch (e) {
+        if (!isStoreConflict(e) || run >= MARK_RUNS) throw e;
+      }
+    }
   });
 }
+
+const MARK_RUNS = 5;

@@ -11,7 +11,7 @@ import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { key } from '../store/key-codec.ts';
-import { del, put, type Op, type Store } from '../store/store.ts';
+import { create, delIf, put, replace, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
@@ -60,6 +60,8 @@ export interface DepositAttachment {
   ops: Op[];
   ref: Record<string, string>;
   creditUnits?: bigint;
+  /** set by settleInvoice once the batch carrying `ops` landed (not when the invoice was settled already) */
+  landed?: boolean;
 }
 
 /** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */
@@ -69,7 +71,12 @@ const SUFFIX_MAX = 99_999;
 export const UNITS_PER_BASE_UNIT = UNIT_SCALE / BASE;
 const ALLOCATION_TRIES = 64;
 
-/** Amount allocation is check-then-write on an index shared by every machine: one rail at a time. */
+/**
+ * Amount allocation is check-then-write on an index shared by every machine: one rail at a time in a node.
+ * Across nodes (a shared store) the amount's entry is a create, or a compare-and-set over an expired
+ * invoice's, so two nodes that picked one amount cannot both write it: the loser's batch is refused and
+ * withMachine runs fundAccount again, which picks afresh (a bounded number of times, then busy).
+ */
 const railLocks = new WeakMap<Store, KeyedMutex>();
 function withRail<T>(ctx: CoreContext, rail: Rail['rail'], fn: () => Promise<T>): Promise<T> {
   let locks = railLocks.get(ctx.store);
@@ -132,11 +139,14 @@ function openInvoices(rec: MachineRecord | undefined, nowMs: number): Record<str
   return Object.fromEntries(Object.entries(rec?.open_invoices ?? {}).filter(([, exp]) => exp > nowMs));
 }
 
-/** Deletes the rail's amount index entry only while it still points to this invoice (it may be reused). */
+/**
+ * Deletes the rail's amount index entry only while it still points to this invoice (it may be reused):
+ * compared, so that another node's reuse of it in between refuses this batch instead of being deleted.
+ */
 async function releaseAmountOps(ctx: CoreContext, inv: InvoiceRecord): Promise<Op[]> {
   const k = key(inv.rail, inv.amount_due);
   const held = await ctx.store.get('invoice_amounts', k);
-  return held?.invoice_id === inv.invoice_id ? [del('invoice_amounts', k)] : [];
+  return held?.invoice_id === inv.invoice_id ? [delIf('invoice_amounts', k, held)] : [];
 }
 
 /**
@@ -163,7 +173,7 @@ export async function fundAccount(
     }
     const claimToken = rec ? undefined : newToken();
     return withRail(ctx, rail.rail, async () => {
-      const amount = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
+      const { amount, taken } = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
       const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
       const inv: InvoiceRecord = {
         invoice_id: newId('inv'), machine_id: a.machine_id, state: 'pending', units: a.units,
@@ -177,9 +187,13 @@ export async function fundAccount(
       const next: MachineRecord = { ...(rec ?? claimed()), open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
       const reply = claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };
       const amountEntry = { invoice_id: inv.invoice_id, expires_ms: expiresMs };
+      const amountKey = key(rail.rail, inv.amount_due);
       await ctx.store.write([
         put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
-        put('invoice_amounts', key(rail.rail, inv.amount_due), amountEntry),
+        // new, or over the expired entry as read: another node's pick of this amount meanwhile refuses the batch
+        taken
+          ? replace('invoice_amounts', amountKey, amountEntry, taken)
+          : create('invoice_amounts', amountKey, amountEntry),
         ...machineOps(a.machine_id, next),
         ...(idem?.seal(reply) ?? []),
       ]);
@@ -189,12 +203,18 @@ export async function fundAccount(
   });
 }
 
-/** A unique amount on the rail: `base` plus a random suffix no open invoice holds. Caller holds the rail lock. */
-async function allocateAmount(ctx: CoreContext, rail: Rail, base: bigint, nowMs: number): Promise<bigint> {
+/**
+ * A unique amount on the rail: `base` plus a random suffix no open invoice holds, and the expired entry
+ * it replaces (if any), which the write compares. Caller holds the rail lock.
+ */
+async function allocateAmount(
+  ctx: CoreContext, rail: Rail, base: bigint, nowMs: number,
+): Promise<{ amount: bigint; taken: Record<string, unknown> | undefined }> {
+  const max = ctx.config.invoiceSuffixMax ?? SUFFIX_MAX;
   for (let tries = 0; tries < ALLOCATION_TRIES; tries++) {
-    const amount = base + BigInt(randomInt(1, SUFFIX_MAX + 1));
+    const amount = base + BigInt(randomInt(1, max + 1));
     const taken = await ctx.store.get('invoice_amounts', key(rail.rail, amount.toString()));
-    if (!taken || (taken.expires_ms as number) <= nowMs) return amount;
+    if (!taken || (taken.expires_ms as number) <= nowMs) return { amount, taken };
   }
   throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
 }
@@ -268,6 +288,7 @@ export async function settleInvoice(
         ...ops,
         ...(deposit?.ops ?? []),
       ]);
+      if (deposit) deposit.landed = true;
       INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
       return next;
     });

@@ -3,10 +3,15 @@
 // canonical JSON of {service, quote_id, input_digest, output_digest}. Byte layouts: docs/verify.md.
 // After a key rotation a receipt verifies against the key its key_id names, if issued_at lies in that
 // key's window; a result tag checks against any result key of the set (docs/operations.md).
+// Several nodes on one shared store (docs/scale-out.md): each publishes its signing keys there (node_keys,
+// one record per node id, at start and after a rotation), and a receipt another node signed verifies
+// against that node's published keys, with their windows, as its own do.
 import type { Kernels } from '../kernels/index.ts';
 import { newId } from './ids.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
-import type { NodeIdentity } from './node-identity.ts';
+import { verifyWithRawKey, type PublishedKey } from '../protocol/ed25519.ts';
+import { put, type Store } from '../store/store.ts';
+import { inWindow, type NodeIdentity } from './node-identity.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../protocol/pricing.ts';
 
 export const RECEIPT_FORMAT = 'svc_receipt_v1';
@@ -82,4 +87,40 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
 export function verifyReceipt(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
   const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
   return id.verifyBy(r.receipt.key_id, bytes, Buffer.from(r.signature, 'base64url'), r.receipt.issued_at);
+}
+
+/** What a node publishes of itself on a shared store (sublevel node_keys, key = node id). */
+export interface NodeKeysRecord { node_id: string; signing: PublishedKey[]; published_at: string }
+
+/** Publishes this node's signing keys (with their windows) for the other nodes of a shared store. */
+export async function publishNodeKeys(store: Store, id: NodeIdentity, now: Date): Promise<void> {
+  const rec: NodeKeysRecord = { node_id: id.nodeId, signing: id.publishedKeys(), published_at: now.toISOString() };
+  await store.write([put('node_keys', id.nodeId, rec as unknown as Record<string, unknown>)]);
+}
+
+/**
+ * Verifies a receipt signed by this node or by another node of the cluster (the keys it published), and
+ * names the key the receipt names (undefined when neither this node nor its signer has that key).
+ */
+export async function verifyClusterReceipt(store: Store, id: NodeIdentity, r: SignedReceipt): Promise<{
+  valid: boolean; reason?: string; key?: { key_id: string; public_key: string; valid_from: string | null;
+    valid_until: string | null };
+}> {
+  if (r.receipt.node_id === id.nodeId) {
+    const k = id.signingKey(r.receipt.key_id);
+    const key = k && {
+      key_id: k.key_id, public_key: k.public_key, valid_from: k.window.valid_from, valid_until: k.window.valid_until,
+    };
+    return { ...verifyReceipt(id, r), ...(key ? { key } : {}) };
+  }
+  const published = await store.get<NodeKeysRecord & Record<string, unknown>>('node_keys', r.receipt.node_id);
+  const k = published?.signing.find((x) => x.key_id === r.receipt.key_id);
+  if (!k) return { valid: false, reason: 'unknown_key' };
+  const key = { key_id: k.key_id, public_key: k.public_key, valid_from: k.valid_from, valid_until: k.valid_until };
+  const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
+  if (!verifyWithRawKey(Buffer.from(k.public_key, 'base64url'), bytes, Buffer.from(r.signature, 'base64url'))) {
+    return { valid: false, reason: 'bad_signature', key };
+  }
+  if (!inWindow(k, r.receipt.issued_at)) return { valid: false, reason: 'outside_key_window', key };
+  return { valid: true, key };
 }

@@ -12,18 +12,23 @@ export const SUBLEVELS = [
   'receipts', 'executions', 'pulses', 'seeds', 'idempotency', 'idempotency_expiry', 'tlog_nodes', 'tlog_entries',
   // chain deposits (src/core/deposits.ts): every transfer seen, the unmatched queue, each watcher's cursor
   'deposits', 'unmatched_deposits', 'watcher_cursors',
+  // several nodes on one shared store (docs/scale-out.md): leases (one holder of a duty at a time),
+  // idempotency keys still running, and each node's published signing keys
+  'leases', 'idempotency_running', 'node_keys',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 
 /**
- * One change in a batch. Later ops on the same key win, as in a LevelDB batch. `ifAbsent` is a guard:
- * the key must not exist before the batch, or the whole batch lands nothing and write() throws a store
- * conflict (isStoreConflict). Only a shared store checks it (Store.shared); a store owned by one process
+ * One change in a batch. Later ops on the same key win, as in a LevelDB batch. Two guards, checked on the
+ * last op of a key: `ifAbsent` (put only), the key must not exist before the batch; `ifUnchanged`, the
+ * key must hold exactly this value before the batch (the value as get() returned it: compare-and-set, or
+ * compare-and-delete). A guard that fails makes the whole batch land nothing, and write() throws a store
+ * conflict (isStoreConflict). Only a shared store checks them (Store.shared); a store owned by one process
  * relies on the caller's locks, and checking there would cost every write a read.
  */
 export type Op =
-  | { type: 'put'; sub: SublevelName; key: string; value: Json; ifAbsent?: true }
-  | { type: 'del'; sub: SublevelName; key: string };
+  | { type: 'put'; sub: SublevelName; key: string; value: Json; ifAbsent?: true; ifUnchanged?: Json }
+  | { type: 'del'; sub: SublevelName; key: string; ifUnchanged?: Json };
 
 /** What the store did since it opened: tests count reads and synced writes per request with it. */
 export interface StoreStats {
@@ -78,6 +83,12 @@ export interface Store {
   keys(name: SublevelName, range?: Range): AsyncGenerator<string>;
   /** A read view fixed now, for several entries() calls that must agree (audit, ledger check, backup). */
   snapshot(): Promise<StoreSnapshot>;
+  /**
+   * Takes the lock `name` for as long as this store stays open (and its process lives): false when another
+   * open store holds it. A shared store's nodes use it for what must be one process at a time (a node id);
+   * a store one process owns has nobody to lock out and always answers true.
+   */
+  lockSession(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -87,6 +98,13 @@ export const del = (sub: SublevelName, key: string): Op => ({ type: 'del', sub, 
 export const create = (sub: SublevelName, key: string, value: Json): Op => ({
   type: 'put', sub, key, value, ifAbsent: true,
 });
+
+/** A put that lands only while the key still holds `was` (as read): compare-and-set. */
+export const replace = (sub: SublevelName, key: string, value: Json, was: Json): Op => ({
+  type: 'put', sub, key, value, ifUnchanged: was,
+});
+/** A delete that lands only while the key still holds `was` (as read). */
+export const delIf = (sub: SublevelName, key: string, was: Json): Op => ({ type: 'del', sub, key, ifUnchanged: was });
 
 /** The refusal of a batch whose guard failed: another node wrote first; read again and retry. */
 export function storeConflict(what: string): ServiceError {

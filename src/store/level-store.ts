@@ -9,8 +9,8 @@
 // batch fails is refused (a full disk refuses them all). Each caller's ops stay in
 // one batch, so each stays atomic; callers serialise among themselves with locks (per machine, per
 // rail), so one flush never holds two writes that depend on each other. One process owns the
-// database (LevelDB's LOCK file), so Op's ifAbsent guards are not checked here: the callers' locks
-// already make them hold, and a check would cost every write a read.
+// database (LevelDB's LOCK file), so Op's guards (ifAbsent, ifUnchanged) are not checked here: the
+// callers' locks already make them hold, and a check would cost every write a read.
 //
 // A bounded read cache for the hot records (machines, accounts, quotes) is written through: a
 // flush updates it when the batch is durable, before any of its callers resume, so a read never
@@ -221,6 +221,11 @@ export class LevelStore implements Store {
   /** LevelDB's implicit snapshot, taken now (synchronously): iterators given it read that state. */
   snapshot(): Promise<StoreSnapshot> {
     return Promise.resolve(this.db.snapshot());
+  }
+
+  /** One process owns the database (LevelDB's LOCK file): nobody else to lock out. */
+  lockSession(_name: string): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   async close(): Promise<void> {

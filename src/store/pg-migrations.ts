@@ -24,6 +24,21 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (sub, key)
       )`,
   },
+  {
+    version: 2,
+    name: 'guards',
+    // A batch with ifUnchanged ops (compare-and-set, compare-and-delete: leases, an invoice amount taken
+    // over from an expired invoice) counts the rows its guarded ops changed and calls this with how many
+    // it needed: fewer means another node changed one first, and the error undoes the whole statement.
+    sql: `
+      CREATE FUNCTION svc_guard(held bigint, wanted integer) RETURNS integer LANGUAGE plpgsql AS $$
+      BEGIN
+        IF held < wanted THEN
+          RAISE EXCEPTION 'a record this batch compares changed under it' USING ERRCODE = 'SV001';
+        END IF;
+        RETURN 1;
+      END $$`,
+  },
 ];
 
 /** pg_advisory_lock key: "svc_migr" as a 64-bit integer, taken only while migrating. */

@@ -1,8 +1,10 @@
 // The PostgreSQL store (SVC_STORE=postgres://…): the store contract on one table shared by every node
 // (schema: ./pg-migrations.ts). Each write() is one SQL statement, so one transaction at READ COMMITTED,
-// durable at commit (synchronous_commit as the server says; off for sync:false batches). Its guard is
+// durable at commit (synchronous_commit as the server says; off for sync:false batches). Its guards are
 // explicit: an ifAbsent op is a plain INSERT, so a key another node created first fails the statement
-// (unique violation) and the batch lands nothing — the journal's per-machine sequence is checked this way.
+// (unique violation) and the batch lands nothing — the journal's per-machine sequence is checked this way;
+// an ifUnchanged op is an UPDATE or DELETE matching the value's text, and svc_guard fails the statement
+// when one matched nothing (compare-and-set: leases, idempotency keys running, invoice amounts).
 // Serialization failures and deadlocks (40001, 40P01) run the statement again. No cache: another node
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
@@ -18,6 +20,10 @@ const MAX_ATTEMPTS = 8;
 const SNAPSHOTS = 4;
 const RETRYABLE = new Set(['40001', '40P01']);
 const UNIQUE_VIOLATION = '23505';
+/** raised by svc_guard (migration 2): an ifUnchanged op found another value than the one it compares */
+const GUARD_FAILED = 'SV001';
+/** lockSession()'s advisory locks: (this, hashtext(name)), apart from the migration lock's single bigint */
+const SESSION_LOCKS = 0x73766331; // "svc1"
 
 // Later ops win, so each key appears once: the three parts of the statement never touch one row twice.
 // Upserts go in key order, so two batches lock their common rows in one order (no deadlock between them).
@@ -35,8 +41,35 @@ const WRITE_SQL = `
     ORDER BY sub, key
     ON CONFLICT (sub, key) DO UPDATE SET value = EXCLUDED.value
   ) SELECT 1`;
+// A batch with ifUnchanged ops: the same three parts, and its compare-and-set updates and compare-and-delete
+// deletes, each matching a row only while it holds the text compared (json keeps the text as written);
+// svc_guard undoes the statement when any of them matched nothing. Batches without such ops never use it.
+const GUARDED_WRITE_SQL = `
+  WITH gone AS (
+    DELETE FROM svc_records r USING unnest($1::text[], $2::bytea[]) AS d(sub, key)
+    WHERE r.sub = d.sub AND r.key = d.key
+  ), made AS (
+    INSERT INTO svc_records (sub, key, value)
+    SELECT sub, key, value FROM unnest($3::text[], $4::bytea[], $5::json[]) AS c(sub, key, value)
+    ORDER BY sub, key
+  ), kept AS (
+    INSERT INTO svc_records (sub, key, value)
+    SELECT sub, key, value FROM unnest($6::text[], $7::bytea[], $8::json[]) AS p(sub, key, value)
+    ORDER BY sub, key
+    ON CONFLICT (sub, key) DO UPDATE SET value = EXCLUDED.value
+  ), swapped AS (
+    UPDATE svc_records r SET value = s.value
+    FROM unnest($9::text[], $10::bytea[], $11::json[], $12::text[]) AS s(sub, key, value, was)
+    WHERE r.sub = s.sub AND r.key = s.key AND r.value::text = s.was
+    RETURNING 1
+  ), dropped AS (
+    DELETE FROM svc_records r USING unnest($13::text[], $14::bytea[], $15::text[]) AS d(sub, key, was)
+    WHERE r.sub = d.sub AND r.key = d.key AND r.value::text = d.was
+    RETURNING 1
+  ) SELECT svc_guard((SELECT count(*) FROM swapped) + (SELECT count(*) FROM dropped), $16)`;
 const GET_SQL = 'SELECT value FROM svc_records WHERE sub = $1 AND key = $2';
 
+interface Statement { name: string; text: string }
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const pgCode = (e: unknown) => (e as { code?: unknown }).code;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,8 +95,11 @@ class PgSnapshot implements StoreSnapshot {
   }
 }
 
-/** The statement's parameters for one batch; throws (landing nothing) on a value JSON cannot encode. */
-function writeParams(ops: readonly Op[]): unknown[] {
+/**
+ * The statement's parameters for one batch (with `guarded`, the guarded statement's); throws (landing
+ * nothing) on a value JSON cannot encode.
+ */
+function writeParams(ops: readonly Op[]): { values: unknown[]; guarded: boolean } {
   const last = new Map<string, Op>();
   const created = new Set<string>();
   for (const o of ops) {
@@ -75,16 +111,29 @@ function writeParams(ops: readonly Op[]): unknown[] {
   const gone: [string[], Buffer[]] = [[], []];
   const made: [string[], Buffer[], string[]] = [[], [], []];
   const kept: [string[], Buffer[], string[]] = [[], [], []];
+  const swapped: [string[], Buffer[], string[], string[]] = [[], [], [], []];
+  const dropped: [string[], Buffer[], string[]] = [[], [], []];
   for (const [k, o] of last) {
     if (o.type === 'del') {
       if (created.has(k)) throw new RangeError(`a batch may not create and then delete ${o.sub} ${o.key}`);
-      gone[0].push(o.sub); gone[1].push(utf8(o.key));
+      if (o.ifUnchanged) {
+        dropped[0].push(o.sub); dropped[1].push(utf8(o.key)); dropped[2].push(JSON.stringify(o.ifUnchanged));
+      } else {
+        gone[0].push(o.sub); gone[1].push(utf8(o.key));
+      }
+      continue;
+    }
+    if (!created.has(k) && o.ifUnchanged) {
+      swapped[0].push(o.sub); swapped[1].push(utf8(o.key)); swapped[2].push(JSON.stringify(o.value));
+      swapped[3].push(JSON.stringify(o.ifUnchanged));
       continue;
     }
     const to = created.has(k) ? made : kept; // a create then a put of one key: still a create
     to[0].push(o.sub); to[1].push(utf8(o.key)); to[2].push(JSON.stringify(o.value));
   }
-  return [...gone, ...made, ...kept];
+  const wanted = swapped[0].length + dropped[0].length;
+  if (!wanted) return { values: [...gone, ...made, ...kept], guarded: false };
+  return { values: [...gone, ...made, ...kept, ...swapped, ...dropped, wanted], guarded: true };
 }
 
 export class PgStore implements Store {
@@ -100,10 +149,14 @@ export class PgStore implements Store {
    */
   readonly #snapshots: pg.Pool;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #url: string;
+  /** connections holding a lockSession() lock each */
+  readonly #sessions: pg.Client[] = [];
 
-  private constructor(pool: pg.Pool, snapshots: pg.Pool) {
+  private constructor(pool: pg.Pool, snapshots: pg.Pool, url: string) {
     this.#pool = pool;
     this.#snapshots = snapshots;
+    this.#url = url;
   }
 
   /** Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration. */
@@ -120,7 +173,7 @@ export class PgStore implements Store {
       await Promise.all([pool.end(), snapshots.end()]);
       throw e;
     }
-    return new PgStore(pool, snapshots);
+    return new PgStore(pool, snapshots, url);
   }
 
   async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
@@ -132,23 +185,26 @@ export class PgStore implements Store {
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
     this.stats.writes++;
-    let values: unknown[];
+    let params: { values: unknown[]; guarded: boolean };
     try {
-      values = writeParams(ops);
+      params = writeParams(ops);
     } catch (e) {
       return Promise.reject(e);
     }
     const sync = opts.sync !== false;
-    const p = this.#writeRetrying(values, sync);
+    const statement = params.guarded
+      ? { name: 'svc_write_guarded', text: GUARDED_WRITE_SQL }
+      : { name: 'svc_write', text: WRITE_SQL };
+    const p = this.#writeRetrying(statement, params.values, sync);
     this.#inFlight.add(p);
     return p.finally(() => this.#inFlight.delete(p));
   }
 
-  async #writeRetrying(values: unknown[], sync: boolean): Promise<void> {
+  async #writeRetrying(statement: Statement, values: unknown[], sync: boolean): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        if (sync) await this.#pool.query({ name: 'svc_write', text: WRITE_SQL, values });
-        else await this.#unsynced(values);
+        if (sync) await this.#pool.query({ ...statement, values });
+        else await this.#unsynced(statement, values);
         if (sync) this.stats.syncedFlushes++;
         else this.stats.unsyncedFlushes++;
         return;
@@ -157,6 +213,10 @@ export class PgStore implements Store {
         if (code === UNIQUE_VIOLATION) {
           this.stats.conflicts!++;
           throw storeConflict('a record this batch creates exists already');
+        }
+        if (code === GUARD_FAILED) {
+          this.stats.conflicts!++;
+          throw storeConflict('a record this batch compares changed');
         }
         if (!RETRYABLE.has(code as string) || attempt >= MAX_ATTEMPTS) throw e;
         this.stats.retries!++;
@@ -167,13 +227,13 @@ export class PgStore implements Store {
   }
 
   /** sync:false: the same statement in a transaction that does not wait for its WAL flush. */
-  async #unsynced(values: unknown[]): Promise<void> {
+  async #unsynced(statement: Statement, values: unknown[]): Promise<void> {
     const c = await this.#pool.connect();
     let broken: Error | undefined;
     try {
       await c.query('BEGIN; SET LOCAL synchronous_commit TO off');
       try {
-        await c.query({ name: 'svc_write', text: WRITE_SQL, values });
+        await c.query({ ...statement, values });
         await c.query('COMMIT');
       } catch (e) {
         await c.query('ROLLBACK').catch((r: Error) => { broken = r; });
@@ -270,8 +330,32 @@ export class PgStore implements Store {
     return new PgSnapshot(c);
   }
 
+  /**
+   * A session advisory lock on a connection of its own, outside the pools, held until close(): the server
+   * releases it when that connection ends, so a process killed outright does not keep it. Lost if that
+   * connection breaks while the store is open (the guards in the data still hold then).
+   */
+  async lockSession(name: string): Promise<boolean> {
+    const c = new pg.Client({ connectionString: this.#url, application_name: 'svcd session lock' });
+    c.on('error', () => {}); // a broken lock connection: the lock is gone, nothing else to do
+    await c.connect();
+    try {
+      const r = await c.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock($1::integer, hashtext($2)) AS ok', [SESSION_LOCKS, name]);
+      if (r.rows[0]?.ok) {
+        this.#sessions.push(c);
+        return true;
+      }
+    } catch (e) {
+      await c.end().catch(() => {});
+      throw e;
+    }
+    await c.end();
+    return false;
+  }
+
   async close(): Promise<void> {
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
-    await Promise.all([this.#pool.end(), this.#snapshots.end()]);
+    await Promise.all([this.#pool.end(), this.#snapshots.end(), ...this.#sessions.map((c) => c.end())]);
   }
 }

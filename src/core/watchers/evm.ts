@@ -13,6 +13,7 @@ import type { EvmWatcherConfig, WatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { markReorged, recordDeposit, type Deposit } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
+import { leaseFor, type Lease } from '../leases.ts';
 import { hexToTron } from './tron-address.ts';
 
 export interface WatchLog {
@@ -35,7 +36,8 @@ export interface PendingPayment {
 export interface WatcherStatus {
   rail: string;
   family: WatcherConfig['family'];
-  state: 'starting' | 'ok' | 'error' | 'stopped';
+  /** standby: another node of a shared store watches this rail (it holds the rail's watcher lease) */
+  state: 'starting' | 'ok' | 'error' | 'stopped' | 'standby';
   finality: string;
   confirmations: number;
   /** EVM, TRON: the node's chain id; Solana: the cluster's genesis hash */
@@ -76,6 +78,12 @@ const CHUNKS_PER_PASS = 20;
 const RPC_TIMEOUT_MS = 15_000;
 const REORG_REPORTS_KEPT = 20;
 
+/**
+ * A rail's watcher lease (shared store): held a while past a few polls, so a long pass keeps it, and a
+ * stopped node's rail is taken over by another node within it.
+ */
+export const watcherLeaseMs = (pollMs: number): number => Math.max(30_000, 3 * pollMs);
+
 /** A message safe to publish: no URL (an RPC URL may carry a provider key), one line, bounded. */
 export function publicError(e: unknown, rpcUrl: string): string {
   const err = e as { shortMessage?: unknown; message?: unknown } | null;
@@ -97,11 +105,14 @@ export class EvmWatcher {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
+  /** one watcher per rail across the nodes of a shared store (always held on a store one process owns) */
+  readonly #lease: Lease;
 
   constructor(ctx: CoreContext, cfg: EvmWatcherConfig, log: WatchLog) {
     this.#ctx = ctx;
     this.#cfg = cfg;
     this.#log = log;
+    this.#lease = leaseFor(ctx, `watcher:${cfg.rail}`, watcherLeaseMs(cfg.pollMs));
     const tron = cfg.family === 'tron';
     this.#addr = tron ? (a) => hexToTron(a) : (a) => a.toLowerCase();
     this.#tx = tron ? (h) => h.toLowerCase().replace(/^0x/, '') : (h) => h.toLowerCase();
@@ -137,6 +148,7 @@ export class EvmWatcher {
     this.#timer = null;
     await this.#running;
     this.#status.state = 'stopped';
+    await this.#lease.release().catch(() => {}); // another node takes the rail over at once
   }
 
   #schedule(ms: number): void {
@@ -151,10 +163,14 @@ export class EvmWatcher {
   async #tick(): Promise<void> {
     let next = this.#cfg.pollMs;
     try {
-      const more = await this.#pass();
-      this.#status.state = 'ok';
-      this.#status.errors_in_a_row = 0;
-      if (more) next = 0;
+      if (!(await this.#lease.hold())) {
+        this.#status.state = 'standby';
+      } else {
+        const more = await this.#pass();
+        this.#status.state = 'ok';
+        this.#status.errors_in_a_row = 0;
+        if (more) next = 0;
+      }
     } catch (e) {
       const s = this.#status;
       s.state = 'error';

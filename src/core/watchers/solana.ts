@@ -13,7 +13,8 @@ import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
-import { publicError, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
+import { leaseFor, type Lease } from '../leases.ts';
+import { publicError, watcherLeaseMs, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
 import { parseDeposits, type SolanaTransaction } from './solana-parse.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -57,11 +58,14 @@ export class SolanaWatcher {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
+  /** one watcher per rail across the nodes of a shared store (always held on a store one process owns) */
+  readonly #lease: Lease;
 
   constructor(ctx: CoreContext, cfg: SolanaWatcherConfig, log: WatchLog) {
     this.#ctx = ctx;
     this.#cfg = cfg;
     this.#log = log;
+    this.#lease = leaseFor(ctx, `watcher:${cfg.rail}`, watcherLeaseMs(cfg.pollMs));
     this.#rpc = createSolanaRpc(cfg.rpcUrl);
     this.#status = {
       rail: cfg.rail, family: 'solana', state: 'starting', finality: 'finalized', confirmations: 0,
@@ -91,6 +95,7 @@ export class SolanaWatcher {
     this.#timer = null;
     await this.#running;
     this.#status.state = 'stopped';
+    await this.#lease.release().catch(() => {}); // another node takes the rail over at once
   }
 
   #schedule(ms: number): void {
@@ -105,10 +110,14 @@ export class SolanaWatcher {
   async #tick(): Promise<void> {
     let next = this.#cfg.pollMs;
     try {
-      const more = await this.#pass();
-      this.#status.state = 'ok';
-      this.#status.errors_in_a_row = 0;
-      if (more) next = 0;
+      if (!(await this.#lease.hold())) {
+        this.#status.state = 'standby';
+      } else {
+        const more = await this.#pass();
+        this.#status.state = 'ok';
+        this.#status.errors_in_a_row = 0;
+        if (more) next = 0;
+      }
     } catch (e) {
       const s = this.#status;
       s.state = 'error';
