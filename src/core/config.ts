@@ -20,7 +20,7 @@ export type Finality = 'finalized' | 'safe' | 'latest';
 /** One chain watcher (SVC_WATCH_<RAIL>_*): off unless its RPC is set. */
 export type WatcherConfig = EvmWatcherConfig | SolanaWatcherConfig;
 
-interface WatchCommon {
+export interface WatchCommon {
   rail: Rail['rail'];
   /** JSON-RPC endpoint over HTTP(S); may carry a provider key, so it is never logged or published */
   rpcUrl: string;

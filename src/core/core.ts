@@ -35,12 +35,12 @@ import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
 import { publishNodeKeys, verifyClusterReceipt, type SignedReceipt } from './receipts.ts';
 import { holderId, type Lease } from './leases.ts';
-import { sweepLease, sweepRound } from './sweeps.ts';
+import { clearOwnStaleMarks, sweepLease, sweepRound } from './sweeps.ts';
 import { rotateNodeKey } from './key-rotation.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { Watchers } from './watchers/watchers.ts';
-import type { WatchLog } from './watchers/evm.ts';
+import type { WatchLog } from './watchers/poll-loop.ts';
 import { commandDone } from './core-metrics.ts';
 
 /**
@@ -128,6 +128,7 @@ export class Core {
       throw new Error(`another svcd process runs node ${identity.nodeId} on this database: each node needs a node `
         + 'key of its own (copy only quote-key.bin, result-key.bin and bct-key.bin between nodes, docs/scale-out.md)');
     }
+    if (store.shared) await clearOwnStaleMarks(store, identity.nodeId, holderId(identity.nodeId));
     const ledger = new Ledger(store);
     const check = await ledger.verify();
     if (!check.ok) {

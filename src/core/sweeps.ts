@@ -33,6 +33,27 @@ export async function sweepRound(ctx: CoreContext, lease: Lease | null): Promise
   return { swept: true, quotes, idempotency, running };
 }
 
+/**
+ * At start, after the node's session lock (one process per node id): the idempotency keys an earlier
+ * process of this node left marked running (killed mid-request) are deleted at once, rather than after
+ * their lease, so a client's retry with the same key runs as soon as the node is back. Marks of other
+ * nodes are theirs. Marks are few (one per request in flight), so one scan suffices.
+ */
+export async function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
+  let n = 0;
+  for await (const [k, v] of store.entries('idempotency_running')) {
+    const holder = v.holder as string;
+    if (!holder.startsWith(`${nodeId}#`) || holder === self) continue;
+    try {
+      await store.write([delIf('idempotency_running', k, v)]);
+      n++;
+    } catch (e) {
+      if (!isStoreConflict(e)) throw e;
+    }
+  }
+  return n;
+}
+
 /** Idempotency keys marked running by a node whose lease on them ended (it stopped mid-request): deleted. */
 async function sweepRunning(store: Store, nowMs: number, limit = 1000): Promise<number> {
   let n = 0;

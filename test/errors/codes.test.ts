@@ -63,10 +63,11 @@ test('error code internal: a corrupted stored receipt answers internal (HTTP 502
   const s = await startSvcd(t);
   await fundMachine(s, 'corrupt-m', 1);
   t.is(await s.stop(), 0);
-  const keyId = NodeIdentity.loadOrCreate(s.dataDir).keyId;
+  const { keyId, nodeId } = NodeIdentity.loadOrCreate(s.dataDir);
   const store = await Store.open(s.dataDir);
-  // what a disk or a bad restore could leave behind: the receipt's signature is not a string
-  await store.write([put('receipts', 'rcpt_corrupt', { receipt: { machine_id: 'corrupt-m', key_id: keyId } })]);
+  // what a disk or a bad restore could leave behind: this node's receipt, its signature not a string
+  const receipt = { machine_id: 'corrupt-m', node_id: nodeId, key_id: keyId };
+  await store.write([put('receipts', 'rcpt_corrupt', { receipt })]);
   await store.close();
   await s.start(['start']);
   const args = { receipt_id: 'rcpt_corrupt', machine_id: 'corrupt-m' };

@@ -174,7 +174,8 @@ export const MUTATIONS: Mutation[] = [
   m('machine-no-record', 'an unclaimed machine has no token', 'src/core/machines.ts', 'checkToken',
     'if (!rec || !token || !matches)', 'if (!token || (rec && !matches))', MONEY, T.token),
   m('invoice-amount-unique', 'amounts unique among open invoices', 'src/core/invoices.ts', 'allocateAmount',
-    'if (!taken || (taken.expires_ms as number) <= nowMs) return amount;', 'return amount;', MONEY, T.amounts),
+    'if (!taken || (taken.expires_ms as number) <= nowMs) return { amount, taken };', 'return { amount, taken };',
+    MONEY, T.amounts),
   // quotes
   m('quote-tag', 'quote id MAC', 'src/core/quote-token.ts', 'decodeQuoteId',
     'if (!timingSafeEqual(raw.subarray(bodyLen), tag(key, body, machineId))) return',

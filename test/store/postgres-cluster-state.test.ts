@@ -322,3 +322,28 @@ testNeeding(test, 'a second core with the same node key on one database stops at
   const again = await openCore(t, env, { dir });
   t.is(again.ctx.identity.nodeId, first.ctx.identity.nodeId, 'once the first stopped, the node starts');
 });
+
+testNeeding(test, 'a node started again clears the idempotency marks its killed process left; others\' stay',
+  POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const env = { SVC_STORE: url, SVC_KERNEL_THREADS: '1' };
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await openCore(t, env, { dir });
+  const nodeId = first.ctx.identity.nodeId;
+  await first.close();
+  // what kill -9 mid-request leaves: marks of this node's earlier process (another instance id), live for a
+  // minute more; beside them a live mark of another node, which must keep its key
+  const far = Date.now() + 60_000;
+  const store = await PgStore.open(url, { poolSize: 1 });
+  await store.write([
+    put('idempotency_running', 'k-dead-1', { holder: `${nodeId}#dead0001`, expires_ms: far }),
+    put('idempotency_running', 'k-dead-2', { holder: `${nodeId}#dead0002`, expires_ms: far }),
+    put('idempotency_running', 'k-other', { holder: 'svc-node-other#live0001', expires_ms: far }),
+  ]);
+  await store.close();
+  const again = await openCore(t, env, { dir });
+  t.is(await again.ctx.store.get('idempotency_running', 'k-dead-1'), undefined);
+  t.is(await again.ctx.store.get('idempotency_running', 'k-dead-2'), undefined);
+  t.truthy(await again.ctx.store.get('idempotency_running', 'k-other'), 'another node\'s running key is its own');
+});

@@ -13,8 +13,7 @@ import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
-import { leaseFor, type Lease } from '../leases.ts';
-import { publicError, watcherLeaseMs, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
+import { PollingWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './poll-loop.ts';
 import { parseDeposits, type SolanaTransaction } from './solana-parse.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -47,89 +46,24 @@ interface Cursor {
 
 type Rpc = ReturnType<typeof createSolanaRpc>;
 
-export class SolanaWatcher {
-  readonly #ctx: CoreContext;
+export class SolanaWatcher extends PollingWatcher {
   readonly #cfg: SolanaWatcherConfig;
-  readonly #log: WatchLog;
   readonly #rpc: Rpc;
-  readonly #status: WatcherStatus;
   #accounts: string[] | null = null;
-  #pending = new Map<string, PendingPayment>();
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #stopped = false;
-  /** one watcher per rail across the nodes of a shared store (always held on a store one process owns) */
-  readonly #lease: Lease;
 
   constructor(ctx: CoreContext, cfg: SolanaWatcherConfig, log: WatchLog) {
-    this.#ctx = ctx;
-    this.#cfg = cfg;
-    this.#log = log;
-    this.#lease = leaseFor(ctx, `watcher:${cfg.rail}`, watcherLeaseMs(cfg.pollMs));
-    this.#rpc = createSolanaRpc(cfg.rpcUrl);
-    this.#status = {
+    super(ctx, cfg, log, {
       rail: cfg.rail, family: 'solana', state: 'starting', finality: 'finalized', confirmations: 0,
       chain: null, cursor: null, head: null, tip: null, lag_blocks: null, last_pass_at: null, last_error: null,
       last_error_at: null, errors_in_a_row: 0, credited: 0, unmatched: 0, reorged_after_credit: [], accounts: [],
-    };
+    });
+    this.#cfg = cfg;
+    this.#rpc = createSolanaRpc(cfg.rpcUrl);
   }
-
-  get rail(): string { return this.#cfg.rail; }
 
   status(): WatcherStatus {
-    const s = this.#status;
+    const s = this.state;
     return { ...s, reorged_after_credit: [], accounts: (s.accounts ?? []).map((a) => ({ ...a })) };
-  }
-
-  pendingFor(invoiceId: string): PendingPayment | undefined {
-    return this.#pending.get(invoiceId);
-  }
-
-  start(): void {
-    this.#schedule(0);
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
-    this.#status.state = 'stopped';
-    await this.#lease.release().catch(() => {}); // another node takes the rail over at once
-  }
-
-  #schedule(ms: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#running = this.#tick().finally(() => { this.#running = null; });
-    }, ms);
-    this.#timer.unref();
-  }
-
-  async #tick(): Promise<void> {
-    let next = this.#cfg.pollMs;
-    try {
-      if (!(await this.#lease.hold())) {
-        this.#status.state = 'standby';
-      } else {
-        const more = await this.#pass();
-        this.#status.state = 'ok';
-        this.#status.errors_in_a_row = 0;
-        if (more) next = 0;
-      }
-    } catch (e) {
-      const s = this.#status;
-      s.state = 'error';
-      s.errors_in_a_row++;
-      s.last_error = publicError(e, this.#cfg.rpcUrl);
-      s.last_error_at = this.#ctx.now().toISOString();
-      const cap = Math.min(this.#cfg.maxBackoffMs, this.#cfg.pollMs * 2 ** Math.min(s.errors_in_a_row, 20));
-      next = Math.round(cap * (0.5 + Math.random() / 2));
-      const fields = { rail: this.#cfg.rail, errors_in_a_row: s.errors_in_a_row, retry_in_ms: next };
-      this.#log.warn({ ...fields, error: s.last_error }, 'watcher pass failed');
-    }
-    this.#schedule(next);
   }
 
   #opts() {
@@ -137,22 +71,22 @@ export class SolanaWatcher {
   }
 
   /** One pass over every watched account: returns true when there is more to read right away. */
-  async #pass(): Promise<boolean> {
-    const cfg = this.#cfg, rpc = this.#rpc, s = this.#status;
+  protected async pass(): Promise<boolean> {
+    const cfg = this.#cfg, rpc = this.#rpc, s = this.state;
     this.#accounts ??= cfg.tokenAccounts ?? [await associatedTokenAccount(cfg.owner, cfg.mint)];
     const genesis = await rpc.getGenesisHash().send(this.#opts());
     const head = Number(await rpc.getSlot({ commitment: 'finalized' }).send(this.#opts()));
     const tip = Number(await rpc.getSlot({ commitment: 'confirmed' }).send(this.#opts()));
-    Object.assign(s, { chain: genesis, head, tip, last_pass_at: this.#ctx.now().toISOString() });
+    Object.assign(s, { chain: genesis, head, tip, last_pass_at: this.ctx.now().toISOString() });
     const cur = await this.#cursor(genesis, head);
     const watched = new Set(this.#accounts);
     let budget = TX_PER_PASS, more = false;
     for (const acct of this.#accounts) {
-      if (budget <= 0 || this.#stopped) { more = true; break; }
+      if (budget <= 0 || this.stopped) { more = true; break; }
       const entry = cur.accounts[acct] ??= { until: null, min_slot: cfg.fromSlot ?? head + 1 };
       const sigs = await this.#newSignatures(acct, entry);
       for (const sig of sigs.reverse()) {
-        if (budget-- <= 0 || this.#stopped) { more = true; break; }
+        if (budget-- <= 0 || this.stopped) { more = true; break; }
         if (sig.err === null) {
           const tx = await rpc.getTransaction(signature(sig.signature), {
             encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0,
@@ -160,7 +94,7 @@ export class SolanaWatcher {
           if (!tx) throw new Error(`the node has no finalized transaction ${sig.signature} it listed`);
           const seen = parseDeposits(tx as unknown as SolanaTransaction, cfg.rail, cfg.mint, watched, head);
           for (const d of seen) {
-            const { deposit, fresh } = await recordDeposit(this.#ctx, d);
+            const { deposit, fresh } = await recordDeposit(this.ctx, d);
             if (fresh) this.#recorded(deposit);
           }
         }
@@ -196,7 +130,7 @@ export class SolanaWatcher {
         if (!tx) continue;
         const seen = parseDeposits(tx as unknown as SolanaTransaction, this.#cfg.rail, this.#cfg.mint, watched, tip);
         for (const d of seen) {
-          const inv = await invoiceHoldingAmount(this.#ctx, this.#cfg.rail, d.amount);
+          const inv = await invoiceHoldingAmount(this.ctx, this.#cfg.rail, d.amount);
           if (!inv || inv.state !== 'pending') continue;
           pending.set(inv.invoice_id, {
             tx_id: d.tx_id, log_index: d.log_index, block_number: d.block_number, confirmations: d.confirmations,
@@ -205,7 +139,7 @@ export class SolanaWatcher {
         }
       }
     }
-    this.#pending = pending;
+    this.pending = pending;
   }
 
   /**
@@ -227,13 +161,13 @@ export class SolanaWatcher {
         out.push(p);
       }
       if (page.length < this.#cfg.pageSize) return out;
-      if (this.#stopped) return [];
+      if (this.stopped) return [];
       before = page.at(-1)!.signature;
     }
   }
 
   async #cursor(genesis: string, head: number): Promise<Cursor> {
-    const stored = (await this.#ctx.store.get('watcher_cursors', this.#cfg.rail)) as unknown as Cursor | undefined;
+    const stored = (await this.ctx.store.get('watcher_cursors', this.#cfg.rail)) as unknown as Cursor | undefined;
     if (stored) {
       if (stored.genesis !== genesis) {
         throw new Error(`the RPC serves the cluster with genesis ${genesis}; the cursor is for ${stored.genesis}`);
@@ -243,22 +177,22 @@ export class SolanaWatcher {
     const cur: Cursor = { genesis, accounts: {}, scanned_slot: null };
     await this.#save(cur);
     const from = this.#cfg.fromSlot ?? head + 1;
-    this.#log.info({ rail: this.#cfg.rail, genesis, from_slot: from }, 'watcher cursor created');
+    this.log.info({ rail: this.#cfg.rail, genesis, from_slot: from }, 'watcher cursor created');
     return cur;
   }
 
   async #save(cur: Cursor): Promise<void> {
-    await this.#ctx.store.write([put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>)]);
+    await this.ctx.store.write([put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>)]);
   }
 
   #recorded(d: DepositRecord): void {
     const fields = { rail: this.#cfg.rail, deposit_id: d.deposit_id, tx_id: d.tx_id, amount: d.amount };
     if (d.state === 'credited') {
-      this.#status.credited++;
-      this.#log.info({ ...fields, invoice_id: d.invoice_id }, 'deposit credited its invoice');
+      this.state.credited++;
+      this.log.info({ ...fields, invoice_id: d.invoice_id }, 'deposit credited its invoice');
     } else {
-      this.#status.unmatched++;
-      this.#log.warn(fields, 'deposit matched no open invoice: in the unmatched queue (svc-admin unmatched)');
+      this.state.unmatched++;
+      this.log.warn(fields, 'deposit matched no open invoice: in the unmatched queue (svc-admin unmatched)');
     }
   }
 }

@@ -3,7 +3,8 @@
 // listeners are up, stopped before the store closes, their status published in HEALTH (and so in
 // /api/v1/status). None configured: nothing runs and admin settlement is the only source.
 import type { CoreContext } from '../context.ts';
-import { EvmWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './evm.ts';
+import { EvmWatcher } from './evm.ts';
+import type { PendingPayment, WatchLog, WatcherStatus } from './poll-loop.ts';
 import { SolanaWatcher } from './solana.ts';
 
 /** What every chain family's watcher offers the core. */
