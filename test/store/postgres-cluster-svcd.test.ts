@@ -21,20 +21,18 @@ const SHARED_KEYS = ['quote-key.bin', 'result-key.bin', 'bct-key.bin'];
 interface Cluster { url: string; one: Svcd; two: Svcd; c1: SvcClient; c2: SvcClient }
 let started: Promise<Cluster> | null = null;
 
-// registered before postgresForFile's hook, so the nodes stop (and their ledger is checked) before the server
-test.after.always(async () => {
+// the nodes stop (both, whatever happens to either) and their ledger is checked before the server stops
+const postgres = postgresForFile(test, async () => {
   const c = await started?.catch(() => null);
   if (!c) return;
   c.c1.close(); c.c2.close();
   try {
-    await stopCheckingLedger(c.two);
-    await stopCheckingLedger(c.one);
+    const [two, one] = await Promise.allSettled([stopCheckingLedger(c.two), stopCheckingLedger(c.one)]);
+    for (const r of [two, one]) if (r.status === 'rejected') throw r.reason;
   } finally {
     c.one.cleanup(); c.two.cleanup();
   }
 });
-
-const postgres = postgresForFile(test);
 
 /** The two nodes, started by the first test that asks (one pair for the file), stopped after the last. */
 function cluster(): Promise<Cluster> {

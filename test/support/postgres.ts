@@ -145,12 +145,19 @@ export async function startPostgres(): Promise<PgServer> {
 
 /**
  * One server for a test file, started when a test first asks for it (a file whose PostgreSQL tests are
- * all skipped starts none) and stopped after the file's last test.
+ * all skipped starts none) and stopped after the file's last test. `beforeStop`: the file's own
+ * cleanup that still needs the server (svcd nodes shared by the file, stopped and checked): run first,
+ * in the same hook — ava runs a file's after hooks concurrently, so a second hook could find the
+ * server gone. The server stops even when it fails.
  */
-export function postgresForFile(test: TestFn): () => Promise<PgServer> {
+export function postgresForFile(test: TestFn, beforeStop?: () => Promise<void>): () => Promise<PgServer> {
   let server: Promise<PgServer> | null = null;
   test.after.always(async () => {
-    if (server) await (await server.catch(() => null))?.stop();
+    try {
+      await beforeStop?.();
+    } finally {
+      if (server) await (await server.catch(() => null))?.stop();
+    }
   });
   return () => (server ??= startPostgres());
 }
