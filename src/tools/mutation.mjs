@@ -12,7 +12,7 @@
 // Options: --concurrency N (Stryker's test runners at once; default 1: the machine is shared).
 // The exit code is 1 when a module scores under its threshold (90%), 2 on a usage or Stryker error.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,13 +33,48 @@ export const GROUPS = [
   { name: 'receipts', mutate: ['src/core/receipts.ts', 'src/core/executors/verify-result.ts'],
     tests: [`${G}/proofs.test.ts`, `${G}/codecs.test.ts`] },
   { name: 'client-verify', mutate: ['src/client/verify.ts'], tests: [`${G}/proofs.test.ts`] },
-  { name: 'ledger', mutate: ['src/core/ledger.ts'], tests: [`${G}/ledger.test.ts`] },
+  // the ledger on one process's store: everything but its shared-store (PostgreSQL, several nodes) lines
+  { name: 'ledger', mutate: () => ledgerLines(false), tests: [`${G}/ledger.test.ts`] },
+  // those lines, against two real nodes on a real PostgreSQL (a server per ava run: only for these few mutants)
+  { name: 'ledger-shared', mutate: () => ledgerLines(true),
+    tests: ['test/store/postgres.test.ts', '--match', '"two nodes, one machine*"'] },
   { name: 'money', mutate: ['src/core/quotes.ts', 'src/core/invoices.ts', 'src/core/machines.ts',
     'src/core/quote-token.ts'], tests: [`${G}/money.test.ts`] },
   { name: 'validate', mutate: ['src/protocol/validate.ts'], tests: ['test/protocol/validate.test.ts'] },
   { name: 'key-codec', mutate: ['src/store/key-codec.ts'], tests: [`${G}/codecs.test.ts`] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'], tests: [`${G}/proofs.test.ts`, 'test/kit/verify.test.ts'] },
 ];
+
+/**
+ * Line ranges of src/core/ledger.ts (Stryker's `file:from-to`): those that only a shared store runs
+ * (`store.shared`, `#expected !== null`, the methods #withMachineShared and #follows), or all the others.
+ */
+function ledgerLines(shared) {
+  const file = 'src/core/ledger.ts';
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const marked = new Set();
+  lines.forEach((l, i) => {
+    if (/store\.shared|#expected !== null/.test(l)) marked.add(i + 1);
+    if (/^ {2}(async )?#(withMachineShared|follows)[<(]/.test(l)) {
+      for (let j = i; j < lines.length; j++) {
+        marked.add(j + 1);
+        if (lines[j] === '  }') break;
+      }
+    }
+  });
+  const ranges = [];
+  for (let n = 1; n <= lines.length; n++) {
+    if (marked.has(n) !== shared) continue;
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] === n - 1) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  return ranges.map(([a, b]) => `${file}:${a}-${b}`);
+}
+
+/** A group's modules (without line ranges). */
+const modulesOf = (g) => [...new Set(mutateOf(g).map((m) => m.replace(/:\d+-\d+$/, '')))];
+const mutateOf = (g) => (typeof g.mutate === 'function' ? g.mutate() : g.mutate);
 
 function usage(message) {
   console.error(`${message}\nusage: npm run mutation -- [--group NAME | --files A.ts,B.ts | --changed [REF]] `
@@ -73,7 +108,7 @@ export function plan(argv) {
   let files = null;
   if (at('--files') >= 0) {
     files = (argv[at('--files') + 1] ?? '').split(',').filter(Boolean);
-    const known = new Set(GROUPS.flatMap((g) => g.mutate));
+    const known = new Set(GROUPS.flatMap(modulesOf));
     const unknown = files.filter((f) => !known.has(f));
     if (unknown.length || !files.length) usage(`not a module of any group: ${unknown.join(', ') || '(none)'}`);
   } else if (at('--changed') >= 0) {
@@ -81,7 +116,7 @@ export function plan(argv) {
     files = changedFiles(ref && !ref.startsWith('--') ? ref : undefined);
   }
   if (!files) return GROUPS;
-  return GROUPS.map((g) => ({ ...g, mutate: g.mutate.filter((f) => files.includes(f)) }))
+  return GROUPS.map((g) => ({ ...g, mutate: mutateOf(g).filter((m) => files.includes(m.replace(/:\d+-\d+$/, ''))) }))
     .filter((g) => g.mutate.length);
 }
 
@@ -130,7 +165,7 @@ async function runGroup(group, concurrency) {
   // tsx compiles the instrumented sources in the sandbox; FORCE_COLOR=0 keeps ava's output plain
   const command = `node node_modules/ava/entrypoints/cli.mjs --fail-fast ${group.tests.join(' ')}`;
   const stryker = new Stryker({
-    mutate: group.mutate,
+    mutate: mutateOf(group),
     testRunner: 'command',
     commandRunner: { command },
     coverageAnalysis: 'off', // the command runner cannot tell which test covers which mutant
@@ -154,20 +189,22 @@ async function runGroup(group, concurrency) {
   return stryker.runMutationTest();
 }
 
-/** Per module, the scores of the newest group report that mutated it (reports/mutation/<group>/mutation.json). */
+/**
+ * Per module, the mutants of every group's last report (reports/mutation/<group>/mutation.json); a module
+ * two groups mutate (the ledger: its one-process and its shared-store lines) adds both.
+ */
 function latestScores() {
-  const newest = new Map();
+  const mutants = [];
   for (const g of GROUPS) {
     const file = join('reports', 'mutation', g.name, 'mutation.json');
     if (!existsSync(file)) continue;
-    const at = statSync(file).mtimeMs;
     const report = JSON.parse(readFileSync(file, 'utf8'));
     for (const [path, f] of Object.entries(report.files)) {
-      const name = relative(ROOT, resolve(ROOT, path));
-      if ((newest.get(name)?.at ?? -1) < at) newest.set(name, { at, mutants: f.mutants });
+      const fileName = relative(ROOT, resolve(ROOT, path));
+      mutants.push(...f.mutants.map((m) => ({ ...m, fileName })));
     }
   }
-  return scores([...newest].flatMap(([fileName, { mutants }]) => mutants.map((m) => ({ ...m, fileName }))));
+  return scores(mutants);
 }
 
 async function main(argv) {
@@ -177,7 +214,7 @@ async function main(argv) {
     return 0;
   }
   if (argv.includes('--list')) {
-    for (const g of GROUPS) console.log(`${g.name}\n  mutate: ${g.mutate.join(' ')}\n  tests:  ${g.tests.join(' ')}`);
+    for (const g of GROUPS) console.log(`${g.name}\n  mutate: ${mutateOf(g).join(' ')}\n  tests:  ${g.tests.join(' ')}`);
     return 0;
   }
   const c = argv.indexOf('--concurrency');
@@ -193,7 +230,7 @@ async function main(argv) {
   const shared = join(ROOT, '..', 'shared', 'vectors');
   if (!process.env.SVC_SHARED_VECTORS && existsSync(shared)) process.env.SVC_SHARED_VECTORS = `${shared}/`;
   for (const g of groups) {
-    console.log(`\nmutation: group ${g.name}: ${g.mutate.join(' ')} (tests: ${g.tests.join(' ')})`);
+    console.log(`\nmutation: group ${g.name}: ${modulesOf(g).join(' ')} (tests: ${g.tests.join(' ')})`);
     const results = await runGroup(g, concurrency);
     const left = survivors(results);
     writeFileSync(join('reports', 'mutation', g.name, 'survivors.txt'), left.map((l) => `${l}\n`).join(''));

@@ -7,7 +7,7 @@ import { createHmac, createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
+import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { pulseKey } from '../../src/core/pulse-chain.ts';
 import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
@@ -199,6 +199,22 @@ test('pulse guard: verifyPulse passes a real pair and names exactly the check ea
   t.deepEqual(await failing({ ...result, bits: 255 }, committed, revealing), ['recomputed output']);
   t.deepEqual(await failing({ ...result, machine_id: 'm-q' }, committed, revealing), ['recomputed output']);
   t.deepEqual(await failing({ ...result, quote_id: 'q1other' }, committed, revealing), ['recomputed output']);
+});
+
+test('pulse guard: verifyPublishedPulse (svc pulse) passes a published pair, alone or linked, and refuses a forgery',
+  async (t) => {
+  const { f, committed, revealing } = await pulseCase(t);
+  const pub = f.identity.public.public_key;
+  const names = (v: { ok: boolean; checks: { name: string; ok: boolean }[] }) => {
+    t.is(v.ok, v.checks.every((c) => c.ok));
+    return v.checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!);
+  };
+  const pair = await verifyPublishedPulse(revealing, committed, pub);
+  t.deepEqual(names(pair), []);
+  t.true(pair.checks.length > 4, 'the link and the reveal are checked too');
+  t.deepEqual(names(await verifyPublishedPulse(committed, undefined, pub)), []);
+  const forged = names(await verifyPublishedPulse(signPulse(stranger, revealing.pulse), committed, pub));
+  t.true(forged.length > 0 && forged.every((n) => /signature|trusted key/.test(n)), forged.join('; '));
 });
 
 // --- transparency-log proofs ----------------------------------------------------------------------
