@@ -46,7 +46,8 @@ test('validate: each refusal names its field and says what is wrong, in words', 
   t.deepEqual(refusal(() => check({ name: 'a', size: 0 })), { message: 'size must be >= 1', field: 'size' });
   t.deepEqual(refusal(() => check({ name: 'a', inner: { deep: { n: 'x' } } })),
     { message: 'inner.deep.n must be integer', field: 'inner/deep/n' });
-  t.deepEqual(refusal(() => check([])), { message: 'request must be object', field: null });
+  t.deepEqual(refusal(() => check([] as unknown as Record<string, unknown>)),
+    { message: 'request must be object', field: null });
 });
 
 test('validate: defaults are filled in place; a valid body passes untouched otherwise', (t) => {
