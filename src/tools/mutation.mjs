@@ -39,8 +39,14 @@ export const GROUPS = [
   // those lines, against two real nodes on a real PostgreSQL (a server per ava run: only for these few mutants)
   { name: 'ledger-shared', mutate: () => ledgerLines(true),
     tests: ['test/store/postgres.test.ts', '--match', '"two nodes, one machine*"'] },
-  { name: 'money', mutate: ['src/core/quotes.ts', 'src/core/invoices.ts', 'src/core/machines.ts',
-    'src/core/quote-token.ts'], tests: [`${G}/money.test.ts`] },
+  // the money guards share one file: --match keeps each module's runs to the tests about it
+  { name: 'machines', mutate: ['src/core/machines.ts'],
+    tests: [`${G}/money.test.ts`, '--match', '"machine guard*"', '--match', '"*FUND_ACCOUNT*"'] },
+  { name: 'quote-token', mutate: ['src/core/quote-token.ts'],
+    tests: [`${G}/money.test.ts`, '--match', '"quote guard*"'] },
+  { name: 'quotes', mutate: ['src/core/quotes.ts'],
+    tests: [`${G}/money.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"'] },
+  { name: 'invoices', mutate: ['src/core/invoices.ts'], tests: [`${G}/money.test.ts`, '--match', '"invoice guard*"'] },
   { name: 'validate', mutate: ['src/protocol/validate.ts'], tests: ['test/protocol/validate.test.ts'] },
   { name: 'key-codec', mutate: ['src/store/key-codec.ts'], tests: [`${G}/codecs.test.ts`] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'], tests: [`${G}/proofs.test.ts`, 'test/kit/verify.test.ts'] },

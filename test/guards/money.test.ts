@@ -4,10 +4,12 @@
 // expiry at accept and at execute, balance checks, the sweeper, and the execution checks before any
 // charge (state, service, input, replay). Every test ends with the ledger invariant holding.
 import test, { type ExecutionContext } from 'ava';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { execute } from '../../src/core/executions.ts';
 import { fundAccount, loadInvoice, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
-import { checkToken, claimedRecord, newToken } from '../../src/core/machines.ts';
+import {
+  authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
+} from '../../src/core/machines.ts';
 import { decodeQuoteId, encodeQuoteId } from '../../src/core/quote-token.ts';
 import { acceptQuote, createQuote, findQuote, sweepExpired, type QuoteRecord } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
@@ -151,6 +153,35 @@ test('machine guard: checkToken refuses no record, no token, a wrong token, and 
     const e = t.throws(() => checkToken(r, tk)) as ServiceError;
     t.is(e.code, 'unauthorized');
   }
+});
+
+test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is stored, a rotation takes the old '
+  + 'one away, and every refusal says the same', async (t) => {
+  const f = await coreFixture(t);
+  const token = newToken();
+  t.regex(token, /^svcm_[A-Za-z0-9_-]{43}$/);
+  t.not(newToken(), token);
+  const at = f.clock.now();
+  const rec = claimedRecord(token, at);
+  t.deepEqual(rec, { token_sha256: createHash('sha256').update(token).digest('hex'), created_at: at.toISOString() });
+  await f.store.write(machineOps('m-t', rec));
+  t.deepEqual(await getMachine(f.store, 'm-t'), rec);
+  t.is(await getMachine(f.store, 'm-none'), undefined);
+  t.deepEqual(await authenticate(f.store, 'm-t', token), rec);
+  f.clock.advance(1000);
+  const next = newToken();
+  await f.store.write(rotateOps('m-t', { ...rec, open_invoices: { inv_1: 5 } }, next, f.clock.now()));
+  const rotated = await authenticate(f.store, 'm-t', next);
+  t.deepEqual(rotated, { token_sha256: createHash('sha256').update(next).digest('hex'), created_at: rec.created_at,
+    rotated_at: f.clock.now().toISOString(), open_invoices: { inv_1: 5 } });
+  const messages = new Set<string>();
+  for (const [m, tk] of [['m-t', token], ['m-t', undefined], ['m-none', next], ['m-none', undefined]] as const) {
+    const e = await t.throwsAsync(authenticate(f.store, m, tk)) as ServiceError;
+    t.is(e.code, 'unauthorized');
+    messages.add(e.message);
+  }
+  t.deepEqual([...messages], ['a valid machine token for this machine_id is required (Authorization: Bearer over '
+    + 'HTTP, auth.token over svc/1); the first funding invoice of a machine_id returns its token']);
 });
 
 test('invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',

@@ -67,7 +67,7 @@ test('mutation driver: --files and --changed pick only the groups of those modul
   const r = driver('--files', 'src/protocol/line-codec.ts,src/core/machines.ts', '--dry-run');
   t.is(r.status, 0, r.out);
   t.deepEqual(groups(r.out).map((g) => [g.name, g.mutate]),
-    [['line-codec', ['src/protocol/line-codec.ts']], ['money', ['src/core/machines.ts']]]);
+    [['line-codec', ['src/protocol/line-codec.ts']], ['machines', ['src/core/machines.ts']]]);
   const unknown = driver('--files', 'src/core/core.ts', '--dry-run');
   t.is(unknown.status, 2);
   t.regex(unknown.out, /not a module of any group: src\/core\/core\.ts/);
