@@ -10,7 +10,7 @@ import { fundAccount, loadInvoice, refreshInvoice, settleInvoice } from '../../s
 import {
   authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
 } from '../../src/core/machines.ts';
-import { decodeQuoteId, encodeQuoteId } from '../../src/core/quote-token.ts';
+import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from '../../src/core/quote-token.ts';
 import { acceptQuote, createQuote, findQuote, sweepExpired, type QuoteRecord } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { ServiceError, type ErrorCode } from '../../src/errors.ts';
@@ -239,6 +239,41 @@ test('quote guard: quote ids are MAC\'d, bound to their machine and spelled one 
   t.deepEqual(decodeQuoteId(k, 'm-q', retag(badFlags)), { ok: false, why: 'not_a_quote' });
   await refused(t, findQuote(f.ctx, flip(raw.length - 1), 'm-q'), 'not_found');
   await refused(t, findQuote(f.ctx, q.quote_id, 'm-other'), 'quote_wrong_machine');
+});
+
+test('quote guard: a quote id carries its terms exactly (with and without an input digest), and nothing else '
+  + 'decodes', async (t) => {
+  const f = await coreFixture(t);
+  const k = f.identity.quoteKey();
+  const terms = {
+    created_ms: 2 ** 47 + 12_345, ttl_ms: 2 ** 31 + 7, service: 'verify-bct', priority: 'high', bits: 70_000,
+    bytes: 2 ** 32 - 1, max_output: 65_537, quote_units: 2 ** 40 + 3, input_digest: null,
+  } as const satisfies QuoteTerms;
+  const plain = encodeQuoteId(k, 'm-rt', terms);
+  t.is(plain.length, 81);
+  t.not(encodeQuoteId(k, 'm-rt', terms), plain, 'a nonce makes every id its own');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', plain), { ok: true, terms });
+  const digest = { ...terms, service: 'make-bct', priority: 'low', input_digest: 'c4'.repeat(32) } as const;
+  const bound = encodeQuoteId(k, 'm-rt', digest);
+  t.is(bound.length, 124);
+  t.deepEqual(decodeQuoteId(k, 'm-rt', bound), { ok: true, terms: digest });
+  t.deepEqual(decodeQuoteId(k, 'm-rt', encodeQuoteId(k, 'm-rt', { ...terms, priority: 'normal', service: 'get-pulse' })),
+    { ok: true, terms: { ...terms, priority: 'normal', service: 'get-pulse' } });
+  const retag = (body: Buffer) => {
+    const tag = createHmac('sha256', k).update('svc/quote/v1').update(body).update('m-rt').digest().subarray(0, 16);
+    return `q1${Buffer.concat([body, tag]).toString('base64url')}`;
+  };
+  const raw = Buffer.from(bound.slice(2), 'base64url');
+  const body = (n: number, edit: (b: Buffer) => void) => { const b = Buffer.from(raw.subarray(0, n)); edit(b); return b; };
+  t.true(decodeQuoteId(k, 'm-rt', retag(body(75, () => {}))).ok, 'the test MACs as the node does');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(75, (b) => { b[42] = 0; }))), { ok: false, why: 'not_a_quote' },
+    'a digest without its flag');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(75, (b) => { b[11] = 3; }))), { ok: false, why: 'not_a_quote' },
+    'no such priority');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(74, () => {}))), { ok: false, why: 'not_a_quote' }, 'a byte short');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(44, (b) => { b[42] = 0; }))), { ok: false, why: 'not_a_quote' },
+    'a byte over');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', `q1${bound.slice(3)}`), { ok: false, why: 'not_a_quote' });
 });
 
 test('quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and refuses it from ' +
