@@ -241,9 +241,17 @@ async function main(argv) {
   // the sandbox lies in a temp dir, where ../shared/vectors (test/helpers.ts) is not beside it
   const shared = join(ROOT, '..', 'shared', 'vectors');
   if (!process.env.SVC_SHARED_VECTORS && existsSync(shared)) process.env.SVC_SHARED_VECTORS = `${shared}/`;
+  let failed = false;
   for (const g of groups) {
     console.log(`\nmutation: group ${g.name}: ${modulesOf(g).join(' ')} (tests: ${g.tests.join(' ')})`);
-    const results = await runGroup(g, concurrency);
+    let results;
+    try {
+      results = await runGroup(g, concurrency);
+    } catch (e) { // e.g. the unmutated run failed: the other groups still run
+      console.error(`mutation: group ${g.name} did not run: ${e instanceof Error ? e.message : String(e)}`);
+      failed = true;
+      continue;
+    }
     const left = survivors(results);
     writeFileSync(join('reports', 'mutation', g.name, 'survivors.txt'), left.map((l) => `${l}\n`).join(''));
     if (left.length) console.log(`surviving mutants (${left.length}):\n${left.map((l) => `  ${l}`).join('\n')}`);
@@ -255,7 +263,9 @@ async function main(argv) {
     + `threshold ${THRESHOLD}% (each module as of the last run that mutated it):\n\n${table(rows)}\n`;
   writeFileSync('reports/mutation/summary.md', summary);
   console.log(`\n${summary}\nreports: reports/mutation/<group>/index.html, reports/mutation/summary.md`);
-  return rows.some((r) => r.score < THRESHOLD) ? 1 : 0;
+  const ran = new Set(groups.flatMap(modulesOf));
+  if (failed) return 2;
+  return rows.some((r) => ran.has(r.file) && r.score < THRESHOLD) ? 1 : 0;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
