@@ -31,6 +31,8 @@ export const GROUPS = [
   { name: 'rate-limit', mutate: ['src/protocol/rate-limit.ts'], tests: [`${G}/rate-limit.test.ts`] },
   { name: 'canonical', mutate: ['src/protocol/canonical.ts'],
     tests: ['test/protocol/canonical.test.ts', 'test/oracles/canonical.test.ts'] },
+  { name: 'key-codec', mutate: ['src/store/key-codec.ts'], tests: [`${G}/codecs.test.ts`] },
+  { name: 'validate', mutate: ['src/protocol/validate.ts'], tests: ['test/protocol/validate.test.ts'] },
   { name: 'receipts', mutate: ['src/core/receipts.ts', 'src/core/executors/verify-result.ts'],
     tests: [`${G}/proofs.test.ts`, `${G}/codecs.test.ts`] },
   { name: 'client-verify', mutate: ['src/client/verify.ts'], tests: [`${G}/proofs.test.ts`] },
@@ -47,8 +49,6 @@ export const GROUPS = [
   { name: 'quotes', mutate: ['src/core/quotes.ts'],
     tests: [`${G}/money.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"'] },
   { name: 'invoices', mutate: ['src/core/invoices.ts'], tests: [`${G}/money.test.ts`, '--match', '"invoice guard*"'] },
-  { name: 'validate', mutate: ['src/protocol/validate.ts'], tests: ['test/protocol/validate.test.ts'] },
-  { name: 'key-codec', mutate: ['src/store/key-codec.ts'], tests: [`${G}/codecs.test.ts`] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'], tests: [`${G}/proofs.test.ts`, 'test/kit/verify.test.ts'] },
 ];
 
