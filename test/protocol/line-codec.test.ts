@@ -104,3 +104,13 @@ test('LineDecoder: an empty chunk is no input; dispose drops the rest of a chunk
 test('encodeLine: one JSON object and its newline', (t) => {
   t.is(encodeLine({ a: 1, b: 'x\n' }), '{"a":1,"b":"x\\n"}\n');
 });
+
+test('LineDecoder: the blocks held never pass the line limit; nextLine names a budget refusal over_budget', (t) => {
+  const d = new LineDecoder(1500);
+  d.push(Buffer.alloc(1500, 0x61));
+  t.deepEqual([d.pending, d.held], [1500, 1500], 'a 1 KiB block, then only the 476 bytes the limit leaves');
+  const budget = new ByteBudget(100);
+  const b = new LineDecoder(1 << 20, budget);
+  b.feed(Buffer.alloc(10, 0x61));
+  t.deepEqual(b.nextLine(), { fault: 'over_budget' });
+});
