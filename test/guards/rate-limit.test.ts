@@ -132,3 +132,20 @@ test('rate-limit guard: parseRate takes the smallest rule, 1/1', (t) => {
   t.throws(() => parseRate('5/60 ', { limit: 9, windowSec: 9 }, 'X'), { message: 'X must look like LIMIT/SECONDS, '
     + 'e.g. 120/60 (got 5/60 )' });
 });
+
+test('rate-limit guard: a renewed window counts as the newest when a full table drops the oldest', (t) => {
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 4);
+  l.take('public_low', 'a', T0);
+  l.take('public_low', 'b', T0 + 5_000);
+  l.take('public_low', 'c', T0 + 6_000);
+  l.take('public_low', 'a', T0 + 10_000); // a's window ended: a new one starts, after b's and c's
+  l.take('public_low', 'd', T0 + 10_001);
+  l.take('public_low', 'e', T0 + 10_002); // full, nothing expired: the oldest window (b's) goes
+  t.is(l.size, 4);
+  t.is(l.take('public_low', 'a', T0 + 10_003).headers.RateLimit, '"public_low";r=1;t=10', 'a kept its new window');
+  t.is(l.take('public_low', 'b', T0 + 10_003).headers.RateLimit, '"public_low";r=2;t=10', 'b starts afresh');
+});
+
+test('rate-limit guard: parseRate takes limits and windows of several digits', (t) => {
+  t.deepEqual(parseRate('120/60', { limit: 9, windowSec: 9 }, 'X'), { limit: 120, windowSec: 60 });
+});
