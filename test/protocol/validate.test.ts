@@ -79,3 +79,21 @@ test('validate: validateArgs checks a command\'s args by its registry schema', (
   const quote = { service: 'make-bct', machine_id: 'm-1' };
   t.deepEqual(refusal(() => validateArgs(commandSpec('QUOTE')!, quote)).message, 'bytes or plain_hex is required');
 });
+
+test('validate: only an anyOf names alternatives, and only when more than one is missing; no type coercion', (t) => {
+  const oneOf = compileValidator({
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'string' } },
+    oneOf: [{ properties: { a: true }, required: ['a'] }, { properties: { b: true }, required: ['b'] }],
+  });
+  t.deepEqual(refusal(() => oneOf({})), { message: 'a is required', field: 'a' }, 'a oneOf names its first');
+  const typed = compileValidator({
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'string' } },
+    anyOf: [{ properties: { b: { type: 'string' } }, required: ['b'] }, { properties: { a: true }, required: ['a'] }],
+  });
+  t.deepEqual(refusal(() => typed({ b: 5 })), { message: 'b must be string', field: 'b' },
+    'one alternative missing, the other wrong: the first error');
+  t.deepEqual(refusal(() => check({ name: 'a', size: '3' })), { message: 'size must be integer', field: 'size' });
+  t.deepEqual(refusal(() => check({ name: 5 })), { message: 'name must be string', field: 'name' });
+});
