@@ -97,4 +97,11 @@ test('verify-result guard: a result tag is genuine only at its full length and e
     output_digest: sha256('{"valid":true}') });
   const refused = await verifyResult(f.ctx, {} as QuoteRecord, { machine_id: 'm', quote_id: 'q', packet_hex: '5b5d' });
   t.is(refused.status, 'invalid');
+  // after a key rotation a tag by the retired result key still checks, and so does one by the new key
+  f.clock.advance(1000);
+  f.identity.rotate(f.clock.now());
+  const fresh = resultTag(f.ctx.kernels, f.identity, facts);
+  t.not(fresh, tag, 'the rotation changed the result key');
+  t.deepEqual(await ask({ ...facts, result_tag: tag }), { valid: true }, 'the retired key');
+  t.deepEqual(await ask({ ...facts, result_tag: fresh }), { valid: true }, 'the current key');
 });
