@@ -128,3 +128,18 @@ test('ledger guard: withMachine runs one operation per machine at a time, machin
   t.deepEqual([await a, await c], ['a', 'c']);
   t.deepEqual(order, ['a start', 'b', 'a end', 'c'], 'the same machine waited for the first operation');
 });
+
+test('ledger guard: verify() passes a balance of exactly zero, and an account with no journal at zero', async (t) => {
+  const f = await coreFixture(t);
+  const ledger = f.ctx.ledger;
+  let acct = await ledger.account('m-z');
+  for (const [kind, da, dr] of [['credit', 100n, 0n], ['reserve', -100n, 100n]] as const) {
+    const c = ledger.change('m-z', acct, kind, da, dr, {}, f.clock.now());
+    await f.store.write(c.ops);
+    acct = c.next;
+  }
+  t.deepEqual(acct, { available: 0n, reserved: 100n, seq: 2 });
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 2, problems: [] }, 'available 0 is not negative');
+  await f.store.write([put('accounts', idPart('m-empty'), { available: '0', reserved: '0', seq: 0 })]);
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 2, entries: 2, problems: [] }, 'no journal sums to zero');
+});
