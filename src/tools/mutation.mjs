@@ -83,6 +83,8 @@ function ledgerLines(shared) {
 const modulesOf = (g) => [...new Set(mutateOf(g).map((m) => m.replace(/:\d+-\d+$/, '')))];
 const mutateOf = (g) => (typeof g.mutate === 'function' ? g.mutate() : g.mutate);
 
+const describeGroup = (g) => `${g.name}\n  mutate: ${mutateOf(g).join(' ')}\n  tests:  ${g.tests.join(' ')}`;
+
 function usage(message) {
   console.error(`${message}\nusage: npm run mutation -- [--group NAME | --files A.ts,B.ts | --changed [REF]] `
     + '[--concurrency N] [--dry-run] [--list] [--summary]');
@@ -150,7 +152,8 @@ export function scores(results) {
 }
 
 export function table(rows) {
-  const lines = ['| module | mutants | killed | timeout | survived | errors | score |', '|---|---|---|---|---|---|---|'];
+  const lines = ['| module | mutants | killed | timeout | survived | errors | score |',
+    '|---|---|---|---|---|---|---|'];
   for (const r of rows) {
     const n = r.killed + r.timeout + r.survived + r.noCoverage + r.errors;
     lines.push(`| \`${r.file}\` | ${n} | ${r.killed} | ${r.timeout} | ${r.survived + r.noCoverage} | ${r.errors} `
@@ -161,7 +164,8 @@ export function table(rows) {
 
 function survivors(results) {
   return results.filter((r) => UNDETECTED.has(r.status))
-    .map((r) => `${relative(ROOT, resolve(ROOT, r.fileName))}:${r.location.start.line}:${r.location.start.column + 1} ${r.mutatorName}: `
+    .map((r) => `${relative(ROOT, resolve(ROOT, r.fileName))}:${r.location.start.line}:`
+      + `${r.location.start.column + 1} ${r.mutatorName}: `
       + JSON.stringify(r.replacement ?? ''))
     .sort();
 }
@@ -222,7 +226,7 @@ async function main(argv) {
     return 0;
   }
   if (argv.includes('--list')) {
-    for (const g of GROUPS) console.log(`${g.name}\n  mutate: ${mutateOf(g).join(' ')}\n  tests:  ${g.tests.join(' ')}`);
+    for (const g of GROUPS) console.log(describeGroup(g));
     return 0;
   }
   const c = argv.indexOf('--concurrency');
@@ -234,7 +238,7 @@ async function main(argv) {
     return 0;
   }
   if (argv.includes('--dry-run')) {
-    for (const g of groups) console.log(`${g.name}\n  mutate: ${mutateOf(g).join(' ')}\n  tests:  ${g.tests.join(' ')}`);
+    for (const g of groups) console.log(describeGroup(g));
     return 0;
   }
   process.env.FORCE_COLOR = '0';

@@ -121,7 +121,12 @@ test('ledger guard: withMachine runs one operation per machine at a time, machin
   const order: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((r) => { release = r; });
-  const a = ledger.withMachine('m-1', async () => { order.push('a start'); await held; order.push('a end'); return 'a'; });
+  const a = ledger.withMachine('m-1', async () => {
+    order.push('a start');
+    await held;
+    order.push('a end');
+    return 'a';
+  });
   const c = ledger.withMachine('m-1', async () => { order.push('c'); return 'c'; });
   t.is(await ledger.withMachine('m-2', async () => { order.push('b'); return 'b'; }), 'b', 'another machine runs');
   release();
@@ -139,7 +144,8 @@ test('ledger guard: verify() passes a balance of exactly zero, and an account wi
     acct = c.next;
   }
   t.deepEqual(acct, { available: 0n, reserved: 100n, seq: 2 });
-  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 2, problems: [] }, 'available 0 is not negative');
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 2, problems: [] },
+    'available 0 is not negative');
   await f.store.write([put('accounts', idPart('m-empty'), { available: '0', reserved: '0', seq: 0 })]);
   t.deepEqual(await ledger.verify(), { ok: true, accounts: 2, entries: 2, problems: [] }, 'no journal sums to zero');
 });

@@ -257,14 +257,19 @@ test('quote guard: a quote id carries its terms exactly (with and without an inp
   const bound = encodeQuoteId(k, 'm-rt', digest);
   t.is(bound.length, 124);
   t.deepEqual(decodeQuoteId(k, 'm-rt', bound), { ok: true, terms: digest });
-  t.deepEqual(decodeQuoteId(k, 'm-rt', encodeQuoteId(k, 'm-rt', { ...terms, priority: 'normal', service: 'get-pulse' })),
-    { ok: true, terms: { ...terms, priority: 'normal', service: 'get-pulse' } });
+  const normal = { ...terms, priority: 'normal', service: 'get-pulse' } as const;
+  t.deepEqual(decodeQuoteId(k, 'm-rt', encodeQuoteId(k, 'm-rt', normal)),
+    { ok: true, terms: normal });
   const retag = (body: Buffer) => {
     const tag = createHmac('sha256', k).update('svc/quote/v1').update(body).update('m-rt').digest().subarray(0, 16);
     return `q1${Buffer.concat([body, tag]).toString('base64url')}`;
   };
   const raw = Buffer.from(bound.slice(2), 'base64url');
-  const body = (n: number, edit: (b: Buffer) => void) => { const b = Buffer.from(raw.subarray(0, n)); edit(b); return b; };
+  const body = (n: number, edit: (b: Buffer) => void) => {
+    const b = Buffer.from(raw.subarray(0, n));
+    edit(b);
+    return b;
+  };
   t.true(decodeQuoteId(k, 'm-rt', retag(body(75, () => {}))).ok, 'the test MACs as the node does');
   t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(75, (b) => { b[42] = 0; }))), { ok: false, why: 'not_a_quote' },
     'a digest without its flag');

@@ -94,7 +94,8 @@ test('rate-limit guard: a full table of live windows drops the oldest down to 90
   t.is(l.size, 19, 'the two oldest went (down to 18, 90% of 20), then the newcomer came in');
   t.is(l.take('public_low', 'k-2', T0 + 100).headers.RateLimit, '"public_low";r=1;t=10', 'the third oldest stays');
   t.is(l.take('public_low', 'k-1', T0 + 100).headers.RateLimit, '"public_low";r=2;t=10', 'the second oldest went');
-  t.is(l.take('public_low', 'k-19', T0 + 100).headers.RateLimit, '"public_low";r=0;t=10', 'a kept window kept its count');
+  t.is(l.take('public_low', 'k-19', T0 + 100).headers.RateLimit, '"public_low";r=0;t=10',
+    'a kept window kept its count');
   t.false(l.take('public_low', 'k-19', T0 + 100).allowed);
 });
 
@@ -102,7 +103,9 @@ test('rate-limit guard: the default rules, the refusal headers of assertOpen, an
   const d = new RateLimiter();
   t.is(d.take('public_low', 'a', T0).headers['RateLimit-Policy'], '"public_low";q=120;w=60');
   t.is(d.take('paid_execution', 'a', T0).headers['RateLimit-Policy'], '"paid_execution";q=600;w=60');
-  t.deepEqual(DEFAULT_RATES, { public_low: { limit: 120, windowSec: 60 }, paid_execution: { limit: 600, windowSec: 60 } });
+  t.deepEqual(DEFAULT_RATES, {
+    public_low: { limit: 120, windowSec: 60 }, paid_execution: { limit: 600, windowSec: 60 },
+  });
   const l = new RateLimiter({ public_low: rule, paid_execution: rule });
   for (let i = 0; i < 3; i++) l.take('paid_execution', 'm', T0);
   const cell = (key: string) => rateLimited.at('paid_execution', key).v;

@@ -81,7 +81,8 @@ test('LineDecoder.nextLine splits one line at a time: what is not asked for stay
   t.deepEqual([small.nextLine(), small.nextLine()], [{ line: 'ok' }, { fault: 'line_too_long' }]);
 });
 
-test('LineDecoder: an empty chunk is no input; dispose drops the rest of a chunk half split, and the line held', (t) => {
+test('LineDecoder: an empty chunk is no input; dispose drops the rest of a chunk half split, and the line held',
+  (t) => {
   const d = new LineDecoder();
   d.feed(Buffer.alloc(0));
   t.false(d.hasInput);

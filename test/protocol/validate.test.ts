@@ -67,7 +67,9 @@ test('validate: a one-of-these requirement names every alternative', (t) => {
   });
   t.deepEqual(refusal(() => either({})), { message: 'a or b is required', field: 'a' });
   t.notThrows(() => either({ b: 'x' }));
-  const one = compileValidator({ type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ properties: { a: true }, required: ['a'] }] });
+  const one = compileValidator({
+    type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ properties: { a: true }, required: ['a'] }],
+  });
   t.deepEqual(refusal(() => one({})), { message: 'a is required', field: 'a' });
 });
 
