@@ -1,7 +1,9 @@
 // What src/ imports at run time must be installed by a production install (`npm ci --omit=dev`): every
 // package a source file imports — statically or with import() — is a Node builtin, this package itself,
 // or in package.json's `dependencies`. A devDependency there (tsx for the launchers, esbuild for the
-// /verify bundle) works in a development checkout and fails on a production one.
+// /verify bundle) works in a development checkout and fails on a production one. src/tools/ is not
+// scanned: the developer's scripts (kernel build, mutation testing, local cluster) run from a checkout
+// with its dev dependencies.
 import { readFileSync, readdirSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
@@ -16,7 +18,9 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 function* sources(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) yield* sources(p);
+    if (e.isDirectory()) {
+      if (p !== join(ROOT, 'src', 'tools')) yield* sources(p);
+    }
     else if (/\.(ts|mts|mjs|js)$/.test(e.name)) yield p;
   }
 }

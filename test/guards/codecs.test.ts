@@ -2,6 +2,7 @@
 // at the exact byte), the store's key codec (no two identifiers share a key, numbers sort as
 // numbers), and the verifier's length checks on result tags (VERIFY_RESULT).
 import test from 'ava';
+import { createHash } from 'node:crypto';
 import { LineDecoder } from '../../src/protocol/line-codec.ts';
 import { idFromPart, idPart, isWellFormed, key, numFromPart, numPart } from '../../src/store/key-codec.ts';
 import { ServiceError } from '../../src/errors.ts';
@@ -9,6 +10,8 @@ import { resultTag } from '../../src/core/receipts.ts';
 import { verifyResult } from '../../src/core/executors/verify-result.ts';
 import type { QuoteRecord } from '../../src/core/quotes.ts';
 import { coreFixture } from '../support/core-fixture.ts';
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 test('line guard: a complete (newline-terminated) line longer than the limit is refused at the exact byte', (t) => {
   const d = new LineDecoder(8);
@@ -40,14 +43,19 @@ test('key-codec guard: identifiers are hex-encoded, ill-formed UTF-16 is refused
     t.false(isWellFormed(bad));
     const e = t.throws(() => idPart(bad)) as ServiceError;
     t.is(e.code, 'invalid_request');
+    t.is(e.message, 'identifier is not well-formed Unicode (unpaired surrogate)');
     t.throws(() => key('ok', bad), { instanceOf: ServiceError });
+    t.throws(() => key(bad), { instanceOf: ServiceError }, 'the first part too');
   }
   t.true(isWellFormed('\uD83D\uDE00'), 'a surrogate pair is fine');
   t.is(key('a', 'b', 'c'), 'a!b!c');
+  t.is(idPart('é'), 'c3a9', 'UTF-8 bytes, in hex');
+  t.is(idFromPart('c3a9'), 'é');
+  t.is(numFromPart('00000000000000ff'), 255, 'hex digits');
   t.is(numPart(0), '0000000000000000');
   t.is(numPart(Number.MAX_SAFE_INTEGER), '001fffffffffffff');
   for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1, Number.NaN]) {
-    t.throws(() => numPart(bad), { instanceOf: RangeError });
+    t.throws(() => numPart(bad), { instanceOf: RangeError, message: `key number out of range: ${bad}` });
   }
   const ns = [0, 1, 9, 10, 15, 16, 255, 256, 65_535, 2 ** 40, Number.MAX_SAFE_INTEGER];
   const sorted = ns.map(numPart).sort();
@@ -77,4 +85,23 @@ test('verify-result guard: a result tag is genuine only at its full length and e
   t.regex(((await ask({ ...facts })) as { reason: string }).reason, /^malformed/);
   t.regex(((await ask({ ...facts, result_tag: 5 })) as { reason: string }).reason, /^malformed/);
   t.regex(((await ask('[]')) as { reason: string }).reason, /^malformed/);
+  for (const bad of ['null', 'not json', '"a string"', '5']) {
+    t.deepEqual(await ask(bad), { valid: false, reason: 'malformed: packet_hex must be UTF-8 JSON with string fields '
+      + 'service, quote_id, input_digest, output_digest, result_tag' }, bad);
+  }
+  // the execution's own digests: of the material as given, and of the verdict's canonical JSON
+  const packet = Buffer.from(JSON.stringify({ ...facts, result_tag: tag }));
+  const whole = await verifyResult(f.ctx, {} as QuoteRecord, { machine_id: 'm', quote_id: 'q', packet_hex:
+    packet.toString('hex') });
+  t.deepEqual(whole, { fields: { valid: true }, status: 'valid', input_digest: sha256(packet),
+    output_digest: sha256('{"valid":true}') });
+  const refused = await verifyResult(f.ctx, {} as QuoteRecord, { machine_id: 'm', quote_id: 'q', packet_hex: '5b5d' });
+  t.is(refused.status, 'invalid');
+  // after a key rotation a tag by the retired result key still checks, and so does one by the new key
+  f.clock.advance(1000);
+  f.identity.rotate(f.clock.now());
+  const fresh = resultTag(f.ctx.kernels, f.identity, facts);
+  t.not(fresh, tag, 'the rotation changed the result key');
+  t.deepEqual(await ask({ ...facts, result_tag: tag }), { valid: true }, 'the retired key');
+  t.deepEqual(await ask({ ...facts, result_tag: fresh }), { valid: true }, 'the current key');
 });

@@ -86,3 +86,66 @@ test('ledger guard: verify() names a journal gap, an account seq that is not the
   const r = await ledger.verify();
   t.deepEqual([r.ok, r.accounts, r.entries, r.problems], [false, 1, 5, ['ghost: journal entries without an account']]);
 });
+
+test('ledger guard: journal() gives one machine\'s entries in order, each with its deltas, the balances after, '
+  + 'its time and reference', async (t) => {
+  const { f, ledger } = await funded(t);
+  // a machine whose id extends m-1's, and one before it: neither may show in m-1's journal
+  for (const other of ['m-10', 'm-0']) {
+    await f.store.write(ledger.change(other, await ledger.account(other), 'credit', 5n, 0n, {}, f.clock.now()).ops);
+  }
+  const at = f.clock.now().toISOString();
+  t.deepEqual(await ledger.journal('m-1'), [
+    { seq: 1, at, kind: 'credit', d_available: '1000', d_reserved: '0', available_after: '1000', reserved_after: '0',
+      ref: { ref: 'credit' } },
+    { seq: 2, at, kind: 'reserve', d_available: '-300', d_reserved: '300', available_after: '700',
+      reserved_after: '300', ref: { ref: 'reserve' } },
+    { seq: 3, at, kind: 'capture', d_available: '0', d_reserved: '-100', available_after: '700',
+      reserved_after: '200', ref: { ref: 'capture' } },
+  ]);
+  t.deepEqual(await ledger.account('m-1'), { available: 700n, reserved: 200n, seq: 3 });
+  t.deepEqual(await ledger.account('nobody'), { available: 0n, reserved: 0n, seq: 0 }, 'no account: all zero');
+  t.deepEqual(await ledger.journal('nobody'), []);
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 3, entries: 5, problems: [] });
+  // verify() as of a snapshot the caller holds: what was written after it is not seen
+  const snap = await f.store.snapshot();
+  t.teardown(() => snap.close());
+  await f.store.write([put('accounts', idPart('m-1'), { available: '1', reserved: '200', seq: 3 })]);
+  t.deepEqual(await ledger.verify(snap), { ok: true, accounts: 3, entries: 5, problems: [] });
+  t.deepEqual((await ledger.verify()).problems, ['m-1: available 1 but journal sums to 700']);
+});
+
+test('ledger guard: withMachine runs one operation per machine at a time, machines apart, and gives its result',
+  async (t) => {
+  const { ledger } = await funded(t);
+  const order: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const a = ledger.withMachine('m-1', async () => {
+    order.push('a start');
+    await held;
+    order.push('a end');
+    return 'a';
+  });
+  const c = ledger.withMachine('m-1', async () => { order.push('c'); return 'c'; });
+  t.is(await ledger.withMachine('m-2', async () => { order.push('b'); return 'b'; }), 'b', 'another machine runs');
+  release();
+  t.deepEqual([await a, await c], ['a', 'c']);
+  t.deepEqual(order, ['a start', 'b', 'a end', 'c'], 'the same machine waited for the first operation');
+});
+
+test('ledger guard: verify() passes a balance of exactly zero, and an account with no journal at zero', async (t) => {
+  const f = await coreFixture(t);
+  const ledger = f.ctx.ledger;
+  let acct = await ledger.account('m-z');
+  for (const [kind, da, dr] of [['credit', 100n, 0n], ['reserve', -100n, 100n]] as const) {
+    const c = ledger.change('m-z', acct, kind, da, dr, {}, f.clock.now());
+    await f.store.write(c.ops);
+    acct = c.next;
+  }
+  t.deepEqual(acct, { available: 0n, reserved: 100n, seq: 2 });
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 2, problems: [] },
+    'available 0 is not negative');
+  await f.store.write([put('accounts', idPart('m-empty'), { available: '0', reserved: '0', seq: 0 })]);
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 2, entries: 2, problems: [] }, 'no journal sums to zero');
+});

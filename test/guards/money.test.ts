@@ -4,11 +4,13 @@
 // expiry at accept and at execute, balance checks, the sweeper, and the execution checks before any
 // charge (state, service, input, replay). Every test ends with the ledger invariant holding.
 import test, { type ExecutionContext } from 'ava';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { execute } from '../../src/core/executions.ts';
 import { fundAccount, loadInvoice, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
-import { checkToken, claimedRecord, newToken } from '../../src/core/machines.ts';
-import { decodeQuoteId, encodeQuoteId } from '../../src/core/quote-token.ts';
+import {
+  authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
+} from '../../src/core/machines.ts';
+import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from '../../src/core/quote-token.ts';
 import { acceptQuote, createQuote, findQuote, sweepExpired, type QuoteRecord } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { ServiceError, type ErrorCode } from '../../src/errors.ts';
@@ -153,6 +155,35 @@ test('machine guard: checkToken refuses no record, no token, a wrong token, and 
   }
 });
 
+test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is stored, a rotation takes the old '
+  + 'one away, and every refusal says the same', async (t) => {
+  const f = await coreFixture(t);
+  const token = newToken();
+  t.regex(token, /^svcm_[A-Za-z0-9_-]{43}$/);
+  t.not(newToken(), token);
+  const at = f.clock.now();
+  const rec = claimedRecord(token, at);
+  t.deepEqual(rec, { token_sha256: createHash('sha256').update(token).digest('hex'), created_at: at.toISOString() });
+  await f.store.write(machineOps('m-t', rec));
+  t.deepEqual(await getMachine(f.store, 'm-t'), rec);
+  t.is(await getMachine(f.store, 'm-none'), undefined);
+  t.deepEqual(await authenticate(f.store, 'm-t', token), rec);
+  f.clock.advance(1000);
+  const next = newToken();
+  await f.store.write(rotateOps('m-t', { ...rec, open_invoices: { inv_1: 5 } }, next, f.clock.now()));
+  const rotated = await authenticate(f.store, 'm-t', next);
+  t.deepEqual(rotated, { token_sha256: createHash('sha256').update(next).digest('hex'), created_at: rec.created_at,
+    rotated_at: f.clock.now().toISOString(), open_invoices: { inv_1: 5 } });
+  const messages = new Set<string>();
+  for (const [m, tk] of [['m-t', token], ['m-t', undefined], ['m-none', next], ['m-none', undefined]] as const) {
+    const e = await t.throwsAsync(authenticate(f.store, m, tk)) as ServiceError;
+    t.is(e.code, 'unauthorized');
+    messages.add(e.message);
+  }
+  t.deepEqual([...messages], ['a valid machine token for this machine_id is required (Authorization: Bearer over '
+    + 'HTTP, auth.token over svc/1); the first funding invoice of a machine_id returns its token']);
+});
+
 test('invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',
   async (t) => {
   const f = await coreFixture(t);
@@ -208,6 +239,46 @@ test('quote guard: quote ids are MAC\'d, bound to their machine and spelled one 
   t.deepEqual(decodeQuoteId(k, 'm-q', retag(badFlags)), { ok: false, why: 'not_a_quote' });
   await refused(t, findQuote(f.ctx, flip(raw.length - 1), 'm-q'), 'not_found');
   await refused(t, findQuote(f.ctx, q.quote_id, 'm-other'), 'quote_wrong_machine');
+});
+
+test('quote guard: a quote id carries its terms exactly (with and without an input digest), and nothing else '
+  + 'decodes', async (t) => {
+  const f = await coreFixture(t);
+  const k = f.identity.quoteKey();
+  const terms = {
+    created_ms: 2 ** 47 + 12_345, ttl_ms: 2 ** 31 + 7, service: 'verify-bct', priority: 'high', bits: 70_000,
+    bytes: 2 ** 32 - 1, max_output: 65_537, quote_units: 2 ** 40 + 3, input_digest: null,
+  } as const satisfies QuoteTerms;
+  const plain = encodeQuoteId(k, 'm-rt', terms);
+  t.is(plain.length, 81);
+  t.not(encodeQuoteId(k, 'm-rt', terms), plain, 'a nonce makes every id its own');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', plain), { ok: true, terms });
+  const digest = { ...terms, service: 'make-bct', priority: 'low', input_digest: 'c4'.repeat(32) } as const;
+  const bound = encodeQuoteId(k, 'm-rt', digest);
+  t.is(bound.length, 124);
+  t.deepEqual(decodeQuoteId(k, 'm-rt', bound), { ok: true, terms: digest });
+  const normal = { ...terms, priority: 'normal', service: 'get-pulse' } as const;
+  t.deepEqual(decodeQuoteId(k, 'm-rt', encodeQuoteId(k, 'm-rt', normal)),
+    { ok: true, terms: normal });
+  const retag = (body: Buffer) => {
+    const tag = createHmac('sha256', k).update('svc/quote/v1').update(body).update('m-rt').digest().subarray(0, 16);
+    return `q1${Buffer.concat([body, tag]).toString('base64url')}`;
+  };
+  const raw = Buffer.from(bound.slice(2), 'base64url');
+  const body = (n: number, edit: (b: Buffer) => void) => {
+    const b = Buffer.from(raw.subarray(0, n));
+    edit(b);
+    return b;
+  };
+  t.true(decodeQuoteId(k, 'm-rt', retag(body(75, () => {}))).ok, 'the test MACs as the node does');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(75, (b) => { b[42] = 0; }))), { ok: false, why: 'not_a_quote' },
+    'a digest without its flag');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(75, (b) => { b[11] = 3; }))), { ok: false, why: 'not_a_quote' },
+    'no such priority');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(74, () => {}))), { ok: false, why: 'not_a_quote' }, 'a byte short');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', retag(body(44, (b) => { b[42] = 0; }))), { ok: false, why: 'not_a_quote' },
+    'a byte over');
+  t.deepEqual(decodeQuoteId(k, 'm-rt', `q1${bound.slice(3)}`), { ok: false, why: 'not_a_quote' });
 });
 
 test('quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and refuses it from ' +

@@ -3,15 +3,17 @@
 // own key re-signs everything else — and the test names the checks that must fail, so weakening any
 // single check (always true, key hash alone, size or root ignored) makes a test fail.
 import test, { type ExecutionContext } from 'ava';
+import { createHmac, createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
+import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { pulseKey } from '../../src/core/pulse-chain.ts';
 import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
+import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../../src/protocol/pricing.ts';
 import { outputHash, signedBytes, type PulseBody, type SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../../src/protocol/tlog-format.ts';
 import { parseNote, parseTlogProof } from '../../src/kit/tlog.ts';
@@ -48,6 +50,26 @@ test('receipt guard: verifyReceipt refuses every tampered field, a foreign signa
   const cut = Buffer.from(r.signature, 'base64url').subarray(0, 63).toString('base64url');
   t.deepEqual(verifyReceipt(f.identity, { ...r, signature: cut }), { valid: false, reason: 'bad_signature' });
   t.deepEqual(verifyReceipt(stranger, r), { valid: false, reason: 'unknown_key' });
+});
+
+test('receipt guard: a receipt carries the execution\'s facts, signed (Ed25519) over their RFC 8785 bytes, '
+  + 'with the HMAC-SHA256 result tag', async (t) => {
+  const f = await coreFixture(t);
+  const r = receiptOf(f);
+  const { receipt_id: receiptId, ...rest } = r.receipt;
+  t.regex(receiptId, /^rcpt/);
+  t.deepEqual(rest, {
+    format: 'svc_receipt_v1', service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abc', machine_id: 'm-1',
+    units_charged: '1234', price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
+    input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok',
+    issued_at: f.clock.now().toISOString(), node_id: f.identity.nodeId, key_id: f.identity.keyId,
+    result_tag: createHmac('sha256', f.identity.resultKey()).update('{"input_digest":"' + 'aa'.repeat(32)
+      + '","output_digest":"' + 'bb'.repeat(32) + '","quote_id":"q1abc","service":"submit-id"}').digest('hex'),
+  });
+  const pub = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'),
+    f.identity.publicKeyRaw]), format: 'der', type: 'spki' });
+  t.true(verify(null, Buffer.from(canonicalJson(r.receipt)), pub, Buffer.from(r.signature, 'base64url')),
+    'node:crypto verifies the signature over the canonical bytes');
 });
 
 test('receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its window',
@@ -177,6 +199,22 @@ test('pulse guard: verifyPulse passes a real pair and names exactly the check ea
   t.deepEqual(await failing({ ...result, bits: 255 }, committed, revealing), ['recomputed output']);
   t.deepEqual(await failing({ ...result, machine_id: 'm-q' }, committed, revealing), ['recomputed output']);
   t.deepEqual(await failing({ ...result, quote_id: 'q1other' }, committed, revealing), ['recomputed output']);
+});
+
+test('pulse guard: verifyPublishedPulse (svc pulse) passes a published pair, alone or linked, and refuses a forgery',
+  async (t) => {
+  const { f, committed, revealing } = await pulseCase(t);
+  const pub = f.identity.public.public_key;
+  const names = (v: { ok: boolean; checks: { name: string; ok: boolean }[] }) => {
+    t.is(v.ok, v.checks.every((c) => c.ok));
+    return v.checks.filter((c) => !c.ok).map((c) => c.name.split(' (')[0]!);
+  };
+  const pair = await verifyPublishedPulse(revealing, committed, pub);
+  t.deepEqual(names(pair), []);
+  t.true(pair.checks.length > 4, 'the link and the reveal are checked too');
+  t.deepEqual(names(await verifyPublishedPulse(committed, undefined, pub)), []);
+  const forged = names(await verifyPublishedPulse(signPulse(stranger, revealing.pulse), committed, pub));
+  t.true(forged.length > 0 && forged.every((n) => /signature|trusted key/.test(n)), forged.join('; '));
 });
 
 // --- transparency-log proofs ----------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // check that does not count, the headers a 429 carries, and the separation of keys and classes.
 import test from 'ava';
 import { ServiceError } from '../../src/errors.ts';
-import { RateLimiter, parseRate } from '../../src/protocol/rate-limit.ts';
+import { rateLimited } from '../../src/metrics/metrics.ts';
+import { DEFAULT_RATES, RateLimiter, clientKey, parseRate } from '../../src/protocol/rate-limit.ts';
 
 const rule = { limit: 3, windowSec: 10 };
 const T0 = 5_000_000;
@@ -82,4 +83,72 @@ test('rate-limit guard: parseRate takes LIMIT/SECONDS only, both at least 1', (t
   for (const bad of ['0/60', '5/0', '5', '5/60/1', '-5/60', 'a/b', ' 5/60']) {
     t.throws(() => parseRate(bad, def, 'SVC_X'), { message: /SVC_X must look like LIMIT\/SECONDS/ }, bad);
   }
+});
+
+test('rate-limit guard: a full table of live windows drops the oldest down to 90% of its size, never all', (t) => {
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 20);
+  for (let i = 0; i < 20; i++) l.take('public_low', `k-${i}`, T0 + i);
+  for (let i = 0; i < 2; i++) l.take('public_low', 'k-19', T0 + 19);
+  t.is(l.size, 20);
+  l.take('paid_execution', 'newcomer', T0 + 100);
+  t.is(l.size, 19, 'the two oldest went (down to 18, 90% of 20), then the newcomer came in');
+  t.is(l.take('public_low', 'k-2', T0 + 100).headers.RateLimit, '"public_low";r=1;t=10', 'the third oldest stays');
+  t.is(l.take('public_low', 'k-1', T0 + 100).headers.RateLimit, '"public_low";r=2;t=10', 'the second oldest went');
+  t.is(l.take('public_low', 'k-19', T0 + 100).headers.RateLimit, '"public_low";r=0;t=10',
+    'a kept window kept its count');
+  t.false(l.take('public_low', 'k-19', T0 + 100).allowed);
+});
+
+test('rate-limit guard: the default rules, the refusal headers of assertOpen, and what a refusal counts', async (t) => {
+  const d = new RateLimiter();
+  t.is(d.take('public_low', 'a', T0).headers['RateLimit-Policy'], '"public_low";q=120;w=60');
+  t.is(d.take('paid_execution', 'a', T0).headers['RateLimit-Policy'], '"paid_execution";q=600;w=60');
+  t.deepEqual(DEFAULT_RATES, {
+    public_low: { limit: 120, windowSec: 60 }, paid_execution: { limit: 600, windowSec: 60 },
+  });
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule });
+  for (let i = 0; i < 3; i++) l.take('paid_execution', 'm', T0);
+  const cell = (key: string) => rateLimited.at('paid_execution', key).v;
+  const [machine, address] = [cell('machine'), cell('address')];
+  const e = t.throws(() => l.assertOpen('paid_execution', 'm', 'per machine', T0 + 2_000)) as ServiceError;
+  t.is(e.message, 'rate limit for paid_execution reached (per machine); retry after 8 s');
+  t.deepEqual(e.details, {
+    rate_class: 'paid_execution', retry_after_s: 8, rate_limit: '"paid_execution";r=0;t=8',
+    rate_limit_policy: '"paid_execution";q=3;w=10',
+  });
+  t.deepEqual([cell('machine') - machine, cell('address') - address], [1, 0], 'counted per machine');
+  t.throws(() => l.check('paid_execution', 'm', 'per address', T0 + 2_000));
+  t.deepEqual([cell('machine') - machine, cell('address') - address], [1, 1], 'counted per address');
+  t.is(l.check('public_low', 'm', 'per address', T0).retryAfterSec, 0, 'check passes an allowed request on');
+});
+
+test('rate-limit guard: the key of a client address (IPv6 by its /64), and of none', (t) => {
+  t.is(clientKey(undefined), 'unknown');
+  t.is(clientKey(''), 'unknown');
+  t.is(clientKey('::ffff:10.0.0.1'), '10.0.0.1');
+  t.is(clientKey('2001:db8:1:2:3:4:5:6'), clientKey('2001:db8:1:2:ffff::1'));
+});
+
+test('rate-limit guard: parseRate takes the smallest rule, 1/1', (t) => {
+  t.deepEqual(parseRate('1/1', { limit: 9, windowSec: 9 }, 'X'), { limit: 1, windowSec: 1 });
+  t.deepEqual(parseRate('', { limit: 9, windowSec: 9 }, 'X'), { limit: 9, windowSec: 9 }, 'unset is the default');
+  t.throws(() => parseRate('5/60 ', { limit: 9, windowSec: 9 }, 'X'), { message: 'X must look like LIMIT/SECONDS, '
+    + 'e.g. 120/60 (got 5/60 )' });
+});
+
+test('rate-limit guard: a renewed window counts as the newest when a full table drops the oldest', (t) => {
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 4);
+  l.take('public_low', 'a', T0);
+  l.take('public_low', 'b', T0 + 5_000);
+  l.take('public_low', 'c', T0 + 6_000);
+  l.take('public_low', 'a', T0 + 10_000); // a's window ended: a new one starts, after b's and c's
+  l.take('public_low', 'd', T0 + 10_001);
+  l.take('public_low', 'e', T0 + 10_002); // full, nothing expired: the oldest window (b's) goes
+  t.is(l.size, 4);
+  t.is(l.take('public_low', 'a', T0 + 10_003).headers.RateLimit, '"public_low";r=1;t=10', 'a kept its new window');
+  t.is(l.take('public_low', 'b', T0 + 10_003).headers.RateLimit, '"public_low";r=2;t=10', 'b starts afresh');
+});
+
+test('rate-limit guard: parseRate takes limits and windows of several digits', (t) => {
+  t.deepEqual(parseRate('120/60', { limit: 9, windowSec: 9 }, 'X'), { limit: 120, windowSec: 60 });
 });

@@ -28,6 +28,9 @@ test('RFC 8785 §3.2.3: keys sorted by UTF-16 code units', (t) => {
 test('JCS refuses what I-JSON cannot carry; undefined members are left out; the digest is of the text', (t) => {
   t.throws(() => canonicalJson({ s: 'lone \ud800' }), { message: /surrogate/i });
   t.throws(() => canonicalJson([Number.NaN]));
+  for (const nothing of [undefined, () => 1, Symbol('s')]) {
+    t.throws(() => canonicalJson(nothing), { instanceOf: TypeError, message: 'value cannot be canonicalized' });
+  }
   t.throws(() => canonicalJson({ x: Number.POSITIVE_INFINITY }));
   t.is(canonicalJson({ b: undefined, a: [undefined, -0, 1e21, 1e-7] }), '{"a":[null,0,1e+21,1e-7]}');
   t.is(canonicalDigest({ b: 1, a: 'x' }), createHash('sha256').update('{"a":"x","b":1}').digest('hex'));

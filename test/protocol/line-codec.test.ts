@@ -5,7 +5,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { ByteBudget } from '../../src/protocol/budgets.ts';
-import { LineDecoder } from '../../src/protocol/line-codec.ts';
+import { LineDecoder, encodeLine } from '../../src/protocol/line-codec.ts';
 
 test('LineDecoder, with a budget and without: any chunking gives the lines of the whole, and every byte held '
   + 'goes back (property)', (t) => {
@@ -79,4 +79,39 @@ test('LineDecoder.nextLine splits one line at a time: what is not asked for stay
   const small = new LineDecoder(4);
   small.feed(Buffer.from('ok\ntoo long\n'));
   t.deepEqual([small.nextLine(), small.nextLine()], [{ line: 'ok' }, { fault: 'line_too_long' }]);
+});
+
+test('LineDecoder: an empty chunk is no input; dispose drops the rest of a chunk half split, and the line held',
+  (t) => {
+  const d = new LineDecoder();
+  d.feed(Buffer.alloc(0));
+  t.false(d.hasInput);
+  t.is(d.nextLine(), null);
+  d.feed(Buffer.from('ab\ncd\nef'));
+  t.deepEqual(d.nextLine(), { line: 'ab' });
+  d.dispose();
+  t.false(d.hasInput);
+  t.is(d.pending, 0);
+  d.feed(Buffer.from('xy\n'));
+  t.deepEqual(d.nextLine(), { line: 'xy' }, 'the next input is read from its start');
+  d.feed(Buffer.from('held'));
+  t.is(d.nextLine(), null);
+  d.dispose();
+  t.deepEqual([d.pending, d.held], [0, 0]);
+  t.deepEqual(d.push(Buffer.from('new\n')), { lines: ['new'], overflow: false }, 'nothing of the held line is left');
+  t.deepEqual(new LineDecoder().push(Buffer.from('\n\r\n')), { lines: ['', ''], overflow: false }, 'empty lines');
+});
+
+test('encodeLine: one JSON object and its newline', (t) => {
+  t.is(encodeLine({ a: 1, b: 'x\n' }), '{"a":1,"b":"x\\n"}\n');
+});
+
+test('LineDecoder: the blocks held never pass the line limit; nextLine names a budget refusal over_budget', (t) => {
+  const d = new LineDecoder(1500);
+  d.push(Buffer.alloc(1500, 0x61));
+  t.deepEqual([d.pending, d.held], [1500, 1500], 'a 1 KiB block, then only the 476 bytes the limit leaves');
+  const budget = new ByteBudget(100);
+  const b = new LineDecoder(1 << 20, budget);
+  b.feed(Buffer.alloc(10, 0x61));
+  t.deepEqual(b.nextLine(), { fault: 'over_budget' });
 });

@@ -15,7 +15,7 @@ import { TransparencyLog } from '../../src/core/tlog.ts';
 import { Kernels } from '../../src/kernels/index.ts';
 import { MIGRATIONS } from '../../src/store/pg-migrations.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
-import { create, isStoreConflict, put } from '../../src/store/store.ts';
+import { create, isStoreConflict, put, storeConflict } from '../../src/store/store.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { until } from '../support/until.ts';
@@ -161,6 +161,43 @@ testNeeding(test, 'two nodes, one machine: an operation that read a state anothe
   t.is(runs, 2, 'A ran again once B had moved the journal on');
   t.is(fromA, 'not issued', 'and then saw the quote B accepted');
   t.deepEqual(await la.account(M), { available: 40n, reserved: 60n, seq: 2 }, 'reserved once');
+  t.true((await la.verify()).ok);
+});
+
+testNeeding(test, 'two nodes, one machine: a conflicting operation runs 5 times at most, another error once; '
+  + 'an operation may change twice; other machines do not wait', POSTGRES, async (t) => {
+  const url = await (await postgres()).freshDatabase();
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const [la, lb] = [new Ledger(a), new Ledger(b)];
+  const M = 'retried';
+  const at = new Date();
+  let runs = 0;
+  const busy = await t.throwsAsync(la.withMachine(M, async () => { runs++; throw storeConflict('always'); }));
+  t.true(isStoreConflict(busy));
+  t.is(runs, 5, 'five runs, then the conflict reaches the caller');
+  runs = 0;
+  await t.throwsAsync(la.withMachine(M, async () => { runs++; throw new Error('not a conflict'); }),
+    { message: 'not a conflict' });
+  t.is(runs, 1, 'any other error at once');
+  // two changes in one operation: the second follows the first
+  t.is(await la.withMachine(M, async () => {
+    const first = la.change(M, await la.account(M), 'credit', 100n, 0n, { rail: 'A' }, at);
+    const second = la.change(M, first.next, 'reserve', -40n, 40n, { quote_id: 'q' }, at);
+    await a.write([...first.ops, ...second.ops]);
+    return 'done';
+  }), 'done');
+  t.deepEqual(await la.account(M), { available: 60n, reserved: 40n, seq: 2 });
+  // after the operation, a change outside withMachine builds on what it reads, whatever the other node did
+  await b.write(lb.change(M, await lb.account(M), 'credit', 1n, 0n, { rail: 'B' }, at).ops);
+  await a.write(la.change(M, await la.account(M), 'credit', 1n, 0n, { rail: 'A' }, at).ops);
+  t.deepEqual(await la.account(M), { available: 62n, reserved: 40n, seq: 4 });
+  // one node's lock is per machine: another machine runs while this one is held
+  let release!: () => void;
+  const held = la.withMachine(M, () => new Promise<string>((r) => { release = () => r('held'); }));
+  t.is(await la.withMachine('other-machine', async () => 'other'), 'other');
+  release();
+  t.is(await held, 'held');
   t.true((await la.verify()).ok);
 });
 
