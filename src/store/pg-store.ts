@@ -27,7 +27,8 @@ const SESSION_LOCKS = 0x73766331; // "svc1"
 
 // Later ops win, so each key appears once: the three parts of the statement never touch one row twice.
 // Upserts go in key order, so two batches lock their common rows in one order (no deadlock between them).
-const WRITE_SQL = `
+// The three parts every batch has: deletes, creates (a conflict fails the statement), upserts.
+const WRITE_PARTS = `
   WITH gone AS (
     DELETE FROM svc_records r USING unnest($1::text[], $2::bytea[]) AS d(sub, key)
     WHERE r.sub = d.sub AND r.key = d.key
@@ -40,24 +41,12 @@ const WRITE_SQL = `
     SELECT sub, key, value FROM unnest($6::text[], $7::bytea[], $8::json[]) AS p(sub, key, value)
     ORDER BY sub, key
     ON CONFLICT (sub, key) DO UPDATE SET value = EXCLUDED.value
-  ) SELECT 1`;
+  )`;
+const WRITE_SQL = `${WRITE_PARTS} SELECT 1`;
 // A batch with ifUnchanged ops: the same three parts, and its compare-and-set updates and compare-and-delete
 // deletes, each matching a row only while it holds the text compared (json keeps the text as written);
 // svc_guard undoes the statement when any of them matched nothing. Batches without such ops never use it.
-const GUARDED_WRITE_SQL = `
-  WITH gone AS (
-    DELETE FROM svc_records r USING unnest($1::text[], $2::bytea[]) AS d(sub, key)
-    WHERE r.sub = d.sub AND r.key = d.key
-  ), made AS (
-    INSERT INTO svc_records (sub, key, value)
-    SELECT sub, key, value FROM unnest($3::text[], $4::bytea[], $5::json[]) AS c(sub, key, value)
-    ORDER BY sub, key
-  ), kept AS (
-    INSERT INTO svc_records (sub, key, value)
-    SELECT sub, key, value FROM unnest($6::text[], $7::bytea[], $8::json[]) AS p(sub, key, value)
-    ORDER BY sub, key
-    ON CONFLICT (sub, key) DO UPDATE SET value = EXCLUDED.value
-  ), swapped AS (
+const GUARDED_WRITE_SQL = `${WRITE_PARTS}, swapped AS (
     UPDATE svc_records r SET value = s.value
     FROM unnest($9::text[], $10::bytea[], $11::json[], $12::text[]) AS s(sub, key, value, was)
     WHERE r.sub = s.sub AND r.key = s.key AND r.value::text = s.was

@@ -6,12 +6,11 @@
 // and the database, and removes the temp dir. For trying the topology on one machine, not for serving.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { POSTGRES, startPostgres, type PgServer } from '../../test/support/postgres.ts';
+import { POSTGRES, freePort, startPostgres, type PgServer } from '../../test/support/postgres.ts';
 
 const USAGE = `Usage: npm run cluster [-- --nodes N --gateways M --http-port PORT]
 
@@ -57,16 +56,6 @@ if (!Number.isInteger(HTTP_PORT) || HTTP_PORT < 0 || HTTP_PORT + GATEWAYS > 6553
   process.exit(2);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Ready { http: string | null; edge: string | null; backend: string; admin_socket: string | null;
   edge_cert_sha256?: string }

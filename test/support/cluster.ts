@@ -4,24 +4,15 @@
 // each spreading its calls over every node (SVC_CORE_NODES). Each node's backend port is fixed when the
 // cluster is made, so a node killed and restarted comes back where the gateways look for it.
 import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './postgres.ts';
 import { Svcd } from './svcd.ts';
 
 /** What the nodes of one cluster share; each keeps its own node-ed25519.pem (it signs its own receipts). */
 export const SHARED_KEYS = ['quote-key.bin', 'result-key.bin', 'bct-key.bin'];
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /**
  * Gateways for tests that load them from one address: no per-address connection cap, and idle

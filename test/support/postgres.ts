@@ -51,7 +51,8 @@ export const POSTGRES: Need = {
   hint: 'apt-get install postgresql (.ci/run does)',
 };
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now, on 127.0.0.1 (the kernel's pick). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
