@@ -10,7 +10,7 @@ import type { DepositRecord } from './deposits.ts';
 import { UNITS_PER_BASE_UNIT, type InvoiceRecord } from './invoices.ts';
 import type { NodeIdentity } from './node-identity.ts';
 import type { QuoteRecord } from './quotes.ts';
-import { verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { allSignerKeys, verifyReceipt, type SignedReceipt } from './receipts.ts';
 
 export interface MachineRow {
   machine_id: string;
@@ -73,6 +73,8 @@ async function auditAt(
   store: Store, snapshot: StoreSnapshot, identity: NodeIdentity | undefined, now: Date,
 ): Promise<AuditReport> {
   const at = { snapshot };
+  // with an identity, every receipt's signature: by this node's keys, or those its signer published
+  const signers = identity ? await allSignerKeys(store, identity, at) : null;
   const problems: string[] = [];
   const ledger = await new Ledger(store).verify(snapshot);
   problems.push(...ledger.problems.map((p) => `ledger: ${p}`));
@@ -199,8 +201,8 @@ async function auditAt(
     if (!q || q.state !== 'executed' || q.receipt_id !== k) {
       problems.push(`receipt: ${k} has no executed quote ${body.quote_id} naming it`);
     }
-    if (identity) {
-      const check = verifyReceipt(identity, r);
+    if (signers) {
+      const check = verifyReceipt(signers.get(body.node_id as string), r);
       if (!check.valid) problems.push(`receipt: ${k} does not verify (${check.reason ?? 'invalid'})`);
     }
   }

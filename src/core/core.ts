@@ -33,7 +33,7 @@ import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString }
 import { PulseChain } from './pulse-chain.ts';
 import { TransparencyLog } from './tlog.ts';
 import { acceptQuote, createQuote, findQuote, quoteView, sweepExpired, type QuoteRecord } from './quotes.ts';
-import { publishNodeKeys, verifyClusterReceipt, type SignedReceipt } from './receipts.ts';
+import { publishNodeKeys, signerKeys, verifyReceipt, type SignedReceipt } from './receipts.ts';
 import { holderId, type Lease } from './leases.ts';
 import { clearOwnStaleMarks, sweepLease, sweepRound } from './sweeps.ts';
 import { rotateNodeKey } from './key-rotation.ts';
@@ -474,7 +474,7 @@ export class Core {
           throw new ServiceError('not_found', `no receipt ${a.receipt_id as string} for this machine`);
         }
         // signed here or by another node of a shared store (its published keys)
-        const v = await verifyClusterReceipt(ctx.store, ctx.identity, r);
+        const v = verifyReceipt(await signerKeys(ctx.store, ctx.identity, r.receipt.node_id), r);
         // the key the receipt names, with its window: after a key rotation, not the current one (a key
         // the set does not hold: the current one, and valid false with unknown_key)
         const key = v.key;

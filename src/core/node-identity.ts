@@ -6,7 +6,7 @@
 // current one; retired keys stay so that what they signed or sealed still checks. Not here: how the
 // key set is published (src/discovery), how it is verified offline (src/kit/verify.ts).
 import {
-  createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject,
+  createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject,
 } from 'node:crypto';
 import {
   closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync,
@@ -55,10 +55,7 @@ export interface Signer {
 
 interface SigningKey extends Signer {
   readonly entry: RingEntry;
-  readonly verifyKey: KeyObject;
 }
-
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /** BCT key id: SHA-256("svc/bct-key-id/v1" ‖ key)[:8], in every packet header. */
 export function bctKeyIdOf(key: Uint8Array): Buffer {
@@ -93,9 +90,8 @@ function readSecret(path: string): Buffer {
 }
 
 function signingKey(entry: RingEntry, privateKey: KeyObject | null, publicRaw: Buffer): SigningKey {
-  const verifyKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicRaw]), format: 'der', type: 'spki' });
   return {
-    keyId: entry.key_id, publicKeyRaw: publicRaw, publicKey: publicRaw.toString('base64url'), entry, verifyKey,
+    keyId: entry.key_id, publicKeyRaw: publicRaw, publicKey: publicRaw.toString('base64url'), entry,
     sign(data: Uint8Array): Buffer {
       if (!privateKey) throw new Error(`signing key ${entry.key_id} is retired: this process holds no private half`);
       return sign(null, data, privateKey);
@@ -221,20 +217,6 @@ export class NodeIdentity {
   signingKey(keyId: unknown): { key_id: string; public_key: string; window: SecretKeyInfo } | undefined {
     const k = this.#signing.find((s) => s.keyId === keyId);
     return k && { key_id: k.keyId, public_key: k.publicKey, window: this.#info(k.entry) };
-  }
-
-  /**
-   * Checks a signature by the key `keyId` names; with `at`, the signed time must lie in its window.
-   * Reasons: unknown_key, bad_signature, outside_key_window.
-   */
-  verifyBy(keyId: unknown, data: Uint8Array, signature: Uint8Array, at?: string): { valid: boolean; reason?: string } {
-    const k = this.#signing.find((s) => s.keyId === keyId);
-    if (!k) return { valid: false, reason: 'unknown_key' };
-    if (signature.length !== 64 || !verify(null, data, k.verifyKey, signature)) {
-      return { valid: false, reason: 'bad_signature' };
-    }
-    if (at !== undefined && !inWindow(k.entry, at)) return { valid: false, reason: 'outside_key_window' };
-    return { valid: true };
   }
 
   /** The current result-tag key, for the HMAC kernel only. */

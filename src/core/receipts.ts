@@ -10,7 +10,7 @@ import type { Kernels } from '../kernels/index.ts';
 import { newId } from './ids.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
 import { verifyWithRawKey, type PublishedKey } from '../protocol/ed25519.ts';
-import { put, type Store } from '../store/store.ts';
+import { put, type Range, type Store } from '../store/store.ts';
 import { inWindow, type NodeIdentity } from './node-identity.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../protocol/pricing.ts';
 
@@ -83,12 +83,6 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
   return { receipt, signature };
 }
 
-/** Reasons: unknown_key, bad_signature, outside_key_window (issued_at not in the key's window). */
-export function verifyReceipt(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
-  const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
-  return id.verifyBy(r.receipt.key_id, bytes, Buffer.from(r.signature, 'base64url'), r.receipt.issued_at);
-}
-
 /** What a node publishes of itself on a shared store (sublevel node_keys, key = node id). */
 export interface NodeKeysRecord { node_id: string; signing: PublishedKey[]; published_at: string }
 
@@ -99,28 +93,43 @@ export async function publishNodeKeys(store: Store, id: NodeIdentity, now: Date)
 }
 
 /**
- * Verifies a receipt signed by this node or by another node of the cluster (the keys it published), and
- * names the key the receipt names (undefined when neither this node nor its signer has that key).
+ * The key set of the node a receipt names: this node's own, or the one another node of a shared store
+ * published (undefined: no such node known here).
  */
-export async function verifyClusterReceipt(store: Store, id: NodeIdentity, r: SignedReceipt): Promise<{
-  valid: boolean; reason?: string; key?: { key_id: string; public_key: string; valid_from: string | null;
-    valid_until: string | null };
-}> {
-  if (r.receipt.node_id === id.nodeId) {
-    const k = id.signingKey(r.receipt.key_id);
-    const key = k && {
-      key_id: k.key_id, public_key: k.public_key, valid_from: k.window.valid_from, valid_until: k.window.valid_until,
-    };
-    return { ...verifyReceipt(id, r), ...(key ? { key } : {}) };
+export async function signerKeys(store: Store, id: NodeIdentity, nodeId: unknown): Promise<PublishedKey[] | undefined> {
+  if (nodeId === id.nodeId) return id.publishedKeys();
+  if (typeof nodeId !== 'string') return undefined;
+  return (await store.get<NodeKeysRecord & Record<string, unknown>>('node_keys', nodeId))?.signing;
+}
+
+/**
+ * Every key set known here, by node id (this node's and those published on the store, as of `range`'s
+ * snapshot): for checking many receipts at once (the audit).
+ */
+export async function allSignerKeys(
+  store: Store, id: NodeIdentity, range: Range = {},
+): Promise<Map<string, PublishedKey[]>> {
+  const sets = new Map<string, PublishedKey[]>();
+  for await (const [k, v] of store.entries<NodeKeysRecord & Record<string, unknown>>('node_keys', range)) {
+    sets.set(k, v.signing);
   }
-  const published = await store.get<NodeKeysRecord & Record<string, unknown>>('node_keys', r.receipt.node_id);
-  const k = published?.signing.find((x) => x.key_id === r.receipt.key_id);
-  if (!k) return { valid: false, reason: 'unknown_key' };
-  const key = { key_id: k.key_id, public_key: k.public_key, valid_from: k.valid_from, valid_until: k.valid_until };
+  sets.set(id.nodeId, id.publishedKeys());
+  return sets;
+}
+
+/**
+ * Checks a receipt against the key set of the node that signed it (signerKeys), and names the key its
+ * key_id names. Reasons: unknown_key, bad_signature, outside_key_window (issued_at not in the key's window).
+ */
+export function verifyReceipt(keys: readonly PublishedKey[] | undefined, r: SignedReceipt): {
+  valid: boolean; reason?: string; key?: PublishedKey;
+} {
+  const key = keys?.find((k) => k.key_id === r.receipt.key_id);
+  if (!key) return { valid: false, reason: 'unknown_key' };
   const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
-  if (!verifyWithRawKey(Buffer.from(k.public_key, 'base64url'), bytes, Buffer.from(r.signature, 'base64url'))) {
+  if (!verifyWithRawKey(Buffer.from(key.public_key, 'base64url'), bytes, Buffer.from(r.signature, 'base64url'))) {
     return { valid: false, reason: 'bad_signature', key };
   }
-  if (!inWindow(k, r.receipt.issued_at)) return { valid: false, reason: 'outside_key_window', key };
+  if (!inWindow(key, r.receipt.issued_at)) return { valid: false, reason: 'outside_key_window', key };
   return { valid: true, key };
 }

@@ -19,6 +19,13 @@ import { validateArgs } from '../../src/protocol/validate.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { put, type Op } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
+import type { NodeIdentity } from '../../src/core/node-identity.ts';
+
+/** A receipt's verdict by `id`'s published key set (what VERIFY_RECEIPT and the audit check it with). */
+function verdict(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
+  const { valid, reason } = verifyReceipt(id.publishedKeys(), r);
+  return reason ? { valid, reason } : { valid };
+}
 
 const TRON = { network: 'TRON', asset: 'USDT' };
 
@@ -436,7 +443,7 @@ test('execution guard: an executed quote replays the same request and refuses an
   f.clock.advance(10 * 60_000);
   t.deepEqual(await execute(f.ctx, 'SUBMIT_ID', args), { ...r, replayed: true }, 'an executed quote never expires');
   const stored = (await f.store.get('receipts', r.receipt_id as string)) as unknown as SignedReceipt;
-  t.deepEqual(verifyReceipt(f.identity, stored), { valid: true });
+  t.deepEqual(verdict(f.identity, stored), { valid: true });
   t.deepEqual([stored.receipt.machine_id, stored.receipt.units_charged], ['m-q', String(q.quote_units)]);
   const journal = await f.ctx.ledger.journal('m-q');
   t.deepEqual(journal.map((j) => [j.kind, j.d_available, j.d_reserved]), [

@@ -79,9 +79,9 @@ const m = (
 
 export const MUTATIONS: Mutation[] = [
   // the seven of issue 14
-  m('receipt-signature', 'receipt signature check', 'src/core/node-identity.ts', 'NodeIdentity.verifyBy',
-    'if (signature.length !== 64 || !verify(null, data, k.verifyKey, signature)) {', 'if (false) {',
-    PROOFS, T.receipt),
+  m('receipt-signature', 'receipt signature check', 'src/core/receipts.ts', 'verifyReceipt',
+    'if (!verifyWithRawKey(Buffer.from(key.public_key, \'base64url\'), bytes, Buffer.from(r.signature, \'base64url\'))) {',
+    'if (false) {', PROOFS, T.receipt),
   m('pulse-signature', 'pulse Ed25519 signature check', KIT, 'checkPulse',
     'await verifyEd25519(key!.raw, signed, sig)', 'true', PROOFS, T.pulse),
   m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', KIT, 'checkCheckpoint',
@@ -96,11 +96,11 @@ export const MUTATIONS: Mutation[] = [
     'if (this.#len + piece.length > this.#max)', 'if (nl < 0 && this.#len + piece.length > this.#max)',
     CODECS, T.lineComplete),
   // signatures and proofs
-  m('receipt-key-id', 'receipt key id must name a key of the node\'s set', 'src/core/node-identity.ts',
-    'NodeIdentity.verifyBy', 'if (!k) return { valid: false, reason: \'unknown_key\' };',
-    'if (!k) return this.verifyBy(this.keyId, data, signature, at);', PROOFS, T.receipt),
-  m('receipt-key-window', 'a receipt\'s issued_at must lie in its key\'s window', 'src/core/node-identity.ts',
-    'NodeIdentity.verifyBy', 'if (at !== undefined && !inWindow(k.entry, at))', 'if (false)', PROOFS, T.keyWindow),
+  m('receipt-key-id', 'receipt key id must name a key of the node\'s set', 'src/core/receipts.ts', 'verifyReceipt',
+    'const key = keys?.find((k) => k.key_id === r.receipt.key_id);',
+    'const key = keys?.find((k) => k.key_id === r.receipt.key_id) ?? keys?.at(-1);', PROOFS, T.receipt),
+  m('receipt-key-window', 'a receipt\'s issued_at must lie in its key\'s window', 'src/core/receipts.ts',
+    'verifyReceipt', 'if (!inWindow(key, r.receipt.issued_at))', 'if (false)', PROOFS, T.keyWindow),
   m('ed25519-lengths', 'raw-key Ed25519: key and signature lengths', 'src/protocol/ed25519.ts', 'verifyWithRawKey',
     'if (publicKeyRaw.length !== 32 || signature.length !== 64) return false;', '', PROOFS, T.ed),
   m('pulse-output-hash', 'pulse output_hash', KIT, 'checkPulse',

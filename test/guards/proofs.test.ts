@@ -19,6 +19,12 @@ import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../
 import { parseNote, parseTlogProof } from '../../src/kit/tlog.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 
+/** A receipt's verdict by `id`'s published key set (what VERIFY_RECEIPT and the audit check it with). */
+function verdict(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
+  const { valid, reason } = verifyReceipt(id.publishedKeys(), r);
+  return reason ? { valid, reason } : { valid };
+}
+
 const stranger = (() => {
   const dir = mkdtempSync(join(tmpdir(), 'stranger-'));
   const id = NodeIdentity.loadOrCreate(dir);
@@ -37,19 +43,19 @@ test('receipt guard: verifyReceipt refuses every tampered field, a foreign signa
   async (t) => {
   const f = await coreFixture(t);
   const r = receiptOf(f);
-  t.deepEqual(verifyReceipt(f.identity, r), { valid: true });
+  t.deepEqual(verdict(f.identity, r), { valid: true });
   for (const field of Object.keys(r.receipt) as (keyof SignedReceipt['receipt'])[]) {
     if (field === 'key_id') continue;
     const v = r.receipt[field];
     const changed = typeof v === 'number' ? v + 1 : `${String(v).slice(0, -1)}${String(v).endsWith('0') ? '1' : '0'}`;
     const forged = { ...r, receipt: { ...r.receipt, [field]: changed } } as SignedReceipt;
-    t.deepEqual(verifyReceipt(f.identity, forged), { valid: false, reason: 'bad_signature' }, field);
+    t.deepEqual(verdict(f.identity, forged), { valid: false, reason: 'bad_signature' }, field);
   }
   const resigned = stranger.sign(Buffer.from(JSON.stringify(r.receipt))).toString('base64url');
-  t.deepEqual(verifyReceipt(f.identity, { ...r, signature: resigned }), { valid: false, reason: 'bad_signature' });
+  t.deepEqual(verdict(f.identity, { ...r, signature: resigned }), { valid: false, reason: 'bad_signature' });
   const cut = Buffer.from(r.signature, 'base64url').subarray(0, 63).toString('base64url');
-  t.deepEqual(verifyReceipt(f.identity, { ...r, signature: cut }), { valid: false, reason: 'bad_signature' });
-  t.deepEqual(verifyReceipt(stranger, r), { valid: false, reason: 'unknown_key' });
+  t.deepEqual(verdict(f.identity, { ...r, signature: cut }), { valid: false, reason: 'bad_signature' });
+  t.deepEqual(verdict(stranger, r), { valid: false, reason: 'unknown_key' });
 });
 
 test('receipt guard: a receipt carries the execution\'s facts, signed (Ed25519) over their RFC 8785 bytes, '
@@ -88,7 +94,7 @@ test('receipt guard: across a key rotation a receipt verifies by the key it name
   const fresh = receiptOf(f);
   t.is(inFlight.receipt.key_id, old.receipt.key_id);
   t.not(fresh.receipt.key_id, old.receipt.key_id);
-  for (const r of [old, inFlight, fresh]) t.deepEqual(verifyReceipt(f.identity, r), { valid: true });
+  for (const r of [old, inFlight, fresh]) t.deepEqual(verdict(f.identity, r), { valid: true });
   // each key vouches only for its window: the retired key after it, the new key before it
   const sign = (at: Date, issued: Date): SignedReceipt => {
     const s = f.identity.signerAt(at);
@@ -97,8 +103,8 @@ test('receipt guard: across a key rotation a receipt verifies by the key it name
   };
   const late = sign(t0, f.clock.now());
   t.is(late.receipt.key_id, old.receipt.key_id);
-  t.deepEqual(verifyReceipt(f.identity, late), { valid: false, reason: 'outside_key_window' });
-  t.deepEqual(verifyReceipt(f.identity, sign(f.clock.now(), t0)), { valid: false, reason: 'outside_key_window' });
+  t.deepEqual(verdict(f.identity, late), { valid: false, reason: 'outside_key_window' });
+  t.deepEqual(verdict(f.identity, sign(f.clock.now(), t0)), { valid: false, reason: 'outside_key_window' });
 });
 
 test('Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature', (t) => {

@@ -53,7 +53,10 @@ for (const backend of ['webcrypto', 'noble'] as const) {
     const r = await c.request('VERIFY_RECEIPT', { receipt_id: ex.receipt_id, machine_id: M });
     results.hello = { node: { key_id: r.key_id, public_key: r.public_key } };
     const identity = NodeIdentity.loadOrCreate(s.dataDir);
-    const server = (x: SignedReceipt) => serverVerifyReceipt(identity, x);
+    const server = (x: SignedReceipt) => {
+      const v = serverVerifyReceipt(identity.publishedKeys(), x);
+      return { valid: v.valid, ...(v.reason ? { reason: v.reason } : {}) };
+    };
     const kit = async (x: unknown, keys: Parameters<typeof verifyReceipt>[1] = nodesJson()) => {
       const v = await verifyReceipt(x, keys);
       return { valid: v.valid, ...(v.reason ? { reason: v.reason } : {}) };

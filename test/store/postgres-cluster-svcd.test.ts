@@ -133,6 +133,15 @@ testNeeding(test.serial, RECEIPTS, POSTGRES, async (t) => {
   t.true(fresh.body.valid, JSON.stringify(fresh.body));
   t.is(fresh.body.key_id, rotated.key_id);
   t.is(fresh.body.key_valid_from, rotated.rotated_at);
+  // the audit on B checks every receipt's signature, A's by the keys A published, before and after its rotation
+  const adminB = await two.admin();
+  try {
+    const report = await adminB.request('AUDIT', {});
+    t.deepEqual(report.discrepancies, [], 'node B audits node A\'s receipts as valid');
+    t.true(report.clean);
+  } finally {
+    adminB.close();
+  }
 });
 
 testNeeding(test.serial, 'sweeps: one of the two nodes holds the sweep lease', POSTGRES, async (t) => {
