@@ -4,7 +4,7 @@
 // of the `sweeps` lease (leases.ts); the others skip their rounds while its lease runs, and take it over
 // once the holder has stopped renewing it. Each release is still a guarded ledger change, so a round that
 // ran anyway (a lease lost mid-round) can refuse, never repeat, a release.
-import { delIf, isStoreConflict, type Store } from '../store/store.ts';
+import { delIf, isStoreConflict, type Json, type Store } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { sweepIdempotency } from './idempotency.ts';
 import { leaseFor, type Lease } from './leases.ts';
@@ -39,31 +39,28 @@ export async function sweepRound(ctx: CoreContext, lease: Lease | null): Promise
  * their lease, so a client's retry with the same key runs as soon as the node is back. Marks of other
  * nodes are theirs. Marks are few (one per request in flight), so one scan suffices.
  */
-export async function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
+export function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
+  return deleteMarks(store, (v) => (v.holder as string).startsWith(`${nodeId}#`) && v.holder !== self);
+}
+
+/** Idempotency keys marked running by a node whose lease on them ended (it stopped mid-request): deleted. */
+function sweepRunning(store: Store, nowMs: number): Promise<number> {
+  return deleteMarks(store, (v) => (v.expires_ms as number) <= nowMs, 1000);
+}
+
+/**
+ * Deletes the idempotency marks `which` picks, each compared with the mark as read: one taken over
+ * meanwhile is running again and stays.
+ */
+async function deleteMarks(store: Store, which: (mark: Json) => boolean, limit?: number): Promise<number> {
   let n = 0;
-  for await (const [k, v] of store.entries('idempotency_running')) {
-    const holder = v.holder as string;
-    if (!holder.startsWith(`${nodeId}#`) || holder === self) continue;
+  for await (const [k, v] of store.entries('idempotency_running', limit ? { limit } : {})) {
+    if (!which(v)) continue;
     try {
       await store.write([delIf('idempotency_running', k, v)]);
       n++;
     } catch (e) {
       if (!isStoreConflict(e)) throw e;
-    }
-  }
-  return n;
-}
-
-/** Idempotency keys marked running by a node whose lease on them ended (it stopped mid-request): deleted. */
-async function sweepRunning(store: Store, nowMs: number, limit = 1000): Promise<number> {
-  let n = 0;
-  for await (const [k, v] of store.entries('idempotency_running', { limit })) {
-    if ((v.expires_ms as number) > nowMs) continue;
-    try {
-      await store.write([delIf('idempotency_running', k, v)]);
-      n++;
-    } catch (e) {
-      if (!isStoreConflict(e)) throw e; // taken over meanwhile: it is running again
     }
   }
   return n;

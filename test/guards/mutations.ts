@@ -80,8 +80,8 @@ const m = (
 export const MUTATIONS: Mutation[] = [
   // the seven of issue 14
   m('receipt-signature', 'receipt signature check', 'src/core/receipts.ts', 'verifyReceipt',
-    'if (!verifyWithRawKey(Buffer.from(key.public_key, \'base64url\'), bytes, Buffer.from(r.signature, \'base64url\'))) {',
-    'if (false) {', PROOFS, T.receipt),
+    'if (!verifyWithRawKey(Buffer.from(key.public_key', 'if (false && verifyWithRawKey(Buffer.from(key.public_key',
+    PROOFS, T.receipt),
   m('pulse-signature', 'pulse Ed25519 signature check', KIT, 'checkPulse',
     'await verifyEd25519(key!.raw, signed, sig)', 'true', PROOFS, T.pulse),
   m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', KIT, 'checkCheckpoint',
