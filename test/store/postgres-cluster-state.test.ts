@@ -28,7 +28,7 @@ import { PgStore } from '../../src/store/pg-store.ts';
 import { create, delIf, isStoreConflict, put, replace } from '../../src/store/store.ts';
 import { ManualClock, openCore } from '../support/core-fixture.ts';
 import { testNeeding } from '../support/needs.ts';
-import { POSTGRES, postgresForFile } from '../support/postgres.ts';
+import { POSTGRES, postgresForFile, twoStores } from '../support/postgres.ts';
 
 const postgres = postgresForFile(test);
 const TRON = { network: 'TRON', asset: 'USDT' };
@@ -90,8 +90,7 @@ async function funded(ctx: CoreContext, machine: string, units = 5): Promise<str
 testNeeding(test, 'guards: a compare-and-set or compare-and-delete whose record changed refuses the whole batch',
   POSTGRES, async (t) => {
   const url = await (await postgres()).freshDatabase();
-  const [one, two] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
-  t.teardown(async () => { await one.close(); await two.close(); });
+  const [one, two] = await twoStores(t, url);
   await one.write([put('leases', 'x', { holder: 'a', n: 1 })]);
   const seen = (await one.get('leases', 'x'))!;
   await two.write([replace('leases', 'x', { holder: 'b', n: 2 }, seen)]);

@@ -17,7 +17,7 @@ import { MIGRATIONS } from '../../src/store/pg-migrations.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
 import { create, isStoreConflict, put, storeConflict } from '../../src/store/store.ts';
 import { testNeeding } from '../support/needs.ts';
-import { POSTGRES, postgresForFile } from '../support/postgres.ts';
+import { POSTGRES, postgresForFile, twoStores } from '../support/postgres.ts';
 import { until } from '../support/until.ts';
 
 const postgres = postgresForFile(test);
@@ -113,8 +113,7 @@ testNeeding(test, 'a deadlock with another transaction is run again, and the bat
 testNeeding(test, 'two nodes, one machine: the journal sequence lets one write commit, the other reads again',
   POSTGRES, async (t) => {
   const url = await (await postgres()).freshDatabase();
-  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
-  t.teardown(async () => { await a.close(); await b.close(); });
+  const [a, b] = await twoStores(t, url);
   const [la, lb] = [new Ledger(a), new Ledger(b)];
   const M = 'shared-machine';
   const at = new Date();
@@ -137,8 +136,7 @@ testNeeding(test, 'two nodes, one machine: the journal sequence lets one write c
 testNeeding(test, 'two nodes, one machine: an operation that read a state another node then changed runs again',
   POSTGRES, async (t) => {
   const url = await (await postgres()).freshDatabase();
-  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
-  t.teardown(async () => { await a.close(); await b.close(); });
+  const [a, b] = await twoStores(t, url);
   const [la, lb] = [new Ledger(a), new Ledger(b)];
   const M = 'stale-reader';
   const at = new Date();
@@ -167,8 +165,7 @@ testNeeding(test, 'two nodes, one machine: an operation that read a state anothe
 testNeeding(test, 'two nodes, one machine: a conflicting operation runs 5 times at most, another error once; '
   + 'an operation may change twice; other machines do not wait', POSTGRES, async (t) => {
   const url = await (await postgres()).freshDatabase();
-  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
-  t.teardown(async () => { await a.close(); await b.close(); });
+  const [a, b] = await twoStores(t, url);
   const [la, lb] = [new Ledger(a), new Ledger(b)];
   const M = 'retried';
   const at = new Date();

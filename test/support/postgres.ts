@@ -7,7 +7,8 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestFn } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
+import { PgStore } from '../../src/store/pg-store.ts';
 import type { Need } from './needs.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -161,4 +162,11 @@ export function postgresForFile(test: TestFn, beforeStop?: () => Promise<void>):
     }
   });
   return () => (server ??= startPostgres());
+}
+
+/** Two stores on one database, as two nodes hold it (pools of 2), closed when the test ends. */
+export async function twoStores(t: ExecutionContext, url: string): Promise<[PgStore, PgStore]> {
+  const [a, b] = await Promise.all([PgStore.open(url, { poolSize: 2 }), PgStore.open(url, { poolSize: 2 })]);
+  t.teardown(async () => { await a.close(); await b.close(); });
+  return [a, b];
 }
