@@ -1,17 +1,14 @@
 // Offline verification for the client kit (svc verify-pulse, svc pulse, svc verify-log): the embedding kit's
-// verifiers (src/kit/verify.ts, the package's svc/verify) on this process's kernels — one
-// implementation for the CLI, the tests and every embedder. docs/verify.md gives the checks. The keys
-// may be a key set (after a key rotation, pulses and checkpoints name retired keys too).
-import { Kernels } from '../kernels/index.ts';
+// verifiers (src/kit/verify.ts, the package's svc/verify) on the kit's own kernels (build/kernels.wasm,
+// loaded once per process) — one implementation for the CLI, the tests and every embedder. docs/verify.md
+// gives the checks. The keys may be a key set (after a key rotation, pulses and checkpoints name retired
+// keys too).
 import {
   verifyLogInclusion, verifyPulse as verifyPulseKit, type Check, type NodeKey, type NodeKeys, type PulseResult,
 } from '../kit/verify.ts';
 import type { SignedPulse } from '../protocol/pulse-format.ts';
 
 export type { Check, NodeKey, NodeKeys, PulseResult };
-
-let kernels: Kernels | null = null;
-const k = () => (kernels ??= Kernels.create());
 
 /**
  * A GET_PULSE result, given pulse k (which committed the seed) and pulse k+1 (which revealed it):
@@ -24,7 +21,7 @@ export async function verifyPulse(
   revealing: SignedPulse,
   nodeKeys: NodeKeys,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyPulseKit(revealing, committed, { result, nodeKeys, kernels: k() });
+  const v = await verifyPulseKit(revealing, committed, { result, nodeKeys });
   return { ok: v.valid, checks: v.checks };
 }
 
@@ -37,7 +34,7 @@ export async function verifyPublishedPulse(
   previous: SignedPulse | undefined,
   nodeKeys: NodeKeys,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyPulseKit(pulse, previous, { nodeKeys, kernels: k() });
+  const v = await verifyPulseKit(pulse, previous, { nodeKeys });
   return { ok: v.valid, checks: v.checks };
 }
 
@@ -52,8 +49,6 @@ export async function verifyTlogProof(
   nodeKeys: NodeKeys,
   expectedOrigin?: string,
 ): Promise<{ ok: boolean; checks: Check[] }> {
-  const v = await verifyLogInclusion(proofText, entry, nodeKeys, {
-    kernels: k(), ...(expectedOrigin !== undefined ? { origin: expectedOrigin } : {}),
-  });
+  const v = await verifyLogInclusion(proofText, entry, nodeKeys, { origin: expectedOrigin });
   return { ok: v.valid, checks: v.checks };
 }

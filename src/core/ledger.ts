@@ -148,12 +148,13 @@ export class Ledger {
     const at = { snapshot };
     const problems: string[] = [];
     let accounts = 0, entries = 0;
-    const sums = new Map<string, { a: bigint; r: bigint; n: number; lastSeq: number }>();
+    const sums = new Map<string, { a: bigint; r: bigint; lastSeq: number }>();
     for await (const [k, v] of this.#store.entries('journal', at)) {
       const [m] = k.split('!');
-      const s = sums.get(m!) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };
+      const s = sums.get(m!) ?? { a: 0n, r: 0n, lastSeq: 0 };
       const e = v as unknown as JournalEntry;
-      s.a += BigInt(e.d_available); s.r += BigInt(e.d_reserved); s.n++;
+      s.a += BigInt(e.d_available);
+      s.r += BigInt(e.d_reserved);
       if (e.seq !== s.lastSeq + 1) problems.push(`${idFromPart(m!)}: journal seq ${e.seq} follows ${s.lastSeq}`);
       s.lastSeq = e.seq;
       sums.set(m!, s);
@@ -162,7 +163,7 @@ export class Ledger {
     for await (const [m, v] of this.#store.entries('accounts', at)) {
       accounts++;
       const id = idFromPart(m);
-      const s = sums.get(m) ?? { a: 0n, r: 0n, n: 0, lastSeq: 0 };
+      const s = sums.get(m) ?? { a: 0n, r: 0n, lastSeq: 0 };
       const avail = BigInt(v.available as string), res = BigInt(v.reserved as string);
       if (avail !== s.a) problems.push(`${id}: available ${avail} but journal sums to ${s.a}`);
       if (res !== s.r) problems.push(`${id}: reserved ${res} but journal sums to ${s.r}`);

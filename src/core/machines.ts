@@ -14,7 +14,7 @@ export function newToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-const hashToken = (t: string) => createHash('sha256').update(t, 'utf8').digest();
+const hashToken = (t: string) => createHash('sha256').update(t).digest();
 
 export interface MachineRecord {
   token_sha256: string;

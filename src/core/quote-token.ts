@@ -43,12 +43,12 @@ let kernels: Kernels | null = null;
 const k = () => (kernels ??= Kernels.create());
 const macs = new WeakMap<Uint8Array, (message: Uint8Array) => Uint8Array>();
 
-const hint = (machineId: string) => Buffer.from(k().sha256(Buffer.from(machineId, 'utf8')).buffer, 0, 6);
+const hint = (machineId: string) => Buffer.from(k().sha256(Buffer.from(machineId)).buffer, 0, 6);
 
 function tag(key: Uint8Array, body: Buffer, machineId: string): Buffer {
   let mac = macs.get(key);
   if (!mac) macs.set(key, mac = k().hmacSha256Keyed(key));
-  const message = Buffer.concat([DOMAIN, body, Buffer.from(machineId, 'utf8')]);
+  const message = Buffer.concat([DOMAIN, body, Buffer.from(machineId)]);
   const t = mac(message);
   return Buffer.from(t.buffer, t.byteOffset, TAG_BYTES);
 }

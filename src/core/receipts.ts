@@ -79,7 +79,7 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: signer.keyId,
     result_tag: resultTag(k, id, f),
   };
-  const signature = signer.sign(Buffer.from(canonicalJson(receipt), 'utf8')).toString('base64url');
+  const signature = signer.sign(Buffer.from(canonicalJson(receipt))).toString('base64url');
   return { receipt, signature };
 }
 
@@ -126,7 +126,7 @@ export function verifyReceipt(keys: readonly PublishedKey[] | undefined, r: Sign
 } {
   const key = keys?.find((k) => k.key_id === r.receipt.key_id);
   if (!key) return { valid: false, reason: 'unknown_key' };
-  const bytes = Buffer.from(canonicalJson(r.receipt), 'utf8');
+  const bytes = Buffer.from(canonicalJson(r.receipt));
   if (!verifyWithRawKey(Buffer.from(key.public_key, 'base64url'), bytes, Buffer.from(r.signature, 'base64url'))) {
     return { valid: false, reason: 'bad_signature', key };
   }

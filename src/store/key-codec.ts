@@ -22,7 +22,7 @@ function wellFormed(s: string): string {
 }
 
 export function idPart(id: string): string {
-  return Buffer.from(wellFormed(id), 'utf8').toString('hex');
+  return Buffer.from(wellFormed(id)).toString('hex');
 }
 
 export function idFromPart(part: string): string {

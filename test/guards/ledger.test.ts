@@ -2,10 +2,10 @@
 // names every kind of broken invariant — available or reserved not the sum of their journal, a
 // negative balance, a gap in the journal, an account whose seq is not its journal's last, an orphan.
 import test from 'ava';
-import type { Account } from '../../src/core/ledger.ts';
+import { Ledger, type Account } from '../../src/core/ledger.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { idPart, key, numPart } from '../../src/store/key-codec.ts';
-import { put } from '../../src/store/store.ts';
+import { put, type Range, type Store, type SublevelName } from '../../src/store/store.ts';
 import { coreFixture } from '../support/core-fixture.ts';
 
 async function funded(t: Parameters<typeof coreFixture>[0]) {
@@ -148,4 +148,50 @@ test('ledger guard: verify() passes a balance of exactly zero, and an account wi
     'available 0 is not negative');
   await f.store.write([put('accounts', idPart('m-empty'), { available: '0', reserved: '0', seq: 0 })]);
   t.deepEqual(await ledger.verify(), { ok: true, accounts: 2, entries: 2, problems: [] }, 'no journal sums to zero');
+});
+
+/**
+ * The fixture's real store, seen through a proxy that runs `between` once, when verify() turns from the
+ * journal to the accounts (a write landing between its two scans), and counts snapshots taken and closed.
+ */
+function watchedStore(store: Store, between: () => Promise<void>) {
+  const seen = { taken: 0, closed: 0 };
+  let ran = false;
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'entries') {
+        return async function* (name: SublevelName, range?: Range) {
+          if (name === 'accounts' && !ran) { ran = true; await between(); }
+          yield* target.entries(name, range);
+        };
+      }
+      if (prop === 'snapshot') {
+        return async () => {
+          const s = await target.snapshot();
+          const close = s.close.bind(s);
+          seen.taken++;
+          s.close = async () => { seen.closed++; await close(); };
+          return s;
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  return { proxy, seen };
+}
+
+test('ledger guard: verify() reads the journal and the accounts from one snapshot, which it closes: a credit ' +
+  'landing between its two scans is not a mismatch', async (t) => {
+  const { f, acct } = await funded(t);
+  const credit = async () => {
+    const c = f.ctx.ledger.change('m-1', acct, 'credit', 50n, 0n, { ref: 'between' }, f.clock.now());
+    await f.store.write(c.ops);
+  };
+  const { proxy, seen } = watchedStore(f.store, credit);
+  const ledger = new Ledger(proxy);
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 3, problems: [] }, 'the state before');
+  t.deepEqual(seen, { taken: 1, closed: 1 }, 'its own snapshot, closed');
+  t.deepEqual(await ledger.verify(), { ok: true, accounts: 1, entries: 4, problems: [] }, 'the state after');
+  t.deepEqual(seen, { taken: 2, closed: 2 });
 });

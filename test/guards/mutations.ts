@@ -38,6 +38,8 @@ const T = {
   change: 'ledger guard: change() refuses a change that would make available or reserved negative',
   seq: 'ledger guard: verify() names a journal gap, an account seq that is not the journal\'s last, '
     + 'and journal entries without an account',
+  snapshot: 'ledger guard: verify() reads the journal and the accounts from one snapshot, which it closes: a credit '
+    + 'landing between its two scans is not a mismatch',
   settle: 'invoice guard: SETTLE_INVOICE takes an invoice until 1 ms before expires_ms, and refuses it from '
     + 'expires_ms on (invoice_expired)',
   late: 'invoice guard: CREDIT_LATE_PAYMENT refuses a pending invoice (invoice_not_expired) and takes it '
@@ -154,6 +156,10 @@ export const MUTATIONS: Mutation[] = [
     'if (avail < 0n || res < 0n)', 'if (false)', LEDGER, T.negative),
   m('ledger-seq-gap', 'ledger invariant: journal without gaps', 'src/core/ledger.ts', 'Ledger.verify',
     'if (e.seq !== s.lastSeq + 1)', 'if (false)', LEDGER, T.seq),
+  m('ledger-one-snapshot', 'ledger check reads one state', 'src/core/ledger.ts', 'Ledger.verify',
+    'if (snapshot) return this.#verifyAt(snapshot);', 'if (true) return this.#verifyAt(snapshot);', LEDGER, T.snapshot),
+  m('ledger-snapshot-closed', 'ledger check closes its snapshot', 'src/core/ledger.ts', 'Ledger.verify',
+    'await own.close();', '', LEDGER, T.snapshot),
   m('ledger-change-negative', 'a change never goes negative', 'src/core/ledger.ts', 'Ledger.change',
     'if (next.available < 0n || next.reserved < 0n) {', 'if (next.available < 0n) {', LEDGER, T.change),
   // invoices and machines
