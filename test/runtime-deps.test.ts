@@ -9,6 +9,7 @@ import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { importedPackages } from '../src/tools/imports.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -23,15 +24,6 @@ function* sources(dir: string): Generator<string> {
     }
     else if (/\.(ts|mts|mjs|js)$/.test(e.name)) yield p;
   }
-}
-
-/** Bare specifiers of import/export … from, import(), and side-effect imports; comments stripped. */
-export function importedPackages(text: string): string[] {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-  const pattern = /(?:(?:^|[\s}])from\s+|\bimport\s*\(\s*|^\s*import\s+)(['"])([\w@][^'"\s,]*)\1/gm;
-  const specs = [...code.matchAll(pattern)].map((m) => m[2]!);
-  return specs.filter((s) => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:'))
-    .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!));
 }
 
 test('the import scanner finds static, dynamic and side-effect imports, scoped or not', (t) => {

@@ -86,12 +86,13 @@ export const ROWS: Row[] = [
     how: 'each command with its arguments as written, `/tmp/k.json` in a temp dir',
   },
   {
-    file: 'docs/embedding.md', block: 'npm pack ',
+    file: 'docs/embedding.md', block: 'npm run pack:kit ',
     lines: {
-      'npm pack': [by(KIT, '[\'pack\', \'--silent\', \'--pack-destination\', dir]')],
+      'npm run pack:kit': [by(KIT, '[\'run\', \'--silent\', \'pack:kit\', \'--\', \'--out\', dir]')],
       'npm install ./svc-1.0.5.tgz': [by(KIT, 'npm install ./${tgz}')],
     },
-    how: '`npm pack` into a temp dir, the tarball installed into an empty project; the doc\'s tarball name checked',
+    how: '`npm run pack:kit` into a temp dir, the tarball installed into an empty project; the doc\'s tarball '
+      + 'name checked',
   },
   {
     file: 'docs/operations.md', block: ROTATE, whole: by(OPS, `'${ROTATE}'`),

@@ -1,5 +1,5 @@
-// The embedding package as an embedder gets it: `npm pack` (its prepack builds build/kit with tsc),
-// the tarball installed offline into an empty directory, and then in Node, Deno, Bun and headless
+// The embedding package as an embedder gets it: `npm run pack:kit` (build/kit with tsc, staged with the
+// kit's own manifest), the tarball installed offline into an empty directory, and then in Node, Deno, Bun and headless
 // Chromium the same script (test/kit/embed/check.js) imports svc/kernels and svc/verify, hashes
 // the standard vectors, fetches pulses from a live svcd over HTTP (CORS in the page), recomputes a
 // paid GET_PULSE output, verifies a real receipt — and rejects both after one flipped byte.
@@ -57,10 +57,9 @@ test.before(async () => {
     c.close();
   }
   // pack, then install the tarball alone into an empty directory; from npm's cache where it can
-  // (--offline fails: the tarball names the server's dependencies too, whose registry metadata
-  // `npm ci` never caches — see docs/embedding.md §Versions)
+  // (--offline would need the registry metadata of the kit's dependencies, which `npm ci` never caches)
   dir = mkdtempSync(join(tmpdir(), 'svc-kit-'));
-  const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, env: NPM_ENV });
+  const packed = await run('npm', ['run', '--silent', 'pack:kit', '--', '--out', dir], { cwd: ROOT, env: NPM_ENV });
   tgz = packed.stdout.trim().split('\n').pop()!;
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tgz)], {
     cwd: dir, env: NPM_ENV, maxBuffer: 16 << 20,
@@ -75,12 +74,12 @@ const strip = (r: Record<string, unknown>) => {
   return rest;
 };
 
-test.serial('docs/embedding.md installs the tarball `npm pack` makes, by its name', (t) => {
-  // the Install block: `npm pack` here, `npm install ./svc-<version>.tgz` in the embedder's project (as
+test.serial('docs/embedding.md installs the tarball `npm run pack:kit` makes, by its name', (t) => {
+  // the Install block: `npm run pack:kit` here, `npm install ./svc-<version>.tgz` in the embedder's project (as
   // above, with the tarball in a temp dir); a version bump that leaves the doc's name behind fails
   const doc = readFileSync(join(ROOT, 'docs/embedding.md'), 'utf8');
   t.regex(tgz, /^svc-\d+\.\d+\.\d+\.tgz$/);
-  t.true(doc.includes(`npm pack                       # in this repository: ${tgz}`), tgz);
+  t.true(doc.includes(`npm run pack:kit               # in this repository: ${tgz}`), tgz);
   t.true(doc.includes(`npm install ./${tgz}    # in your project`), tgz);
 });
 
@@ -96,6 +95,30 @@ test.serial('the tarball ships the kit and the module, nothing secret, no tests,
   t.false(files.some(secretOrSource), files.filter((f) => !f.startsWith('build/kit/')).join(', '));
   t.false(existsSync(join(pkg, 'src/kit')));
 });
+
+test.serial('the kit\'s manifest: the entry points, no bins or scripts, and only the packages the kit imports',
+  (t) => {
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const kit = JSON.parse(readFileSync(join(dir, 'node_modules/svc/package.json'), 'utf8'));
+    t.like(kit, { name: root.name, version: root.version, type: 'module' });
+    t.deepEqual(kit.exports, root.exports);
+    t.is(kit.bin, undefined);
+    t.is(kit.scripts, undefined);
+    t.is(kit.private, undefined);
+    t.deepEqual(kit.dependencies, {
+      '@noble/curves': root.dependencies['@noble/curves'], canonicalize: root.dependencies.canonicalize,
+    });
+    // what the install brought: the kit and its dependencies' own, none of the service's
+    const installed = readdirSync(join(dir, 'node_modules')).filter((n) => !n.startsWith('.'));
+    t.deepEqual(installed.sort(), ['@noble', 'canonicalize', 'svc']);
+  });
+
+test.serial('`npm pack` of the repository refuses, naming npm run pack:kit: its manifest is the service\'s',
+  async (t) => {
+    const e = await t.throwsAsync(run('npm', ['pack', '--pack-destination', dir], { cwd: ROOT, env: NPM_ENV }));
+    t.regex((e as unknown as { stderr: string }).stderr, /the package is the embedding kit: npm run pack:kit/);
+    t.false(readdirSync(dir).some((f) => f.endsWith('.tgz') && f !== tgz), 'no tarball written');
+  });
 
 test.serial('Node: one import, standard vectors, a live pulse expanded, a real receipt verified', async (t) => {
   const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: dir });
