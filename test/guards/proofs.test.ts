@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { verifyPublishedPulse, verifyPulse, verifyTlogProof, type PulseResult } from '../../src/client/verify.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
 import { pulseKey } from '../../src/core/pulse-chain.ts';
-import { issueReceipt, verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
+import {
+  allSignerKeys, issueReceipt, publishNodeKeys, signerKeys, verifyReceipt, type SignedReceipt,
+} from '../../src/core/receipts.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { verifyWithRawKey } from '../../src/protocol/ed25519.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../../src/protocol/pricing.ts';
@@ -105,6 +107,45 @@ test('receipt guard: across a key rotation a receipt verifies by the key it name
   t.is(late.receipt.key_id, old.receipt.key_id);
   t.deepEqual(verdict(f.identity, late), { valid: false, reason: 'outside_key_window' });
   t.deepEqual(verdict(f.identity, sign(f.clock.now(), t0)), { valid: false, reason: 'outside_key_window' });
+});
+
+test('receipt guard: a receipt is checked by the key set of the node it names: this node\'s own, another\'s ' +
+  'as published on the store (also after its rotation), none for an unknown or ill-typed node id', async (t) => {
+  const f = await coreFixture(t);
+  const dir = mkdtempSync(join(tmpdir(), 'node-b-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const b = NodeIdentity.loadOrCreate(dir);
+  t.not(b.nodeId, f.identity.nodeId);
+  t.deepEqual(await signerKeys(f.store, f.identity, f.identity.nodeId), f.identity.publishedKeys());
+  t.is(await signerKeys(f.store, f.identity, b.nodeId), undefined, 'not published yet');
+
+  await publishNodeKeys(f.store, b, f.clock.now());
+  t.deepEqual(await f.store.get('node_keys', b.nodeId), {
+    node_id: b.nodeId, signing: b.publishedKeys(), published_at: f.clock.now().toISOString(),
+  });
+  t.deepEqual(await signerKeys(f.store, f.identity, b.nodeId), b.publishedKeys());
+  t.deepEqual(await signerKeys(f.store, b, f.identity.nodeId), undefined, 'A never published: B knows it not');
+  for (const odd of [undefined, null, 42, {}, ['x']]) t.is(await signerKeys(f.store, f.identity, odd), undefined);
+
+  // B's receipt verifies here by B's published keys, and not by this node's own
+  const fromB = issueReceipt(f.ctx.kernels, b, {
+    service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abc', machine_id: 'm-1', units_charged: 1n,
+    input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: f.clock.now(),
+  });
+  t.true(verifyReceipt(await signerKeys(f.store, f.identity, fromB.receipt.node_id), fromB).valid);
+  t.deepEqual(verdict(f.identity, fromB), { valid: false, reason: 'unknown_key' });
+
+  // B rotates and publishes again: its old receipt still verifies, by its retired key
+  f.clock.advance(1000);
+  b.rotate(f.clock.now());
+  await publishNodeKeys(f.store, b, f.clock.now());
+  const keys = await signerKeys(f.store, f.identity, b.nodeId);
+  t.is(keys?.length, 2);
+  t.true(verifyReceipt(keys, fromB).valid);
+  const all = await allSignerKeys(f.store, f.identity);
+  t.deepEqual([...all.keys()].sort(), [b.nodeId, f.identity.nodeId].sort());
+  t.deepEqual(all.get(b.nodeId), b.publishedKeys());
+  t.deepEqual(all.get(f.identity.nodeId), f.identity.publishedKeys());
 });
 
 test('Ed25519 guard: verifyWithRawKey answers false (never throws) for a short key or a short signature', (t) => {
