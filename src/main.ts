@@ -151,7 +151,9 @@ type WorkerMessage = { type: 'svcd:gateway-ready'; url: string } | { type: 'svcd
  * the core over svc/1. It stops when the primary says so, or when the primary is gone.
  */
 async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
-  const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort });
+  const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort }, {
+    replyTimeoutMs: config.coreReplyTimeoutMs,
+  });
   const edgePort = Number(process.env.SVC_CLUSTER_EDGE_PORT) || undefined;
   const gw = await startGateway(config, log, backend, edgePort);
   let stopping = false;
@@ -232,6 +234,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort);
     const nodeLog = log.child({ part: 'gateway' });
     const backend = svc1Caller(nodes, {
+      replyTimeoutMs: config.coreReplyTimeoutMs,
       onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
     });
     const gw = await startGateway(config, log, backend);

@@ -51,15 +51,38 @@ export class ConnectionError extends Error {
   }
 }
 
-/** One live socket and the requests waiting on it. */
+interface Pending {
+  resolve: (r: Record<string, unknown>) => void;
+  reject: (e: unknown) => void;
+  /** when it was sent (Date.now()) */
+  at: number;
+}
+
+/** One live socket and the requests waiting on it (in the order they were sent: the oldest first). */
 class Connection {
   readonly socket: Socket;
-  readonly pending = new Map<number, { resolve: (r: Record<string, unknown>) => void; reject: (e: unknown) => void }>();
+  readonly pending = new Map<number, Pending>();
   dead: Error | null = null;
   #nextId = 1;
+  #watch: NodeJS.Timeout | null = null;
 
-  constructor(socket: Socket) {
+  /**
+   * `replyTimeoutMs` (0: none): when the oldest request has waited this long, the connection fails: a peer
+   * that accepts and never answers (stopped, wedged) cannot hold calls for ever. One timer a connection,
+   * checking a few times per period, instead of one a request.
+   */
+  constructor(socket: Socket, replyTimeoutMs = 0) {
     this.socket = socket;
+    if (replyTimeoutMs > 0) {
+      const every = Math.max(10, Math.min(1000, Math.floor(replyTimeoutMs / 4)));
+      this.#watch = setInterval(() => {
+        const oldest = this.pending.values().next().value;
+        if (oldest && Date.now() - oldest.at >= replyTimeoutMs) {
+          this.fail(new ConnectionError(`no reply in ${replyTimeoutMs} ms`));
+        }
+      }, every);
+      this.#watch.unref();
+    }
     const decoder = new LineDecoder();
     socket.on('data', (chunk: Buffer) => {
       const { lines, overflow } = decoder.push(chunk);
@@ -85,18 +108,24 @@ class Connection {
   }
 
   fail(e: Error): void {
-    if (this.dead) return;
+    if (this.end(e)) this.socket.destroy();
+  }
+
+  /** Ends the connection's requests with `e` (false when it had ended already); the caller closes the socket. */
+  end(e: Error): boolean {
+    if (this.dead) return false;
     this.dead = e;
+    if (this.#watch) clearInterval(this.#watch);
     for (const p of this.pending.values()) p.reject(e);
     this.pending.clear();
-    this.socket.destroy();
+    return true;
   }
 
   request(cmd: string, args: Record<string, unknown>, auth?: Auth, via?: Via): Promise<Record<string, unknown>> {
     if (this.dead) return Promise.reject(new ConnectionError(this.dead.message, { cause: this.dead, sent: false }));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, at: Date.now() });
       const frame = {
         v: PROTOCOL, id, cmd, args,
         ...(auth && (auth.machine_id || auth.token) ? { auth } : {}),
@@ -115,18 +144,24 @@ class Connection {
 export class SvcClient {
   readonly #ep: Endpoint;
   readonly #timeoutMs: number;
+  readonly #replyTimeoutMs: number;
   #conn: Connection | null = null;
   #connecting: Promise<Connection> | null = null;
   #closed = false;
 
-  private constructor(ep: Endpoint, timeoutMs: number) {
+  private constructor(ep: Endpoint, timeoutMs: number, replyTimeoutMs: number) {
     this.#ep = ep;
     this.#timeoutMs = timeoutMs;
+    this.#replyTimeoutMs = replyTimeoutMs;
   }
 
-  /** Connects (failing fast when the endpoint is unreachable or the certificate does not match). */
-  static async connect(ep: Endpoint, timeoutMs = 10_000): Promise<SvcClient> {
-    const c = new SvcClient(ep, timeoutMs);
+  /**
+   * Connects (failing fast when the endpoint is unreachable or the certificate does not match) within
+   * `timeoutMs`. With `replyTimeoutMs`, a connection whose oldest request has had no reply for that long
+   * is dropped: its requests fail with ConnectionError (sent) and the next request opens a new one.
+   */
+  static async connect(ep: Endpoint, timeoutMs = 10_000, opts: { replyTimeoutMs?: number } = {}): Promise<SvcClient> {
+    const c = new SvcClient(ep, timeoutMs, opts.replyTimeoutMs ?? 0);
     await c.#live();
     return c;
   }
@@ -140,7 +175,7 @@ export class SvcClient {
       const again = this.#conn !== null;
       this.#connecting = openSocket(this.#ep, this.#timeoutMs).then((s) => {
         if (again) this.reconnects++;
-        this.#conn = new Connection(s);
+        this.#conn = new Connection(s, this.#replyTimeoutMs);
         return this.#conn;
       }).finally(() => { this.#connecting = null; });
     }
@@ -166,13 +201,8 @@ export class SvcClient {
     if (this.#closed) return;
     this.#closed = true;
     const c = this.#conn;
-    if (c && !c.dead) {
-      // requests still waiting get an answer (an error), never a promise that stays pending
-      c.dead = new ConnectionError('client closed');
-      for (const p of c.pending.values()) p.reject(c.dead);
-      c.pending.clear();
-      c.socket.end();
-    }
+    // requests still waiting get an answer (an error), never a promise that stays pending
+    if (c?.end(new ConnectionError('client closed'))) c.socket.end();
   }
 }
 

@@ -76,13 +76,14 @@ class CoreNode {
   /** down until this time (ms, Date.now()); 0: up */
   downUntil = 0;
 
-  constructor(readonly endpoint: Endpoint, connections: number) {
+  constructor(readonly endpoint: Endpoint, connections: number, readonly replyTimeoutMs: number) {
     this.#clients = Array.from({ length: connections }, () => null);
   }
 
   #pick(): Promise<SvcClient> {
     const i = this.#next++ % this.#clients.length;
-    return this.#clients[i] ??= SvcClient.connect(this.endpoint).catch((e: unknown) => {
+    const opts = { replyTimeoutMs: this.replyTimeoutMs };
+    return this.#clients[i] ??= SvcClient.connect(this.endpoint, undefined, opts).catch((e: unknown) => {
       this.#clients[i] = null;
       throw e;
     });
@@ -128,22 +129,28 @@ class CoreNode {
  * with no node live, a call tries the down ones, soonest due first, so a gateway whose nodes all
  * restarted serves as soon as one is back. A call that failed before it was sent goes to the next
  * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
- * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown).
+ * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown). A node that
+ * keeps its connections open and answers nothing is a connection dying after `replyTimeoutMs`.
  */
 export interface CallerOptions {
   /** pipelined connections per node (default 4) */
   connections?: number;
+  /**
+   * a connection whose oldest call has waited this long for its reply is dropped, and its node marked
+   * down like one whose connection broke (default 30 s; 0: wait for ever). SVC_CORE_REPLY_TIMEOUT_MS.
+   */
+  replyTimeoutMs?: number;
   backoff?: NodeBackoff;
   /** told when a node goes down (with the wait before it is tried again) and when it is back up */
   onNodeState?: (e: { node: string; state: 'down' | 'up'; failures: number; retry_in_ms?: number }) => void;
 }
 
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
-  const { connections = 4, backoff = NODE_BACKOFF, onNodeState } = opts;
+  const { connections = 4, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 30_000 } = opts;
   const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
-  const nodes = endpoints.map((ep) => new CoreNode(ep, connections));
+  const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs));
   let turn = 0;
   /** the nodes a call tries, in order: live ones by calls in flight (ties in turn), then down ones by due time */
   const order = (now: number): CoreNode[] => {

@@ -1,21 +1,26 @@
 // The gateway's calls over several core nodes (src/gateway/core-call.ts svc1Caller, SVC_CORE_NODES):
 // which calls go to another node when one fails, on real sockets. The nodes here are svc/1 endpoints
 // that fail on purpose — one answers every request, one drops the connection as soon as a request line
-// arrives (a node that died with the call sent: outcome unknown), one port has no listener (the call
-// never left). A real core cannot be made to die between reading a line and answering it on demand;
-// the cluster tests (test/cluster/) kill real nodes under load.
+// arrives (a node that died with the call sent: outcome unknown), one reads and never answers (a node
+// that hangs with its connections open), one port has no listener (the call never left). A real core
+// cannot be made to die between reading a line and answering it on demand; the cluster tests
+// (test/cluster/) kill real nodes under load, and the last test here stops a real `svcd core` (SIGSTOP).
 import test from 'ava';
 import { createServer, type Server } from 'node:net';
 import { ConnectionError } from '../../src/client/client.ts';
 import { coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-call.ts';
 import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
-import { freePort } from '../support/cluster.ts';
+import { api, describe, freePort } from '../support/cluster.ts';
+import { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 
 interface Node { port: number; lines: string[]; server: Server }
 
-/** A svc/1 endpoint: `answer` replies ok with its name; `drop` closes the connection on the first line it reads. */
-async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop', port = 0): Promise<Node> {
+/**
+ * A svc/1 endpoint: `answer` replies ok with its name; `drop` closes the connection on the first line it
+ * reads; `hang` reads every line and answers none.
+ */
+async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop' | 'hang', port = 0): Promise<Node> {
   const lines: string[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((socket) => {
@@ -29,6 +34,7 @@ async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop', 
         buf = buf.slice(i + 1);
         lines.push(line);
         if (kind === 'drop') { socket.destroy(); return; }
+        if (kind === 'hang') continue;
         const { id, cmd } = JSON.parse(line) as { id: number; cmd: string };
         socket.write(`${JSON.stringify({ id, ok: true, result: { node: kind, cmd } })}\n`);
       }
@@ -106,6 +112,43 @@ test('a call that could not be sent goes to the next node; the down node is trie
   t.deepEqual([back.lines.length - before[0]!, live.lines.length - before[1]!], [2, 2]);
 });
 
+test('a node that reads and never answers: after the reply timeout it is down, its free and keyed calls go on, '
+  + 'an unkeyed money call is 502; calls meanwhile go to the live node at once', async (t) => {
+  const hung = await node(t, 'hang');
+  const live = await node(t, 'answer');
+  const states: string[] = [];
+  const core = svc1Caller([tcp(hung.port), tcp(live.port)], {
+    replyTimeoutMs: 300, backoff: { baseMs: 60_000, maxMs: 60_000 },
+    onNodeState: (e) => states.push(`${e.node} ${e.state}`),
+  });
+  t.teardown(() => core.close());
+  // a fresh caller sends its first call to the first node
+  const t0 = Date.now();
+  const unkeyed = core.call('ACCEPT_QUOTE', accept, { token: 't' }).then(() => null, (e: unknown) => e);
+  const e = await unkeyed;
+  const waited = Date.now() - t0;
+  t.true(e instanceof ConnectionError && e.sent, String(e));
+  t.regex((e as Error).message, /no reply in 300 ms/);
+  t.true(waited >= 300, `failed after ${waited} ms, not before the timeout`);
+  t.deepEqual(toHttpError(e, 'r').status, 502);
+  t.deepEqual([hung.lines.length, live.lines.length], [1, 0], 'sent to the hung node only');
+  t.deepEqual(states, [`127.0.0.1:${hung.port} down`]);
+  // down: every call goes to the live node now, without waiting
+  for (const [cmd, args] of [['HEALTH', {}], ['ACCEPT_QUOTE', { ...accept, idempotency_key: 'k' }]] as const) {
+    t.deepEqual(await core.call(cmd, { ...args }), { node: 'answer', cmd });
+  }
+  t.deepEqual([hung.lines.length, live.lines.length], [1, 2]);
+});
+
+test('a free call on a node that hangs goes on to the next node once the reply timeout has passed', async (t) => {
+  const hung = await node(t, 'hang');
+  const live = await node(t, 'answer');
+  const core = svc1Caller([tcp(hung.port), tcp(live.port)], { replyTimeoutMs: 300 });
+  t.teardown(() => core.close());
+  t.deepEqual(await core.call('QUOTE', { service: 'get-pulse' }), { node: 'answer', cmd: 'QUOTE' });
+  t.deepEqual([hung.lines.length, live.lines.length], [1, 1], 'tried the hung node first, answered by the other');
+});
+
 test('every node down: the call tries each once and fails not sent (edge unavailable, retry later)', async (t) => {
   const [a, b] = [await freePort(), await freePort()];
   const core = svc1Caller([tcp(a), tcp(b)]);
@@ -141,4 +184,36 @@ test('SVC_CORE_NODES: HOST:PORT list; unset is this host\'s backend; bad entries
   t.throws(() => coreNodes('127.0.0.1', 9444), { message: /SVC_CORE_NODES: "127.0.0.1" is not HOST:PORT/ });
   t.throws(() => coreNodes('127.0.0.1:70000', 9444), { message: /is not HOST:PORT/ });
   t.throws(() => coreNodes('127.0.0.1:7001,127.0.0.1:7001', 9444), { message: /listed twice/ });
+});
+
+test('a real svcd core stopped with SIGSTOP behind a gateway: quotes go on from the other node, the gateway '
+  + 'logs it down, and takes it back once it runs again', async (t) => {
+  // two independent nodes (a free quote needs no shared state) and one `svcd gateway` over both
+  const nodes = [new Svcd(), new Svcd()];
+  const gateway = new Svcd();
+  t.teardown(async () => {
+    for (const n of nodes) n.proc?.kill('SIGCONT'); // a stopped process would not see SIGTERM
+    await Promise.all([gateway, ...nodes].map(async (s) => { await s.stop(); s.cleanup(); }));
+  });
+  await Promise.all(nodes.map((n) => n.start(['core'])));
+  const [a, b] = nodes.map((n) => `127.0.0.1:${n.backendPort}`);
+  Object.assign(gateway.env, {
+    SVC_CORE_NODES: `${a},${b}`, SVC_CORE_REPLY_TIMEOUT_MS: '1000', SVC_LOG_LEVEL: 'info', // 'up' is info
+  });
+  await gateway.start(['gateway']);
+  const base = gateway.ready.http!;
+  const quote = (i: number) => api(base, '/api/v1/quotes/get-pulse', { machine_id: `m-hang-${i}`, bits: 64 });
+  for (let i = 0; i < 4; i++) t.is(describe(await quote(i)), '200', 'both nodes serve');
+
+  nodes[0]!.proc!.kill('SIGSTOP');
+  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => quote(10 + i)));
+  t.deepEqual(answers.map(describe), Array(8).fill('200'), 'every quote answered while node A hangs');
+  await until('the gateway logs node A down', () => gateway.stdout.includes(`"node":"${a}","state":"down"`));
+  t.false(gateway.stdout.includes(`"node":"${b}","state":"down"`));
+
+  nodes[0]!.proc!.kill('SIGCONT');
+  await until('node A is back in the rotation', async () => {
+    t.is(describe(await quote(99)), '200');
+    return gateway.stdout.includes(`"node":"${a}","state":"up"`);
+  }, { every: 200 });
 });
