@@ -47,7 +47,9 @@ export const GROUPS = [
   { name: 'quote-token', mutate: ['src/core/quote-token.ts'],
     tests: [`${G}/money.test.ts`, '--match', '"quote guard*"'] },
   { name: 'quotes', mutate: ['src/core/quotes.ts'],
-    tests: [`${G}/money.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"'] },
+    tests: [
+      `${G}/money.test.ts`, `${G}/quotes.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"',
+    ] },
   { name: 'invoices', mutate: ['src/core/invoices.ts'], tests: [`${G}/money.test.ts`, '--match', '"invoice guard*"'] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'], tests: [`${G}/proofs.test.ts`, 'test/kit/verify.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)

@@ -3,7 +3,7 @@
 // cap and unique amounts, machine tokens, quote ids (MAC, machine, spelling, price book), quote
 // expiry at accept and at execute, balance checks, the sweeper, and the execution checks before any
 // charge (state, service, input, replay). Every test ends with the ledger invariant holding.
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { createHash, createHmac } from 'node:crypto';
 import { execute } from '../../src/core/executions.ts';
 import { fundAccount, loadInvoice, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
@@ -11,14 +11,13 @@ import {
   authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
 } from '../../src/core/machines.ts';
 import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from '../../src/core/quote-token.ts';
-import { acceptQuote, createQuote, findQuote, sweepExpired, type QuoteRecord } from '../../src/core/quotes.ts';
+import { acceptQuote, findQuote, sweepExpired } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
-import { ServiceError, type ErrorCode } from '../../src/errors.ts';
-import { commandSpec } from '../../src/protocol/registry.ts';
-import { validateArgs } from '../../src/protocol/validate.ts';
+import { ServiceError } from '../../src/errors.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { put, type Op } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
+import { credit, ledgerHolds, quote, refused } from '../support/money.ts';
 import type { NodeIdentity } from '../../src/core/node-identity.ts';
 
 /** A receipt's verdict by `id`'s published key set (what VERIFY_RECEIPT and the audit check it with). */
@@ -28,35 +27,6 @@ function verdict(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?:
 }
 
 const TRON = { network: 'TRON', asset: 'USDT' };
-
-async function refused(t: ExecutionContext, p: Promise<unknown> | (() => unknown), code: ErrorCode) {
-  const e = typeof p === 'function'
-    ? t.throws(p as () => unknown)
-    : await t.throwsAsync(p);
-  t.true(e instanceof ServiceError, String(e));
-  t.is((e as ServiceError).code, code, e?.message);
-  return e as ServiceError;
-}
-
-async function ledgerHolds(t: ExecutionContext, f: Fixture) {
-  const check = await f.ctx.ledger.verify();
-  t.true(check.ok, check.problems.join('; '));
-}
-
-/** Credits `units` to a machine through the ledger's own journaled change. */
-async function credit(f: Fixture, machineId: string, units: bigint) {
-  await f.ctx.ledger.withMachine(machineId, async () => {
-    const acct = await f.ctx.ledger.account(machineId);
-    const { ops } = f.ctx.ledger.change(machineId, acct, 'credit', units, 0n, { test: 'credit' }, f.clock.now());
-    await f.store.write(ops);
-  });
-}
-
-function quote(f: Fixture, args: Record<string, unknown>): QuoteRecord {
-  const a = { service: 'submit-id', machine_id: 'm-q', bytes: 3, ...args };
-  validateArgs(commandSpec('QUOTE')!, a);
-  return createQuote(f.ctx, a);
-}
 
 // --- invoices ---------------------------------------------------------------------------------------
 
