@@ -11,7 +11,6 @@ import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec } from
 import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
-import { idPart } from '../store/key-codec.ts';
 import { create, delIf, isStoreConflict, openStore, put, replace, type Json, type Op } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
@@ -24,7 +23,7 @@ import {
 } from './invoices.ts';
 import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
-import { authenticate, checkToken, getMachine, newToken, rotateOps } from './machines.ts';
+import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
 import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
@@ -357,7 +356,7 @@ export class Core {
       const cur = await getMachine(this.ctx.store, machineId);
       if (!cur?.replay_record) return;
       const { replay_record: k, ...rest } = cur;
-      const ops = [put('machines', idPart(machineId), rest)];
+      const ops = machineOps(machineId, rest, cur);
       const r = (await this.ctx.store.get('idempotency', k)) as unknown as IdempotencyRecord | undefined;
       if (r?.sealed_token) {
         const { sealed_token: _s, ...kept } = r;

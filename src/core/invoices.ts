@@ -194,7 +194,7 @@ export async function fundAccount(
         taken
           ? replace('invoice_amounts', amountKey, amountEntry, taken)
           : create('invoice_amounts', amountKey, amountEntry),
-        ...machineOps(a.machine_id, next),
+        ...machineOps(a.machine_id, next, rec),
         ...(idem?.seal(reply) ?? []),
       ]);
       INVOICES_ENTERING.created.v++;
@@ -284,7 +284,7 @@ export async function settleInvoice(
       await ctx.store.write([
         put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
         ...(await releaseAmountOps(ctx, inv)),
-        ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }) : []),
+        ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
         ...ops,
         ...(deposit?.ops ?? []),
       ]);

@@ -6,7 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { idPart } from '../store/key-codec.ts';
-import { put, type Op, type Store } from '../store/store.ts';
+import { create, replace, type Json, type Op, type Store } from '../store/store.ts';
 
 export const TOKEN_PREFIX = 'svcm_';
 
@@ -35,13 +35,21 @@ export function claimedRecord(token: string, at: Date): MachineRecord {
   return { token_sha256: hashToken(token).toString('hex'), created_at: at.toISOString() };
 }
 
-export function machineOps(machineId: string, rec: MachineRecord): Op[] {
-  return [put('machines', idPart(machineId), rec as unknown as Record<string, unknown>)];
+/**
+ * Writes a machine record over `prev`, the one read (undefined: none, a claim): a create or a
+ * compare-and-set, so on a shared store a node that read an older record (another node claimed the
+ * machine, opened an invoice or rotated its token meanwhile) has its batch refused and runs again on
+ * what is there now. A store one process owns holds the same under the machine lock.
+ */
+export function machineOps(machineId: string, next: MachineRecord, prev: MachineRecord | undefined): Op[] {
+  const k = idPart(machineId);
+  const value = next as unknown as Json;
+  return [prev ? replace('machines', k, value, prev as unknown as Json) : create('machines', k, value)];
 }
 
 export function rotateOps(machineId: string, rec: MachineRecord, token: string, at: Date): Op[] {
   const next = { ...rec, token_sha256: hashToken(token).toString('hex'), rotated_at: at.toISOString() };
-  return machineOps(machineId, next);
+  return machineOps(machineId, next, rec);
 }
 
 /** One message for every refusal: naming the cause would tell claimed machine_ids from free ones. */

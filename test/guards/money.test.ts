@@ -141,7 +141,7 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
   const at = f.clock.now();
   const rec = claimedRecord(token, at);
   t.deepEqual(rec, { token_sha256: createHash('sha256').update(token).digest('hex'), created_at: at.toISOString() });
-  await f.store.write(machineOps('m-t', rec));
+  await f.store.write(machineOps('m-t', rec, undefined));
   t.deepEqual(await getMachine(f.store, 'm-t'), rec);
   t.is(await getMachine(f.store, 'm-none'), undefined);
   t.deepEqual(await authenticate(f.store, 'm-t', token), rec);

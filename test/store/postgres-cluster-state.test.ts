@@ -5,6 +5,7 @@
 // invoices; a deposit credited once and claimed once; one sweeper per round, and no release twice.
 // Over the wire (idempotency keys, receipts over HTTP): test/store/postgres-cluster-svcd.test.ts.
 import test, { type ExecutionContext } from 'ava';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { RAILS, type Config } from '../../src/core/config.ts';
 import type { CoreContext } from '../../src/core/context.ts';
 import { claimDeposit, loadDeposit, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
 import { fundAccount, loadInvoice, settleInvoice, type InvoiceRecord } from '../../src/core/invoices.ts';
+import { getMachine, newToken, rotateOps } from '../../src/core/machines.ts';
 import { Lease } from '../../src/core/leases.ts';
 import { Ledger } from '../../src/core/ledger.ts';
 import { NodeIdentity } from '../../src/core/node-identity.ts';
@@ -186,6 +188,61 @@ testNeeding(test, 'invoice amounts: many invoices across two nodes at once, a na
   t.is(new Set(made.map((i) => i.amount_due)).size, made.length, made.map((i) => i.amount_due).join(' '));
   for (const inv of made) {
     t.is((await a.store.get('invoice_amounts', key('USDT_TRON', inv.amount_due)))?.invoice_id, inv.invoice_id);
+  }
+});
+
+// --- the machine record ----------------------------------------------------------------------------
+
+testNeeding(test, 'machines: two nodes claiming one new machine at once: one claim, one token; the other caller '
+  + 'is refused (it holds no token of this machine)', POSTGRES, async (t) => {
+  const { a, b } = await twoNodes(t);
+  for (let round = 0; round < 5; round++) {
+    const m = `m-claim-${round}`;
+    const runs = await Promise.allSettled([a, b].map((ctx) =>
+      fundAccount(ctx, { machine_id: m, units: 1, network: 'Base', asset: 'USDC' }, undefined)));
+    t.deepEqual(runs.map(codeOf).sort(), ['ok', 'unauthorized'], `round ${round}`);
+    const won = (runs.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ machine_token?: string }>)
+      .value;
+    const rec = await getMachine(a.store, m);
+    t.is(rec?.token_sha256, createHash('sha256').update(won.machine_token!).digest('hex'), 'the token handed out');
+    t.is(Object.keys(rec?.open_invoices ?? {}).length, 1);
+  }
+});
+
+testNeeding(test, 'machines: the open-invoice cap holds across nodes: invoices created on two nodes at once never '
+  + 'pass it', POSTGRES, async (t) => {
+  const { a, b } = await twoNodes(t, { maxOpenInvoices: 3 });
+  const token = await funded(a, 'm-cap', 1); // settled: it holds no open invoice
+  const fund = (ctx: CoreContext) => fundAccount(ctx, { machine_id: 'm-cap', units: 1, ...TRON }, token);
+  const runs = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => fund(i % 2 ? b : a)));
+  const codes = runs.map(codeOf);
+  t.is(codes.filter((c) => c === 'ok').length, 3, codes.join(' '));
+  t.true(codes.every((c) => c === 'ok' || c === 'too_many_open_invoices' || c === 'busy'), codes.join(' '));
+  t.is(Object.keys((await getMachine(b.store, 'm-cap'))?.open_invoices ?? {}).length, 3, 'as the record says');
+  await ledgerHolds(t, a);
+});
+
+testNeeding(test, 'machines: a token rotation and an invoice on another node at once: neither undoes the other',
+  POSTGRES, async (t) => {
+  const { a, b, clock } = await twoNodes(t, { maxOpenInvoices: 10 });
+  let current = await funded(a, 'm-rot', 1);
+  let open = 0;
+  for (let round = 0; round < 6; round++) {
+    const next = newToken();
+    clock.advance(1000);
+    const rotate = a.ledger.withMachine('m-rot', async () => {
+      const rec = await getMachine(a.store, 'm-rot');
+      await a.store.write(rotateOps('m-rot', rec!, next, clock.now()));
+    });
+    const invoice = fundAccount(b, { machine_id: 'm-rot', units: 1, network: 'Base', asset: 'USDC' }, current);
+    const [rotated, funded] = await Promise.allSettled([rotate, invoice]);
+    t.is(rotated!.status, 'fulfilled', `round ${round}: the rotation lands`);
+    if (funded!.status === 'fulfilled') open++;
+    else t.is(codeOf(funded!), 'unauthorized', 'refused only when the rotation came first');
+    const rec = await getMachine(b.store, 'm-rot');
+    t.is(rec?.token_sha256, createHash('sha256').update(next).digest('hex'), 'the rotated token is current');
+    t.is(Object.keys(rec?.open_invoices ?? {}).length, open, 'every invoice that landed is in the record');
+    current = next;
   }
 });
 
