@@ -14,8 +14,8 @@ import { decodeQuoteId, encodeQuoteId, type QuoteTerms } from '../../src/core/qu
 import { acceptQuote, findQuote, sweepExpired } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { ServiceError } from '../../src/errors.ts';
-import { key } from '../../src/store/key-codec.ts';
-import { put, type Op } from '../../src/store/store.ts';
+import { idPart, key } from '../../src/store/key-codec.ts';
+import { create, put, replace, type Json, type Op } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { credit, ledgerHolds, quote, refused } from '../support/money.ts';
 import type { NodeIdentity } from '../../src/core/node-identity.ts';
@@ -141,6 +141,13 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
   const at = f.clock.now();
   const rec = claimedRecord(token, at);
   t.deepEqual(rec, { token_sha256: createHash('sha256').update(token).digest('hex'), created_at: at.toISOString() });
+  // a claim is a create; a change is a compare-and-set over the record read (a shared store checks both)
+  const id = idPart('m-t');
+  t.deepEqual(machineOps('m-t', rec, undefined), [create('machines', id, rec as unknown as Json)]);
+  const changed = { ...rec, open_invoices: { inv_0: 1 } };
+  const asJson = (r: object) => r as unknown as Json;
+  t.deepEqual(machineOps('m-t', changed, rec), [replace('machines', id, asJson(changed), asJson(rec))]);
+  t.deepEqual(rotateOps('m-t', rec, newToken(), at)[0]?.ifUnchanged, rec as unknown as Json);
   await f.store.write(machineOps('m-t', rec, undefined));
   t.deepEqual(await getMachine(f.store, 'm-t'), rec);
   t.is(await getMachine(f.store, 'm-none'), undefined);
