@@ -65,22 +65,22 @@ class Connection {
   dead: Error | null = null;
   #nextId = 1;
   #watch: NodeJS.Timeout | null = null;
+  /** when the last reply arrived (Date.now()) */
+  #lastReply = Date.now();
+  #probing = false;
 
   /**
-   * `replyTimeoutMs` (0: none): when the oldest request has waited this long, the connection fails: a peer
-   * that accepts and never answers (stopped, wedged) cannot hold calls for ever. One timer a connection,
-   * checking a few times per period, instead of one a request.
+   * `replyTimeoutMs` (0: none): a peer that accepts and never answers (stopped, wedged) cannot hold calls
+   * for ever. While requests wait and nothing has come back for half that time, the connection sends a
+   * HEALTH of its own: a live peer answers it at once, also while one call runs long (a large BVM
+   * execution), and its answer counts as progress. With no reply at all for the whole time the connection
+   * fails, and its requests with it. One timer a connection, not one a request.
    */
   constructor(socket: Socket, replyTimeoutMs = 0) {
     this.socket = socket;
     if (replyTimeoutMs > 0) {
       const every = Math.max(10, Math.min(1000, Math.floor(replyTimeoutMs / 4)));
-      this.#watch = setInterval(() => {
-        const oldest = this.pending.values().next().value;
-        if (oldest && Date.now() - oldest.at >= replyTimeoutMs) {
-          this.fail(new ConnectionError(`no reply in ${replyTimeoutMs} ms`));
-        }
-      }, every);
+      this.#watch = setInterval(() => this.#check(replyTimeoutMs), every);
       this.#watch.unref();
     }
     const decoder = new LineDecoder();
@@ -93,7 +93,21 @@ class Connection {
     socket.on('close', () => this.fail(new ConnectionError('connection closed')));
   }
 
+  #check(timeoutMs: number): void {
+    const oldest = this.pending.values().next().value;
+    if (!oldest) return;
+    const quiet = Date.now() - Math.max(oldest.at, this.#lastReply);
+    if (quiet >= timeoutMs) {
+      this.fail(new ConnectionError(`no reply in ${timeoutMs} ms`));
+    } else if (quiet >= timeoutMs / 2 && !this.#probing) {
+      this.#probing = true;
+      const done = () => { this.#probing = false; };
+      this.request('HEALTH', {}).then(done, done);
+    }
+  }
+
   #onLine(line: string): void {
+    this.#lastReply = Date.now();
     let f: ReplyFrame;
     try { f = JSON.parse(line) as ReplyFrame; } catch { this.fail(new ConnectionError('reply is not JSON')); return; }
     if (typeof f.id !== 'number') {

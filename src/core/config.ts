@@ -118,8 +118,9 @@ export interface Config {
   /** the loopback backend serves the gateways' pooled connections only */
   backendMaxConnections: number;
   /**
-   * a gateway's svc/1 connection to a core node whose oldest call has had no reply for this long is
-   * dropped and the node marked down (a hung node: stopped, wedged, its host unreachable without a reset)
+   * a gateway's svc/1 connection to a core node that has answered nothing (not even the HEALTH it sends
+   * after half this time) for this long while calls wait is dropped and the node marked down (a hung
+   * node: stopped, wedged, its host unreachable without a reset)
    */
   coreReplyTimeoutMs: number;
   /** bytes of unfinished svc/1 lines held across all edge connections */
@@ -335,7 +336,7 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
     edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     edgeMaxConnectionsPerAddress: int(env, 'SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS', 16, 1, 1_000_000),
     backendMaxConnections: int(env, 'SVC_BACKEND_MAX_CONNECTIONS', 64, 1, 1_000_000),
-    coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 30_000, 100, 600_000),
+    coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 10_000, 100, 600_000),
     // at least one whole line, or a legal 1 MiB line could never be read
     lineBudgetBytes: int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
     httpHeadersTimeoutMs,

@@ -130,14 +130,16 @@ class CoreNode {
  * restarted serves as soon as one is back. A call that failed before it was sent goes to the next
  * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
  * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown). A node that
- * keeps its connections open and answers nothing is a connection dying after `replyTimeoutMs`.
+ * keeps its connections open and answers nothing, not even a HEALTH, is a connection dying after
+ * `replyTimeoutMs`; a node that is slow on one call but answers is not.
  */
 export interface CallerOptions {
   /** pipelined connections per node (default 4) */
   connections?: number;
   /**
-   * a connection whose oldest call has waited this long for its reply is dropped, and its node marked
-   * down like one whose connection broke (default 30 s; 0: wait for ever). SVC_CORE_REPLY_TIMEOUT_MS.
+   * a connection on which calls wait and nothing has come back for this long (not even the HEALTH it sends
+   * after half of it) is dropped, and its node marked down like one whose connection broke (default 10 s;
+   * 0: wait for ever). SVC_CORE_REPLY_TIMEOUT_MS.
    */
   replyTimeoutMs?: number;
   backoff?: NodeBackoff;
@@ -146,7 +148,7 @@ export interface CallerOptions {
 }
 
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
-  const { connections = 4, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 30_000 } = opts;
+  const { connections = 4, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000 } = opts;
   const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');

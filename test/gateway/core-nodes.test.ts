@@ -18,9 +18,12 @@ interface Node { port: number; lines: string[]; server: Server }
 
 /**
  * A svc/1 endpoint: `answer` replies ok with its name; `drop` closes the connection on the first line it
- * reads; `hang` reads every line and answers none.
+ * reads; `hang` reads every line and answers none; `slow` answers HEALTH at once and everything else
+ * after SLOW_MS (a live node running one long call).
  */
-async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop' | 'hang', port = 0): Promise<Node> {
+type Kind = 'answer' | 'drop' | 'hang' | 'slow';
+const SLOW_MS = 1000;
+async function node(t: import('ava').ExecutionContext, kind: Kind, port = 0): Promise<Node> {
   const lines: string[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((socket) => {
@@ -36,7 +39,9 @@ async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop' |
         if (kind === 'drop') { socket.destroy(); return; }
         if (kind === 'hang') continue;
         const { id, cmd } = JSON.parse(line) as { id: number; cmd: string };
-        socket.write(`${JSON.stringify({ id, ok: true, result: { node: kind, cmd } })}\n`);
+        const reply = () => socket.write(`${JSON.stringify({ id, ok: true, result: { node: kind, cmd } })}\n`);
+        if (kind === 'slow' && cmd !== 'HEALTH') setTimeout(reply, SLOW_MS);
+        else reply();
       }
     });
     socket.on('error', () => undefined);
@@ -50,6 +55,9 @@ async function node(t: import('ava').ExecutionContext, kind: 'answer' | 'drop' |
 }
 
 const tcp = (port: number) => ({ kind: 'tcp' as const, host: '127.0.0.1', port });
+/** The calls a node read, and the HEALTH probes the caller's connections sent it of their own. */
+const calls = (n: Node) => n.lines.filter((l) => !l.includes('"cmd":"HEALTH"')).length;
+const probes = (n: Node) => n.lines.length - calls(n);
 const accept = { quote_id: 'q_x', machine_id: 'm' };
 
 test('outcome unknown: a money command without an idempotency key is not sent again: 502 edge_unavailable',
@@ -131,13 +139,14 @@ test('a node that reads and never answers: after the reply timeout it is down, i
   t.regex((e as Error).message, /no reply in 300 ms/);
   t.true(waited >= 300, `failed after ${waited} ms, not before the timeout`);
   t.deepEqual(toHttpError(e, 'r').status, 502);
-  t.deepEqual([hung.lines.length, live.lines.length], [1, 0], 'sent to the hung node only');
+  t.deepEqual([calls(hung), calls(live)], [1, 0], 'sent to the hung node only');
+  t.is(probes(hung), 1, 'asked HEALTH after half the timeout, unanswered');
   t.deepEqual(states, [`127.0.0.1:${hung.port} down`]);
   // down: every call goes to the live node now, without waiting
   for (const [cmd, args] of [['HEALTH', {}], ['ACCEPT_QUOTE', { ...accept, idempotency_key: 'k' }]] as const) {
     t.deepEqual(await core.call(cmd, { ...args }), { node: 'answer', cmd });
   }
-  t.deepEqual([hung.lines.length, live.lines.length], [1, 2]);
+  t.deepEqual([calls(hung), live.lines.length], [1, 2], 'both on the live node (one of them a HEALTH)');
 });
 
 test('a free call on a node that hangs goes on to the next node once the reply timeout has passed', async (t) => {
@@ -146,7 +155,21 @@ test('a free call on a node that hangs goes on to the next node once the reply t
   const core = svc1Caller([tcp(hung.port), tcp(live.port)], { replyTimeoutMs: 300 });
   t.teardown(() => core.close());
   t.deepEqual(await core.call('QUOTE', { service: 'get-pulse' }), { node: 'answer', cmd: 'QUOTE' });
-  t.deepEqual([hung.lines.length, live.lines.length], [1, 1], 'tried the hung node first, answered by the other');
+  t.deepEqual([calls(hung), calls(live)], [1, 1], 'tried the hung node first, answered by the other');
+});
+
+test('a live node slow on one call is not cut: the connection asks it HEALTH meanwhile, and the call '
+  + 'completes past the reply timeout', async (t) => {
+  const slow = await node(t, 'slow');
+  const states: string[] = [];
+  const core = svc1Caller([tcp(slow.port)], { replyTimeoutMs: 300, onNodeState: (e) => states.push(e.state) });
+  t.teardown(() => core.close());
+  const t0 = Date.now();
+  t.deepEqual(await core.call('BVM_EXEC', { quote_id: 'q' }), { node: 'slow', cmd: 'BVM_EXEC' });
+  t.true(Date.now() - t0 >= SLOW_MS, 'answered after its full time, more than 3 reply timeouts');
+  t.is(calls(slow), 1, 'sent once');
+  t.true(probes(slow) >= 2, `asked how it is, and answered (${probes(slow)} probes)`);
+  t.deepEqual(states, [], 'never marked down');
 });
 
 test('every node down: the call tries each once and fails not sent (edge unavailable, retry later)', async (t) => {
