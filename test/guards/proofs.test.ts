@@ -134,6 +134,7 @@ test('receipt guard: a receipt is checked by the key set of the node it names: t
   });
   t.true(verifyReceipt(await signerKeys(f.store, f.identity, fromB.receipt.node_id), fromB).valid);
   t.deepEqual(verdict(f.identity, fromB), { valid: false, reason: 'unknown_key' });
+  t.deepEqual(verifyReceipt(undefined, fromB), { valid: false, reason: 'unknown_key' }, 'a node not known here');
 
   // B rotates and publishes again: its old receipt still verifies, by its retired key
   f.clock.advance(1000);
