@@ -234,7 +234,9 @@ test.serial('quote guard: the sweeper reads only due expiry entries, and skips o
   t.is(reads(f) - before, 2, 'one read per due entry');
   t.deepEqual(await f.ctx.ledger.account('m-q'), account, 'nothing released');
   f.clock.set(later.expires_ms);
+  const counted = await transitions();
   t.is(await sweepExpired(f.ctx), 1, 'the accepted one, once due');
+  t.deepEqual(await moved(counted), { ...NONE, expired: 1 });
   t.is((await f.ctx.ledger.account('m-q')).reserved, 0n);
   await ledgerHolds(t, f);
 });
