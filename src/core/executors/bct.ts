@@ -11,7 +11,7 @@ import { canonicalDigest, sha256Hex } from '../../protocol/canonical.ts';
 import { lp } from '../../protocol/pulse-format.ts';
 import { bytesOf, laneOf, type Executor } from './types.ts';
 
-export const BCT_MAGIC = Buffer.from('BCT1', 'ascii');
+export const BCT_MAGIC = Buffer.from('BCT1');
 
 export function bctAad(header: Uint8Array, machineId: string): Buffer {
   return Buffer.concat([header, lp(machineId)]);
