@@ -157,6 +157,46 @@ test('SIGTERM during paid load, two gateway workers: the same, each worker drain
   await sigtermDuringLoad(t, { SVC_GATEWAY_PROCESSES: '2' });
 });
 
+test('two workers, one still draining: each new connection meanwhile is answered or refused at once', async (t) => {
+  // the worker without work in flight closes its share of the port and exits at once; a connection the
+  // primary was handing it just then must reach the other worker (503) or be refused, not hang
+  const s = await startSvcd(t, { SVC_GATEWAY_PROCESSES: '2' });
+  const base = s.ready.http!;
+  const machine = 'hold';
+  const token = await fundMachine(s, machine, 2);
+  const q = await send(base, 'POST', `/api/v1/quotes/${QUOTE.service}`, { ...QUOTE, machine_id: machine });
+  const quoteId = (q as Reply).body.quote_id as string;
+  await send(base, 'POST', `/api/v1/quotes/${quoteId}/accept`, { machine_id: machine }, token);
+  const survivor = held(base, 'POST', '/api/v1/executions/attest-event',
+    { quote_id: quoteId, machine_id: machine, plain_hex: '00' }, token);
+  await survivor.continued;
+
+  const exited = new Promise<number | null>((r) => s.proc!.once('exit', (code) => r(code)));
+  s.proc!.kill('SIGTERM');
+  // new connections while the survivor's worker drains: each one met within 3 s (the survivor is held 5 s)
+  const hung: string[] = [];
+  const met: Met[] = [];
+  const until = Date.now() + 5000;
+  const lane = async () => {
+    while (Date.now() < until) {
+      const t0 = Date.now();
+      const m = await Promise.race([send(base, 'GET', '/readyz'),
+        new Promise<null>((r) => setTimeout(() => r(null), 3000))]);
+      if (m === null) hung.push(`a connection opened ${t0 - until + 5000} ms after SIGTERM met nothing in 3 s`);
+      else met.push(m);
+    }
+  };
+  await Promise.all([lane(), lane(), lane(), lane()]);
+  t.deepEqual(hung, []);
+  t.true(met.length > 20, `${met.length} connections`);
+  const seen = [...new Set(met.map(describe))];
+  t.true(seen.every((d) => /^(503 service_unavailable|200 |ECONNREFUSED|ECONNRESET)$/.test(d)), seen.join(', '));
+  const done = await survivor.send();
+  t.true(isReply(done) && done.status === 200, `in flight at SIGTERM: ${describe(done)}`);
+  t.is(await exited, 0, s.stderr);
+  t.log(`${met.length} connections during the drain: ${seen.join(', ')}`);
+});
+
 test('GET /readyz: 200 while serving, 503 ApiError once draining and while the core is down', async (t) => {
   const s = await startSvcd(t);
   const gw = createGateway({
