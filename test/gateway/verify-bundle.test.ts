@@ -21,7 +21,7 @@ async function unavailable(t: import('ava').ExecutionContext, r: Response): Prom
   t.is(body.ok, false);
   t.is(body.error.code, 'service_unavailable');
   t.is(body.error.message, 'the verifier page\'s script could not be built on this node');
-  t.is(body.request_id, r.headers.get('x-request-id'));
+  t.is(body.request_id, r.headers.get('x-request-id') ?? '');
   t.false(JSON.stringify(body).includes(ROOT), 'no host path');
 }
 
