@@ -55,14 +55,17 @@ export const NODE_BACKOFF: NodeBackoff = { baseMs: 200, maxMs: 5000 };
 
 /**
  * Whether a call whose outcome is unknown (its connection died after it was sent) may be sent again:
- * a command that charges nothing (the registry's billing: free, free_limited, sandbox_free_limited)
- * or one carrying an idempotency_key (the core replays the recorded result, or runs it once). Money
+ * a command that charges nothing (the registry's billing: free, free_limited, sandbox_free_limited),
+ * one the registry marks idempotent (BALANCE, INVOICE_STATUS: reads), or one carrying an
+ * idempotency_key (the core replays the recorded result, or runs it once). Money
  * commands without a key (ACCEPT_QUOTE, FUND_ACCOUNT, the executions) are not: the caller gets
  * edge_unavailable and decides (an execution is safely sent again with the same quote_id).
  */
 export function replaySafe(cmd: string, args: Record<string, unknown>): boolean {
   if (typeof args.idempotency_key === 'string') return true;
-  const billing = commandSpec(cmd)?.billing;
+  const spec = commandSpec(cmd);
+  if (spec?.idempotent) return true;
+  const billing = spec?.billing;
   return billing === 'free' || billing === 'free_limited' || billing === 'sandbox_free_limited';
 }
 

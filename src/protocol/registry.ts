@@ -38,6 +38,11 @@ export interface CommandSpec {
   readonly execution: boolean;
   /** counted in CAPS / capabilities */
   readonly capability: boolean;
+  /**
+   * a controlled command that changes nothing a second sending would not (it reads, or records what any
+   * read would): a gateway that lost its core connection after sending it sends it to another node
+   */
+  readonly idempotent?: true;
   readonly purpose: string;
   readonly args: Schema;
   readonly result: Schema;
@@ -110,6 +115,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'BALANCE', group: 'Finance', access: 'auth',
     http: { method: 'POST', path: '/api/v1/balance' }, cli: ['balance'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    idempotent: true,
     purpose: 'authenticated account balance view',
     args: obj({ machine_id: machineId }, ['machine_id']),
     result: balanceResult,
@@ -171,6 +177,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'INVOICE_STATUS', group: 'Finance', access: 'auth',
     http: { method: 'GET', path: '/api/v1/invoices/{invoice_id}' }, cli: ['invoice-status'],
     billing: 'controlled', auth: 'machine_context', rateClass: 'public_low', execution: false, capability: true,
+    idempotent: true,
     purpose: 'check invoice settlement state',
     args: obj({ invoice_id: id, machine_id: machineId }, ['invoice_id', 'machine_id']),
     result: invoiceResult,

@@ -76,9 +76,10 @@ test('outcome unknown: a money command without an idempotency key is not sent ag
   t.regex(http.body.error.message, /outcome is unknown/);
 });
 
-test('outcome unknown: a keyed money command and a free one go to the next node', async (t) => {
+test('outcome unknown: a keyed money command, a free one and a read go to the next node', async (t) => {
   for (const [cmd, args] of [
     ['ACCEPT_QUOTE', { ...accept, idempotency_key: 'k1' }], ['HEALTH', {}], ['QUOTE', { service: 'get-pulse' }],
+    ['BALANCE', { machine_id: 'm' }], ['INVOICE_STATUS', { invoice_id: 'inv_x', machine_id: 'm' }],
   ] as const) {
     const dying = await node(t, 'drop');
     const live = await node(t, 'answer');
@@ -88,7 +89,7 @@ test('outcome unknown: a keyed money command and a free one go to the next node'
     t.deepEqual([dying.lines.length, live.lines.length], [1, 1], `${cmd}: sent to both, answered once`);
   }
   t.true(replaySafe('VERIFY_RECEIPT', {}));
-  for (const cmd of ['ACCEPT_QUOTE', 'FUND_ACCOUNT', 'GET_PULSE', 'ATTEST_EVENT', 'BALANCE']) {
+  for (const cmd of ['ACCEPT_QUOTE', 'FUND_ACCOUNT', 'GET_PULSE', 'ATTEST_EVENT', 'SETTLE_INVOICE']) {
     t.false(replaySafe(cmd, {}), cmd);
   }
 });
