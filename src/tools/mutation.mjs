@@ -10,10 +10,13 @@
 //   npm run mutation -- --list                 the groups, their modules and test files
 //   npm run mutation -- --summary              the table again, from the reports of earlier runs
 //   --dry-run (with any of the above)          what would run, without running it
+//   --survivors (with any of the above)        only the lines where the group's last run left mutants
+//                                              alive; the report is that run's, with those lines re-run
 // Options: --concurrency N (Stryker's test runners at once; default 1: the machine is shared).
 // The exit code is 1 when a module scores under its threshold (90%), 2 on a usage or Stryker error.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -91,7 +94,7 @@ const describeGroup = (g) => `${g.name}\n  mutate: ${mutateOf(g).join(' ')}\n  t
 
 function usage(message) {
   console.error(`${message}\nusage: npm run mutation -- [--group NAME | --files A.ts,B.ts | --changed [REF]] `
-    + '[--concurrency N] [--dry-run] [--list] [--summary]');
+    + '[--survivors] [--concurrency N] [--dry-run] [--list] [--summary]');
   process.exit(2);
 }
 
@@ -112,11 +115,13 @@ function changedFiles(ref) {
 /** The groups to run, each with the modules of it to mutate. */
 export function plan(argv) {
   const at = (flag) => argv.indexOf(flag);
+  const narrow = (groups) => (!argv.includes('--survivors') ? groups
+    : groups.map((g) => survivorsOnly(g)).filter((g) => g.mutate.length));
   if (at('--group') >= 0) {
     const names = (argv[at('--group') + 1] ?? '').split(',');
     const groups = GROUPS.filter((g) => names.includes(g.name));
     if (groups.length !== names.length) usage(`unknown group in ${names.join(',')} (see --list)`);
-    return groups;
+    return narrow(groups);
   }
   let files = null;
   if (at('--files') >= 0) {
@@ -128,9 +133,100 @@ export function plan(argv) {
     const ref = argv[at('--changed') + 1];
     files = changedFiles(ref && !ref.startsWith('--') ? ref : undefined);
   }
-  if (!files) return GROUPS;
-  return GROUPS.map((g) => ({ ...g, mutate: mutateOf(g).filter((m) => files.includes(m.replace(/:\d+-\d+$/, ''))) }))
-    .filter((g) => g.mutate.length);
+  const picked = !files ? GROUPS
+    : GROUPS.map((g) => ({ ...g, mutate: mutateOf(g).filter((m) => files.includes(m.replace(/:\d+-\d+$/, ''))) }))
+      .filter((g) => g.mutate.length);
+  return narrow(picked);
+}
+
+const reportPath = (g) => join('reports', 'mutation', g.name, 'mutation.json');
+const readReport = (g) => (existsSync(reportPath(g)) ? JSON.parse(readFileSync(reportPath(g), 'utf8')) : null);
+const LIVE = (m) => m.status === 'Survived' || m.status === 'NoCoverage';
+
+/**
+ * How the lines of `before` moved in `after` (git diff --no-index, no context): `map` sends each line of
+ * `before` that is unchanged to its line now; `fresh` lists the ranges of lines now that are new or changed.
+ */
+export function lineMoves(before, after) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-mutation-'));
+  try {
+    writeFileSync(join(dir, 'a'), before);
+    writeFileSync(join(dir, 'b'), after);
+    const r = spawnSync('git', ['diff', '--no-index', '-U0', 'a', 'b'], { cwd: dir, encoding: 'utf8' });
+    const hunks = [...r.stdout.matchAll(/^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/gm)]
+      .map((h) => ({ a: Number(h[1]), na: Number(h[2] ?? 1), b: Number(h[3]), nb: Number(h[4] ?? 1) }));
+    const map = new Map();
+    const fresh = [];
+    let shift = 0;
+    let next = 1; // the first line of `before` not yet mapped
+    for (const h of hunks) {
+      const removedFrom = h.na === 0 ? h.a + 1 : h.a; // with no line removed, -a names the line before
+      for (; next < removedFrom; next++) map.set(next, next + shift);
+      next = removedFrom + h.na;
+      shift += h.nb - h.na;
+      if (h.nb > 0) fresh.push([h.b, h.b + h.nb - 1]);
+    }
+    const total = before.split('\n').length;
+    for (; next <= total; next++) map.set(next, next + shift);
+    return { map, fresh };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `--survivors`: the group narrowed to the lines where its last report left mutants alive, plus every
+ * line changed since that report (Stryker's `file:from-to` mutates what lies wholly within). The report
+ * is carried over with its mutants moved to their lines now (those on changed lines dropped): the run's
+ * mutants replace those its ranges cover. A module the report lacks is mutated whole.
+ */
+export function survivorsOnly(g, report = readReport(g)) {
+  if (!report) return g;
+  const mutate = [];
+  const previous = { ...report, files: {} };
+  for (const m of mutateOf(g)) {
+    const file = m.replace(/:\d+-\d+$/, '');
+    const entry = report.files[file];
+    if (!entry) {
+      mutate.push(m);
+      continue;
+    }
+    const now = readFileSync(join(ROOT, file), 'utf8');
+    const { map, fresh } = lineMoves(entry.source, now);
+    const moved = entry.mutants.flatMap((x) => {
+      const [a, b] = [map.get(x.location.start.line), map.get(x.location.end.line)];
+      const whole = a !== undefined && b !== undefined && b - a === x.location.end.line - x.location.start.line;
+      if (!whole) return [];
+      return [{ ...x, location: { start: { ...x.location.start, line: a }, end: { ...x.location.end, line: b } } }];
+    });
+    previous.files[file] = { ...entry, source: now, mutants: moved };
+    const within = /:(\d+)-(\d+)$/.exec(m);
+    const inside = ([a, b]) => !within || (a >= Number(within[1]) && b <= Number(within[2]));
+    const alive = moved.filter(LIVE).map((x) => [x.location.start.line, x.location.end.line]);
+    const changed = fresh.map(([a, b]) => [Math.max(a, within ? Number(within[1]) : a),
+      Math.min(b, within ? Number(within[2]) : b)]).filter(([a, b]) => a <= b);
+    for (const [a, b] of [...new Set([...alive.filter(inside), ...changed].map(String))]
+      .map((x) => x.split(',').map(Number))) {
+      mutate.push(`${file}:${a}-${b}`);
+    }
+  }
+  return { ...g, mutate, previous };
+}
+
+/** A --survivors run's mutants folded into the report it narrowed: those its ranges cover are replaced. */
+export function merged(previous, ranges, fresh) {
+  const files = structuredClone(previous.files);
+  for (const [file, entry] of Object.entries(fresh.files)) {
+    const mine = ranges.filter((r) => r.replace(/:\d+-\d+$/, '') === file);
+    const whole = mine.some((r) => !/:\d+-\d+$/.test(r));
+    const covered = (x) => mine.some((r) => {
+      const [, a, b] = /:(\d+)-(\d+)$/.exec(r);
+      return x.location.start.line >= Number(a) && x.location.end.line <= Number(b);
+    });
+    const kept = whole ? [] : (files[file]?.mutants ?? []).filter((x) => !covered(x));
+    files[file] = { ...entry, mutants: [...kept, ...entry.mutants] };
+  }
+  return { ...fresh, files };
 }
 
 const DETECTED = new Set(['Killed', 'Timeout']);
@@ -259,6 +355,11 @@ async function main(argv) {
       console.error(`mutation: group ${g.name} did not run: ${e instanceof Error ? e.message : String(e)}`);
       failed = true;
       continue;
+    }
+    if (g.previous) {
+      const report = merged(g.previous, g.mutate, JSON.parse(readFileSync(reportPath(g), 'utf8')));
+      writeFileSync(reportPath(g), JSON.stringify(report));
+      results = Object.entries(report.files).flatMap(([f, e]) => e.mutants.map((m) => ({ ...m, fileName: f })));
     }
     const left = survivors(results);
     writeFileSync(join('reports', 'mutation', g.name, 'survivors.txt'), left.map((l) => `${l}\n`).join(''));

@@ -82,3 +82,51 @@ test('mutation driver: docs/testing.md has a score row for every module', (t) =>
   const section = doc.slice(doc.indexOf('## Mutation testing'));
   for (const m of MODULES) t.true(section.includes(`\n| \`${m}\` `), m);
 });
+
+interface Mutant { id: string; status: string; location: { start: { line: number; column: number };
+  end: { line: number; column: number } } }
+interface Report { files: Record<string, { source: string; mutants: Mutant[] }> }
+interface Driver {
+  lineMoves(before: string, after: string): { map: Map<number, number>; fresh: [number, number][] };
+  survivorsOnly(g: { name: string; mutate: string[] }, report: Report): { mutate: string[]; previous: Report };
+  merged(previous: Report, ranges: string[], fresh: Report): Report;
+}
+const loadDriver = async () => await import(new URL('../../src/tools/mutation.mjs', import.meta.url).href) as Driver;
+
+const mutant = (id: string, status: string, from: number, to = from): Mutant =>
+  ({ id, status, location: { start: { line: from, column: 4 }, end: { line: to, column: 9 } } });
+
+test('mutation driver: lines moved by an edit map to their new place; changed and new lines are fresh', async (t) => {
+  const { lineMoves } = await loadDriver();
+  const before = ['a', 'b', 'c', 'd', 'e', 'f'].join('\n');
+  const after = ['a', 'c', 'D', 'x', 'y', 'e', 'f'].join('\n'); // b removed, d changed, x and y added
+  const { map, fresh } = lineMoves(before, after);
+  t.deepEqual([...map], [[1, 1], [3, 2], [5, 6], [6, 7]]);
+  t.deepEqual(fresh, [[3, 5]]);
+  t.deepEqual(lineMoves(before, before), { map: new Map([1, 2, 3, 4, 5, 6].map((n) => [n, n])), fresh: [] });
+});
+
+test('mutation driver: --survivors re-runs the lines left alive and those changed; the rest is carried', async (t) => {
+  const { survivorsOnly, merged } = await loadDriver();
+  const file = 'src/core/machines.ts';
+  const now = readFileSync(join(ROOT, file), 'utf8');
+  // the report's source: the module now without its line 3, with an extra line 9 (of the source then)
+  const lines = now.split('\n');
+  const then = [...lines.slice(0, 2), ...lines.slice(3, 9), '// gone since', ...lines.slice(9)].join('\n');
+  const report: Report = { files: { [file]: { source: then, mutants: [
+    mutant('1', 'Killed', 2), mutant('2', 'Survived', 5), mutant('3', 'Survived', 9), mutant('4', 'Killed', 20),
+    mutant('5', 'NoCoverage', 30, 32), mutant('6', 'Killed', 30, 32),
+  ] } } };
+  const g = survivorsOnly({ name: 'machines', mutate: [file] }, report);
+  // then's line 5 is line 6 now, 30–32 are 30–32 (one line added above, one removed); line 3 is new now
+  t.deepEqual(g.mutate.sort(), [`${file}:3-3`, `${file}:30-32`, `${file}:6-6`].sort());
+  const carried = g.previous.files[file]!.mutants.map((m) => [m.id, m.location.start.line]);
+  t.deepEqual(carried, [['1', 2], ['2', 6], ['4', 20], ['5', 30], ['6', 30]], 'the mutant of the gone line is dropped');
+  t.is(g.previous.files[file]!.source, now);
+
+  const run: Report = { files: { [file]: { source: now, mutants: [
+    mutant('a', 'Killed', 6), mutant('b', 'Killed', 30, 32), mutant('c', 'Survived', 30, 32),
+  ] } } };
+  const after = merged(g.previous, g.mutate, run).files[file]!.mutants.map((m) => `${m.id} ${m.status}`);
+  t.deepEqual(after.sort(), ['1 Killed', '4 Killed', 'a Killed', 'b Killed', 'c Survived'].sort());
+});
