@@ -62,10 +62,10 @@ export function resultTags(k: Kernels, id: NodeIdentity, f: {
   return id.resultKeys().map((key) => Buffer.from(k.hmacSha256(key, msg)));
 }
 
-export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
+export async function issueReceipt(k: Kernels, id: NodeIdentity, f: {
   service: string; command: string; quote_id: string; machine_id: string; units_charged: bigint;
   input_digest: string; output_digest: string; status: string; at: Date;
-}): SignedReceipt {
+}): Promise<SignedReceipt> {
   // the key of the receipt's own time: a rotation between the execution's clock reading and here
   // must not give it a key whose window starts after issued_at
   const signer = id.signerAt(f.at);
@@ -79,7 +79,8 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: signer.keyId,
     result_tag: resultTag(k, id, f),
   };
-  const signature = signer.sign(Buffer.from(canonicalJson(receipt))).toString('base64url');
+  // off the event loop (the signature is the costliest step of an execution's own work)
+  const signature = (await signer.signAsync(Buffer.from(canonicalJson(receipt)))).toString('base64url');
   return { receipt, signature };
 }
 

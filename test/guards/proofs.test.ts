@@ -3,7 +3,7 @@
 // own key re-signs everything else — and the test names the checks that must fail, so weakening any
 // single check (always true, key hash alone, size or root ignored) makes a test fail.
 import test, { type ExecutionContext } from 'ava';
-import { createHmac, createPublicKey, verify } from 'node:crypto';
+import { createHmac, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +41,22 @@ function receiptOf(f: Fixture) {
   });
 }
 
+test('receipt guard: a signature made on the thread pool is the one made inline (Ed25519 is deterministic)',
+  async (t) => {
+  const f = await coreFixture(t);
+  const signer = f.identity.signer();
+  for (const size of [0, 1, 64, 600, 70_000]) {
+    const data = randomBytes(size);
+    const sig = await signer.signAsync(data);
+    t.true(sig.equals(signer.sign(data)), `${size} bytes`);
+    t.true(verifyWithRawKey(signer.publicKeyRaw, data, sig));
+  }
+});
+
 test('receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
   async (t) => {
   const f = await coreFixture(t);
-  const r = receiptOf(f);
+  const r = await receiptOf(f);
   t.deepEqual(verdict(f.identity, r), { valid: true });
   for (const field of Object.keys(r.receipt) as (keyof SignedReceipt['receipt'])[]) {
     if (field === 'key_id') continue;
@@ -63,7 +75,7 @@ test('receipt guard: verifyReceipt refuses every tampered field, a foreign signa
 test('receipt guard: a receipt carries the execution\'s facts, signed (Ed25519) over their RFC 8785 bytes, '
   + 'with the HMAC-SHA256 result tag', async (t) => {
   const f = await coreFixture(t);
-  const r = receiptOf(f);
+  const r = await receiptOf(f);
   const { receipt_id: receiptId, ...rest } = r.receipt;
   t.regex(receiptId, /^rcpt/);
   t.deepEqual(rest, {
@@ -84,16 +96,16 @@ test('receipt guard: across a key rotation a receipt verifies by the key it name
   async (t) => {
   const f = await coreFixture(t);
   const t0 = f.clock.now();
-  const old = receiptOf(f);
+  const old = await receiptOf(f);
   f.clock.advance(1000);
   f.identity.rotate(f.clock.now());
   // work that read the clock before the switch signs with the key of its time
-  const inFlight = issueReceipt(f.ctx.kernels, f.identity, {
+  const inFlight = await issueReceipt(f.ctx.kernels, f.identity, {
     service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abd', machine_id: 'm-1', units_charged: 1n,
     input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: new Date(t0.getTime() + 500),
   });
   f.clock.advance(1000);
-  const fresh = receiptOf(f);
+  const fresh = await receiptOf(f);
   t.is(inFlight.receipt.key_id, old.receipt.key_id);
   t.not(fresh.receipt.key_id, old.receipt.key_id);
   for (const r of [old, inFlight, fresh]) t.deepEqual(verdict(f.identity, r), { valid: true });
@@ -128,7 +140,7 @@ test('receipt guard: a receipt is checked by the key set of the node it names: t
   for (const odd of [undefined, null, 42, {}, ['x']]) t.is(await signerKeys(f.store, f.identity, odd), undefined);
 
   // B's receipt verifies here by B's published keys, and not by this node's own
-  const fromB = issueReceipt(f.ctx.kernels, b, {
+  const fromB = await issueReceipt(f.ctx.kernels, b, {
     service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abc', machine_id: 'm-1', units_charged: 1n,
     input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: f.clock.now(),
   });
