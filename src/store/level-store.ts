@@ -45,6 +45,16 @@ const UTF8 = { keyEncoding: 'utf8', valueEncoding: 'utf8' } as never;
 /** A record's key in the root database: abstract-level's sublevel layout, `!name!key`. */
 const prefixed = (name: SublevelName, key: string) => `!${name}!${key}`;
 
+/** A batch op as classic-level's native batch takes it: utf8 strings, the key already prefixed. */
+interface RawOp { type: 'put' | 'del'; key: string; value?: string }
+/**
+ * abstract-level's method for implementors (classic-level's is the native batch): the public batch()
+ * checks and re-encodes each op into a copy first, which cost 3.5x the native call on this box (6 ops:
+ * 110 µs of the event loop against 32 µs). The ops here need none of it (no hooks, no write events, no
+ * sublevel prefixing, strings in utf8), so the flush calls it directly while the database is open.
+ */
+interface Implementor { _batch(ops: RawOp[], options: { sync: boolean }): Promise<void> }
+
 function deepFreeze<T>(v: T): T {
   if (v && typeof v === 'object' && !Object.isFrozen(v)) {
     Object.freeze(v);
@@ -159,7 +169,7 @@ export class LevelStore implements Store {
   async #flush(group: Pending[], sync: boolean): Promise<void> {
     // encoded once, here: the sublevel prefix and JSON text of each record go to the root database as
     // utf8, so abstract-level does no per-op sublevel or json encoding; the cache takes the same text
-    const batch: { type: 'put' | 'del'; key: string; value?: string }[] = [];
+    const batch: RawOp[] = [];
     let t0 = 0;
     try {
       for (const p of group) {
@@ -169,7 +179,9 @@ export class LevelStore implements Store {
         }
       }
       t0 = performance.now();
-      await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
+      const raw = this.db as unknown as Partial<Implementor>;
+      if (this.db.status === 'open' && typeof raw._batch === 'function') await raw._batch(batch, { sync });
+      else await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
     } catch (e) {
       // a record JSON cannot encode fails its batch here as the disk would: nothing of the group lands
       if (group.length === 1) group[0]!.reject(e);
