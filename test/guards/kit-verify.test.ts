@@ -86,6 +86,8 @@ test('kit verify guard: receipts verify by every form of trusted keys; a key not
   t.is(await check(r, junk, 'only junk'), 'unknown_key');
   t.is(await check(r, strangerKey, 'another key'), 'unknown_key');
   t.is(await check(r, { nodes: [] }, 'none'), 'unknown_key');
+  t.is(await check(r, null as never, 'null for keys'), 'unknown_key');
+  t.is(await check(r, 5 as never, 'a number for keys'), 'unknown_key');
   t.is(await check(r, { node: 'x' } as never, 'a manifest without a node'), 'unknown_key');
   // a 33-byte "key" (ours plus a byte) is no key, even when the receipt names its key id
   const long = Buffer.concat([f.identity.publicKeyRaw, Buffer.of(0)]);
