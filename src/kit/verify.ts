@@ -238,7 +238,7 @@ export async function verifyPulse(pulse: unknown, previous?: unknown, opts?: Pul
   try { seed = fromHex(p.pulse.revealed_seed ?? ''); } catch { /* not hex: fails below */ }
   c.add('bad_reveal', 'SHA-256(revealed seed) = commit of pulse k',
     revealed && seed !== null && toHex(k.sha256(seed)) === prev.pulse.commit);
-  if (r === undefined || !isObject(r)) return c.verdict();
+  if (!isObject(r)) return c.verdict();
   let recomputed = '';
   try {
     recomputed = toHex(pulseOutput(k, seed ?? new Uint8Array(0), r.quote_id, r.machine_id, r.bits));

@@ -249,6 +249,9 @@ test('kit verify guard: a pulse alone and a linked pair with its GET_PULSE resul
   const notObject = await v(revealing, committed, { nodeKeys: pub, result: 'x' as never });
   t.is(notObject.reason, 'wrong_pulse');
   t.is(notObject.failing.length, 1, 'nothing to recompute from a result that is no object');
+  const nullResult = await v(revealing, committed, { nodeKeys: pub, result: null as never });
+  t.is(nullResult.reason, 'wrong_pulse');
+  t.is(nullResult.failing.length, 1);
   const flipped = (result.output_hex[0] === '0' ? '1' : '0') + result.output_hex.slice(1);
   const other = await v(revealing, committed, { nodeKeys: pub, result: { ...result, output_hex: flipped } });
   t.is(other.reason, 'bad_output');
@@ -356,11 +359,14 @@ test('kit verify guard: log consistency — same tree, from the empty tree, bad 
   const shrunk = await v(cp5, cp2, proof);
   t.is(shrunk.reason, 'inconsistent');
   t.is(shrunk.failing.length, 1, 'an older tree larger than the new one: nothing more is checked');
+  t.is(shrunk.failing[0]!.detail, undefined, 'refused on the sizes, before any proof is run');
   const oldGarbage = await v('garbage', cp5, proof);
   t.is(oldGarbage.reason, 'malformed');
+  t.deepEqual(oldGarbage.failing.map((c) => c.name.split(' ')[0]), ['old'], 'names the checkpoint at fault');
   const newGarbage = await v(cp2, 'garbage', proof);
   t.is(newGarbage.reason, 'malformed');
   t.is(newGarbage.failing.length, 1);
+  t.true(newGarbage.failing[0]!.name.startsWith('new checkpoint '), newGarbage.failing[0]!.name);
   const events = f.ctx.logs.events;
   for (let i = 0; i < 5; i++) await events.append(() => Buffer.from(`entry ${i}`));
   const otherLog = (await events.append(() => Buffer.from('entry 5'))).checkpoint;
@@ -469,6 +475,21 @@ test('kit verify guard: ATTEST_EVENT envelopes — forms, each part missing, pay
   }
   t.is((await v({ ...env, payload: '!!!' })).reason, 'malformed', 'payload not base64');
   t.is((await v(env, strangerKey)).reason, 'unknown_key');
+  // DSSE signatures are standard base64: the same bytes as base64url are refused (a key hunts for a
+  // signature that has a + or /, which base64url writes as - or _)
+  let urlSig = '';
+  for (let i = 0; !/[-_]/.test(urlSig); i++) {
+    const body = Buffer.concat([Buffer.from(env.payload, 'base64'), Buffer.from(' '.repeat(i))]);
+    const sig = f.identity.sign(serverPae(env.payloadType, body));
+    urlSig = sig.toString('base64url');
+    if (/[-_]/.test(urlSig)) {
+      const std = { ...env, payload: body.toString('base64'), signatures: [{ keyid: f.identity.keyId, sig: '' }] };
+      t.is((await v({ ...std, signatures: [{ keyid: f.identity.keyId, sig: sig.toString('base64') }] })).reason,
+        null, 'standard base64');
+      t.is((await v({ ...std, signatures: [{ keyid: f.identity.keyId, sig: urlSig }] })).reason, 'bad_signature',
+        'base64url');
+    }
+  }
   // re-signed by the node: exactly one thing wrong in each
   const resign = (payloadType: string, body: Buffer) => ({
     payloadType, payload: body.toString('base64'),
