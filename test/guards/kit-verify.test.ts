@@ -38,8 +38,8 @@ type Signer = { sign(d: Uint8Array): Buffer };
 
 /**
  * The verdict's own promises, then its summary: reason, and the failing checks' names and details.
- * `valid` iff every check passed (and there is one); reason null iff valid; every check has a name;
- * a check without a detail has no `detail` key at all.
+ * `valid` iff every check passed (and there is one); reason null iff valid; every check has a name and
+ * a boolean ok; a check without a detail has no `detail` key at all.
  */
 async function seen(t: ExecutionContext, p: Promise<Verdict>, what = '') {
   const v = await p;
@@ -47,6 +47,7 @@ async function seen(t: ExecutionContext, p: Promise<Verdict>, what = '') {
   t.is(v.reason === null, v.valid, what);
   for (const c of v.checks) {
     t.true(typeof c.name === 'string' && c.name.length > 0, what);
+    t.is(typeof c.ok, 'boolean', what);
     if (c.detail === undefined) t.deepEqual(Object.keys(c), ['name', 'ok'], what);
   }
   const failing = v.checks.filter((c) => !c.ok);
