@@ -193,7 +193,8 @@ async function checkPulse(k: Kernels, c: Checks, label: string, p: SignedPulse, 
   c.add('outside_key_window', `${label} time_start lies in the key's validity window`,
     inWindow(key!, p.pulse.time_start));
   c.add('wrong_node_id', `${label} node_id names a trusted key's node (svc-node-<key_id of its first key>)`,
-    keys.some((t) => t.nodeId === p.pulse.node_id || p.pulse.node_id === `svc-node-${t.keyId}`));
+    str(p.pulse.node_id)
+      && keys.some((t) => t.nodeId === p.pulse.node_id || p.pulse.node_id === `svc-node-${t.keyId}`));
 }
 
 /** HMAC-SHA256(seed, lp(quote_id) ‖ lp(machine_id)) expanded to `bits` (docs/verify.md §GET_PULSE). */
@@ -237,7 +238,7 @@ export async function verifyPulse(pulse: unknown, previous?: unknown, opts?: Pul
   try { seed = fromHex(p.pulse.revealed_seed ?? ''); } catch { /* not hex: fails below */ }
   c.add('bad_reveal', 'SHA-256(revealed seed) = commit of pulse k',
     revealed && seed !== null && toHex(k.sha256(seed)) === prev.pulse.commit);
-  if (r === undefined || !isObject(r)) return c.verdict();
+  if (!isObject(r)) return c.verdict();
   let recomputed = '';
   try {
     recomputed = toHex(pulseOutput(k, seed ?? new Uint8Array(0), r.quote_id, r.machine_id, r.bits));
@@ -381,8 +382,9 @@ export async function verifyTimestampProof(
   }
   const proof = parseProof(r.tlog_proof!);
   const parsed = typeof proof !== 'string';
-  c.add('wrong_serial', 'token serial = its index in the log', parsed && BigInt(Number(token.serial)) === proof.index
-    && Number.isSafeInteger(token.serial));
+  // a safe integer first: BigInt() throws on a fraction or NaN
+  c.add('wrong_serial', 'token serial = its index in the log', parsed && Number.isSafeInteger(token.serial)
+    && BigInt(token.serial as number) === proof.index);
   if (!parsed) {
     c.add('malformed', 'proof parses', false, proof);
     return c.verdict();
@@ -443,8 +445,8 @@ export async function verifyAttestation(
     if (isObject(parsed)) statement = parsed;
   } catch { /* reported below */ }
   const st = statement ?? {};
-  c.add('malformed', 'payload is an in-toto Statement v1 of the attest-event predicate', statement !== null
-    && st._type === 'https://in-toto.io/Statement/v1' && st.predicateType === ATTEST_PREDICATE_TYPE);
+  c.add('malformed', 'payload is an in-toto Statement v1 of the attest-event predicate',
+    st._type === 'https://in-toto.io/Statement/v1' && st.predicateType === ATTEST_PREDICATE_TYPE);
   if (opts?.event) {
     const subject = Array.isArray(st.subject) && isObject(st.subject[0]) ? st.subject[0] : {};
     const digest = isObject(subject.digest) ? subject.digest.sha256 : undefined;
@@ -471,13 +473,12 @@ export async function openSealedMessage(
   let info: Uint8Array = utf8(SEALED_INFO), aad: Uint8Array = new Uint8Array(0);
   let parsed = false;
   try {
-    if (isObject(result) && str(r.enc_hex) && str(r.ciphertext_hex)) {
-      enc = fromHex(r.enc_hex); ct = fromHex(r.ciphertext_hex);
-      if (str(r.info_hex)) info = fromHex(r.info_hex);
-      if (str(r.aad_hex)) aad = fromHex(r.aad_hex);
-      parsed = true;
-    }
-  } catch { /* not hex */ }
+    // fromHex throws on anything but hex text (and reading a field of null throws): all are malformed
+    enc = fromHex(r.enc_hex as string); ct = fromHex(r.ciphertext_hex as string);
+    if (str(r.info_hex)) info = fromHex(r.info_hex);
+    if (str(r.aad_hex)) aad = fromHex(r.aad_hex);
+    parsed = true;
+  } catch { /* not hex, or no object */ }
   if (!c.add('malformed', 'enc_hex and ciphertext_hex', parsed)) return { ...c.verdict(), plaintext: null };
   const suite = isObject(r.suite) ? r.suite : null;
   c.add('unsupported_suite', 'HPKE suite 0x0020/0x0001/0x0003, base mode', suite === null

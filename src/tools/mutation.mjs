@@ -54,7 +54,8 @@ export const GROUPS = [
       `${G}/money.test.ts`, `${G}/quotes.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"',
     ] },
   { name: 'invoices', mutate: ['src/core/invoices.ts'], tests: [`${G}/money.test.ts`, '--match', '"invoice guard*"'] },
-  { name: 'kit-verify', mutate: ['src/kit/verify.ts'], tests: [`${G}/proofs.test.ts`, 'test/kit/verify.test.ts'] },
+  { name: 'kit-verify', mutate: ['src/kit/verify.ts'],
+    tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)
   { name: 'bct', mutate: ['src/core/executors/bct.ts'], tests: [`${G}/bct.test.ts`] },
 ];
