@@ -53,7 +53,8 @@ export const GROUPS = [
     tests: [
       `${G}/money.test.ts`, `${G}/quotes.test.ts`, '--match', '"quote guard*"', '--match', '"execution guard*"',
     ] },
-  { name: 'invoices', mutate: ['src/core/invoices.ts'], tests: [`${G}/money.test.ts`, '--match', '"invoice guard*"'] },
+  { name: 'invoices', mutate: ['src/core/invoices.ts'],
+    tests: [`${G}/money.test.ts`, `${G}/invoices.test.ts`, '--match', '"invoice guard*"'] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'],
     tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)
