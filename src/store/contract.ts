@@ -106,6 +106,27 @@ export const replace = (sub: SublevelName, key: string, value: Json, was: Json):
 /** A delete that lands only while the key still holds `was` (as read). */
 export const delIf = (sub: SublevelName, key: string, was: Json): Op => ({ type: 'del', sub, key, ifUnchanged: was });
 
+const KNOWN_SUBLEVELS: ReadonlySet<string> = new Set(SUBLEVELS);
+const isRecord = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Refuses (TypeError, landing nothing) a batch holding anything but a put of a JSON object or a del, each
+ * of a known sublevel under a string key. Without it an engine writes what it makes of the rest: LevelDB
+ * deleted a key spelled `!undefined!undefined`, PostgreSQL threw from its driver.
+ */
+export function checkOps(ops: readonly Op[]): void {
+  for (let i = 0; i < ops.length; i++) {
+    const o = ops[i] as Partial<Op> | null;
+    const wrong = !isRecord(o) ? 'is not an op'
+      : o!.type !== 'put' && o!.type !== 'del' ? 'is neither a put nor a del'
+        : !KNOWN_SUBLEVELS.has(o!.sub as string) ? 'names no sublevel'
+          : typeof o!.key !== 'string' ? 'has no string key'
+            : o!.type === 'put' && !isRecord((o as { value?: unknown }).value) ? 'puts no JSON object'
+              : undefined;
+    if (wrong) throw new TypeError(`store: op ${i} ${wrong}`);
+  }
+}
+
 /** The refusal of a batch whose guard failed: another node wrote first; read again and retry. */
 export function storeConflict(what: string): ServiceError {
   return new ServiceError('busy', `the ledger changed under this write (${what}); retry`, { store_conflict: true });

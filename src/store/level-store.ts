@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import {
-  SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats, type SublevelName,
+  checkOps, SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats,
+  type SublevelName,
 } from './contract.ts';
 
 export type LevelSnapshot = ReturnType<Level<string, Json>['snapshot']>;
@@ -135,6 +136,11 @@ export class LevelStore implements Store {
    */
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
+    try {
+      checkOps(ops);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     this.stats.writes++;
     const t0 = performance.now();
     if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);

@@ -9,7 +9,8 @@
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
 import {
-  storeConflict, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats, type SublevelName,
+  checkOps, storeConflict, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats,
+  type SublevelName,
 } from './contract.ts';
 import { migrate } from './pg-migrations.ts';
 
@@ -176,6 +177,7 @@ export class PgStore implements Store {
     this.stats.writes++;
     let params: { values: unknown[]; guarded: boolean };
     try {
+      checkOps(ops);
       params = writeParams(ops);
     } catch (e) {
       return Promise.reject(e);

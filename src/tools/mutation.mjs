@@ -15,7 +15,7 @@
 // Options: --concurrency N (Stryker's test runners at once; default 1: the machine is shared).
 // The exit code is 1 when a module scores under its threshold (90%), 2 on a usage or Stryker error.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -372,6 +372,7 @@ async function main(argv) {
   const dirty = git('status', '--porcelain', '--', 'src', 'test') ? ' (with uncommitted changes)' : '';
   const summary = `Mutation score per module, ${new Date().toISOString().slice(0, 10)}, commit ${commit}${dirty}; `
     + `threshold ${THRESHOLD}% (each module as of the last run that mutated it):\n\n${table(rows)}\n`;
+  mkdirSync(join('reports', 'mutation'), { recursive: true }); // a first run whose groups all failed made none
   writeFileSync('reports/mutation/summary.md', summary);
   console.log(`\n${summary}\nreports: reports/mutation/<group>/index.html, reports/mutation/summary.md`);
   const ran = new Set(groups.flatMap(modulesOf));

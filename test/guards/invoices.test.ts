@@ -16,7 +16,8 @@ import { invoiceTransitions } from '../../src/metrics/metrics.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
 import { LIMITS } from '../../src/protocol/schemas.ts';
 import { validateArgs } from '../../src/protocol/validate.ts';
-import { put } from '../../src/store/store.ts';
+import { idPart } from '../../src/store/key-codec.ts';
+import { del, put } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { ledgerHolds, refused } from '../support/money.ts';
 
@@ -197,6 +198,53 @@ test('invoice guard: an old invoice never releases an amount a newer invoice hol
   t.is(await amountHolder(f, fresh), fresh.invoice_id, 'crediting the old one late left it too');
   await settleInvoice(f.ctx, fresh.invoice_id, 'tx');
   t.is(await amountHolder(f, fresh), undefined, 'settling the holder frees it');
+});
+
+test('invoice guard: expiry is decided by the clock read under the machine lock; a final invoice is read '
+  + 'without waiting for that lock', async (t) => {
+  const f = await coreFixture(t);
+  const inv = await invoice(f, 'm-lock');
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => { entered = r; });
+  const holder = f.ctx.ledger.withMachine('m-lock', async () => { entered(); await held; });
+  await inside;
+  f.clock.set(inv.expires_ms); // expired by the look outside the lock…
+  const read = refreshInvoice(f.ctx, inv);
+  await new Promise((r) => setImmediate(r));
+  f.clock.set(inv.expires_ms - 1); // …but the clock stepped back before the lock was had
+  release();
+  await holder;
+  t.is((await read).state, 'pending', 'the time read under the lock decides');
+  t.is((await loadInvoice(f.ctx, inv.invoice_id)).state, 'pending');
+  await settleInvoice(f.ctx, inv.invoice_id, 'tx-l');
+  const settled = await loadInvoice(f.ctx, inv.invoice_id);
+  f.clock.set(inv.expires_ms + 1);
+  let stop!: () => void;
+  const busy = new Promise<void>((r) => { stop = r; });
+  const longWrite = f.ctx.ledger.withMachine('m-lock', () => busy);
+  const answer = await Promise.race([
+    refreshInvoice(f.ctx, settled),
+    new Promise((r) => setTimeout(() => r('waited for the lock'), 200)),
+  ]);
+  stop();
+  await longWrite;
+  t.is(answer, settled, 'a settled invoice past its expiry comes back as it is, at once');
+});
+
+test('invoice guard: an invoice whose machine record is gone still settles and credits', async (t) => {
+  const f = await coreFixture(t);
+  const inv = await invoice(f, 'm-gone', 2);
+  const rec = await getMachine(f.store, 'm-gone');
+  t.truthy(rec);
+  await f.store.write([del('machines', idPart('m-gone'))]); // e.g. a restore that lost the machines sublevel
+  t.is(await getMachine(f.store, 'm-gone'), undefined);
+  const settled = await settleInvoice(f.ctx, inv.invoice_id, 'tx-g');
+  t.is(settled.state, 'settled');
+  t.is(await getMachine(f.store, 'm-gone'), undefined, 'no machine record is made up');
+  t.is((await f.ctx.ledger.account('m-gone')).available, BigInt(inv.credit_units));
+  await ledgerHolds(t, f);
 });
 
 test('invoice guard: an invoice marked expired stays expired when the clock steps back', async (t) => {

@@ -179,6 +179,34 @@ contract('write: a batch lands whole or not at all; later ops on a key win', asy
   t.deepEqual(await store.get('meta', 'unsynced'), { v: 1 }, 'an unsynced write is read back');
 });
 
+contract('write: a batch holding an op that is no put or del of a sublevel\'s key is refused whole', async (t, b) => {
+  const { store } = await b.open(t);
+  await store.write([put('accounts', 'a', { v: 1 })]);
+  const malformed: unknown[] = [
+    'Stryker was here', null, 42, [], {},
+    { type: 'upsert', sub: 'accounts', key: 'x', value: {} },
+    { type: 'put', sub: 'nope', key: 'x', value: {} },
+    { type: 'put', sub: 'accounts', key: 7, value: {} },
+    { type: 'put', sub: 'accounts', key: 'x' },
+    { type: 'put', sub: 'accounts', key: 'x', value: null },
+    { type: 'put', sub: 'accounts', key: 'x', value: [1] },
+    { type: 'del', sub: 'accounts' },
+  ];
+  for (const op of malformed) {
+    const batch = [put('accounts', 'a', { v: 2 }), op as never, put('meta', 'm', { v: 1 })];
+    const e = await t.throwsAsync(store.write(batch));
+    t.true(e instanceof TypeError, `${JSON.stringify(op)}: ${e?.message}`);
+    t.regex(e!.message, /^store: op 1 /, JSON.stringify(op));
+  }
+  t.deepEqual(await store.get('accounts', 'a'), { v: 1 }, 'nothing of a refused batch landed');
+  t.is(await store.get('meta', 'm'), undefined);
+  t.deepEqual(await keysOf(store, 'accounts'), ['a'], 'no key was written for a malformed op');
+  const good = store.write([put('accounts', 'b', { v: 1 })]);
+  await t.throwsAsync(store.write(['late' as never]), { instanceOf: TypeError });
+  await good;
+  t.deepEqual(await store.get('accounts', 'b'), { v: 1 }, 'a good batch beside a refused one lands');
+});
+
 contract('snapshot: every sublevel as of the snapshot, whatever is written after', async (t, b) => {
   const { store } = await b.open(t);
   await store.write([
