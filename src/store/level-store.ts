@@ -126,7 +126,12 @@ export class LevelStore implements Store {
    * encoding layer per call, one JSON.parse.
    */
   async #read<T extends Json>(name: SublevelName, key: string): Promise<T | undefined> {
-    const text = await this.db.get(prefixed(name, key), UTF8) as unknown as string | undefined;
+    const k = prefixed(name, key);
+    // open, the synchronous native read: LevelDB answers from its memtable, block cache, bloom filters
+    // or the OS page cache in about 1 µs, where the async get spends 10–13 µs of this thread queueing a
+    // worker and resolving its promise (docs/decisions.md, "Point reads are synchronous")
+    const text = (this.db.status === 'open' ? this.db.getSync(k, UTF8) : await this.db.get(k, UTF8)) as unknown as
+      string | undefined;
     return text === undefined ? undefined : JSON.parse(text) as T;
   }
 
