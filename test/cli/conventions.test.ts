@@ -354,7 +354,7 @@ test('svc completion bash|zsh prints a script naming every command; bash complet
 
 const zshPresent = !spawnSync('zsh', ['-c', 'exit 0']).error;
 testNeeding(test, 'svc completion zsh: zsh parses the script (zsh -n)',
-  { what: 'zsh', present: zshPresent, hint: 'apt install zsh' }, async (t) => {
+  { what: 'zsh', present: zshPresent, hint: 'apt-get install zsh (.ci/run does)' }, async (t) => {
   const zsh = await runBin(BIN.svc, ['completion', 'zsh']);
   t.is(zsh.code, 0);
   const parsed = spawnSync('zsh', ['-n'], { input: zsh.stdout });
