@@ -50,7 +50,9 @@ function finish(res: usize, status: i32, steps: u64, outLen: u32, pc: u32): i32 
  * Runs a program image with `input`, at most `fuel` steps, writing at most `maxOut` output bytes
  * to `out`. Returns the status (0 halted, else a trap code) and writes the 16-byte result record.
  */
-export function bvmRun(img: usize, imgLen: u32, input: usize, inLen: u32, fuel: u32, maxOut: u32, out: usize, res: usize): i32 {
+export function bvmRun(
+  img: usize, imgLen: u32, input: usize, inLen: u32, fuel: u32, maxOut: u32, out: usize, res: usize
+): i32 {
   // ---- image validation (docs/bvm.md §Image) ----
   if (imgLen < BVM_HEADER) return finish(res, INVALID_IMAGE, 0, 0, 0);
   if (load<u32>(img) != 0x6d766200) return finish(res, INVALID_IMAGE, 0, 0, 0); // "\0bvm"
@@ -270,7 +272,9 @@ export function bvmRun(img: usize, imgLen: u32, input: usize, inLen: u32, fuel: 
         const dst = load<u32>(p), src = load<u32>(p, 4), len = load<u32>(p, 8);
         const cost = 1 + 8 * ((<u64>len + 9 + 63) >> 6);
         if (steps + cost > F) return finish(res, OUT_OF_FUEL, steps, outLen, pc);
-        if (<u64>dst + 32 > <u64>memSize || <u64>src + <u64>len > <u64>memSize) return finish(res, MEMORY_OUT_OF_BOUNDS, steps, outLen, pc);
+        if (<u64>dst + 32 > <u64>memSize || <u64>src + <u64>len > <u64>memSize) {
+          return finish(res, MEMORY_OUT_OF_BOUNDS, steps, outLen, pc);
+        }
         sha256(vmMem + src, len, hashTmp);
         memory.copy(vmMem + dst, hashTmp, 32);
         steps += cost - 1; sp -= 3; pc += 1; break;

@@ -178,7 +178,9 @@ function wipe(): void {
 }
 
 /** RFC 8439 §2.8 seal: writes ciphertext ‖ 16-byte tag to out; returns msgLen + 16. */
-export function chacha20poly1305Seal(key: usize, nonce: usize, aad: usize, aadLen: usize, msg: usize, msgLen: usize, out: usize): i32 {
+export function chacha20poly1305Seal(
+  key: usize, nonce: usize, aad: usize, aadLen: usize, msg: usize, msgLen: usize, out: usize
+): i32 {
   if (<u64>msgLen > 0x7fffffef) return ERR_INPUT;
   derivePolyKey(key, nonce);
   xorStream(msg, msgLen, out);
@@ -188,7 +190,9 @@ export function chacha20poly1305Seal(key: usize, nonce: usize, aad: usize, aadLe
 }
 
 /** RFC 8439 §2.8 open: input is ciphertext ‖ tag; returns plaintext length, or ERR_AUTH. */
-export function chacha20poly1305Open(key: usize, nonce: usize, aad: usize, aadLen: usize, ct: usize, ctLen: usize, out: usize): i32 {
+export function chacha20poly1305Open(
+  key: usize, nonce: usize, aad: usize, aadLen: usize, ct: usize, ctLen: usize, out: usize
+): i32 {
   if (ctLen < 16) return ERR_INPUT;
   const n = ctLen - 16;
   derivePolyKey(key, nonce);
@@ -206,13 +210,17 @@ function xNonce(key: usize, nonce24: usize): void {
 }
 
 /** XChaCha20-Poly1305 seal with a 24-byte nonce; returns msgLen + 16. */
-export function xchacha20poly1305Seal(key: usize, nonce: usize, aad: usize, aadLen: usize, msg: usize, msgLen: usize, out: usize): i32 {
+export function xchacha20poly1305Seal(
+  key: usize, nonce: usize, aad: usize, aadLen: usize, msg: usize, msgLen: usize, out: usize
+): i32 {
   xNonce(key, nonce);
   return chacha20poly1305Seal(subKey, nonce12, aad, aadLen, msg, msgLen, out);
 }
 
 /** XChaCha20-Poly1305 open with a 24-byte nonce; returns plaintext length, or ERR_AUTH. */
-export function xchacha20poly1305Open(key: usize, nonce: usize, aad: usize, aadLen: usize, ct: usize, ctLen: usize, out: usize): i32 {
+export function xchacha20poly1305Open(
+  key: usize, nonce: usize, aad: usize, aadLen: usize, ct: usize, ctLen: usize, out: usize
+): i32 {
   if (ctLen < 16) return ERR_INPUT;
   xNonce(key, nonce);
   return chacha20poly1305Open(subKey, nonce12, aad, aadLen, ct, ctLen, out);

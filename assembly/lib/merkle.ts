@@ -37,7 +37,10 @@ export function mth(leaves: usize, n: u32, out: usize): void {
     store<u32>(stackSizes + (<usize>top << 2), 1);
     top++;
     // merge equal-sized neighbours: left-balanced tree, same shape as RFC 6962's recursion
-    while (top >= 2 && load<u32>(stackSizes + (<usize>(top - 1) << 2)) == load<u32>(stackSizes + (<usize>(top - 2) << 2))) {
+    while (
+      top >= 2
+      && load<u32>(stackSizes + (<usize>(top - 1) << 2)) == load<u32>(stackSizes + (<usize>(top - 2) << 2))
+    ) {
       const l = stackHashes + (<usize>(top - 2) << 5);
       nodeHash(l, l + 32, l);
       store<u32>(stackSizes + (<usize>(top - 2) << 2), load<u32>(stackSizes + (<usize>(top - 2) << 2)) << 1);
@@ -128,7 +131,9 @@ export function verifyInclusion(leaf: usize, index: u64, size: u64, proof: usize
 }
 
 /** RFC 9162 §2.1.4.2. Returns 1 when consistent, ERR_PROOF when not, ERR_INPUT for bad shape. */
-export function verifyConsistency(size1: u64, size2: u64, root1: usize, root2: usize, proof: usize, proofLen: usize): i32 {
+export function verifyConsistency(
+  size1: u64, size2: u64, root1: usize, root2: usize, proof: usize, proofLen: usize
+): i32 {
   if ((proofLen & 31) != 0 || (proofLen >> 5) > MAX_PROOF_HASHES) return ERR_INPUT;
   const count = proofLen >> 5;
   // a consistency check from the empty tree proves nothing and is refused (transparency-dev does too)

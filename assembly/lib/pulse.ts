@@ -22,7 +22,9 @@ function u32be(v: u32): usize {
 }
 
 /** Writes ceil(bits/8) bytes to out; returns that count or ERR_INPUT when bits is not in 1..65536. */
-export function pulseExpand(seed: usize, seedLen: usize, context: usize, contextLen: usize, bits: u32, out: usize): i32 {
+export function pulseExpand(
+  seed: usize, seedLen: usize, context: usize, contextLen: usize, bits: u32, out: usize
+): i32 {
   if (bits < 1 || bits > PULSE_MAX_BITS) return ERR_INPUT;
   const nbytes = <usize>((bits + 7) >> 3);
   sha256Init(prefixCtx);

@@ -86,7 +86,9 @@ export function hmacSha256(key: usize, keyLen: usize, msg: usize, msgLen: usize,
   sha256Update(scratchB, keyBlock, 64);
   sha256Update(scratchB, msg, msgLen);
   sha256Final(scratchB, innerDigest);
-  for (let i: usize = 0; i < 64; i += 8) store<u64>(keyBlock + i, load<u64>(keyBlock + i) ^ (0x3636363636363636 ^ 0x5c5c5c5c5c5c5c5c));
+  for (let i: usize = 0; i < 64; i += 8) {
+    store<u64>(keyBlock + i, load<u64>(keyBlock + i) ^ (0x3636363636363636 ^ 0x5c5c5c5c5c5c5c5c));
+  }
   sha256Init(scratchB);
   sha256Update(scratchB, keyBlock, 64);
   sha256Update(scratchB, innerDigest, 32);

@@ -34,13 +34,17 @@ let current = false;
 if (existsSync(infoPath)) {
   const info = JSON.parse(readFileSync(infoPath, 'utf8'));
   current = info.source_sha256 === want
-    && Object.entries(info.outputs ?? {}).every(([f, h]) => existsSync(join(root, 'build', f)) && sha(join(root, 'build', f)) === h);
+    && Object.entries(info.outputs ?? {})
+      .every(([f, h]) => existsSync(join(root, 'build', f)) && sha(join(root, 'build', f)) === h);
 }
 if (!current || process.argv.includes('--force')) {
   console.error('[ensure-build] compiling assembly/ → build/ (release + debug)');
   for (const target of ['release', 'debug']) {
-    execFileSync(process.execPath, [join(root, 'node_modules/assemblyscript/bin/asc.js'), 'assembly/kernels.ts', '--target', target], { cwd: root, stdio: 'inherit' });
+    const asc = join(root, 'node_modules/assemblyscript/bin/asc.js');
+    execFileSync(process.execPath, [asc, 'assembly/kernels.ts', '--target', target], { cwd: root, stdio: 'inherit' });
   }
-  const outputs = Object.fromEntries(['kernels.wasm', 'kernels.debug.wasm'].map((f) => [f, sha(join(root, 'build', f))]));
+  const outputs = Object.fromEntries(
+    ['kernels.wasm', 'kernels.debug.wasm'].map((f) => [f, sha(join(root, 'build', f))]),
+  );
   writeFileSync(infoPath, JSON.stringify({ source_sha256: want, outputs }, null, 2) + '\n');
 }
