@@ -47,24 +47,24 @@ function corsMethods(path: string): string {
   return [...methods].join(', ');
 }
 
-/** Mounts the embedder routes on the router and CORS in front of it (call before app.use(router.routes())). */
-export function mountEmbedRoutes(
-  app: Koa<State>, router: Router<State>, core: CoreCall, limit: (ctx: Ctx) => void,
-): void {
-  app.use(async (ctx, next) => {
-    if (!ANY_CORS.test(ctx.path)) return next();
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
-    if (ctx.method === 'OPTIONS') {
-      ctx.set('Access-Control-Allow-Methods', corsMethods(ctx.path));
-      ctx.set('Access-Control-Allow-Headers', ALLOW_HEADERS);
-      ctx.set('Access-Control-Max-Age', '86400');
-      ctx.status = 204;
-      return;
-    }
-    return next();
-  });
+/**
+ * CORS for a request on a public route: sets its headers, and answers a preflight (true: answered,
+ * the request goes no further). The gateway's front middleware calls it before the routes.
+ */
+export function cors(ctx: Koa.Context): boolean {
+  if (!ANY_CORS.test(ctx.path)) return false;
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
+  if (ctx.method !== 'OPTIONS') return false;
+  ctx.set('Access-Control-Allow-Methods', corsMethods(ctx.path));
+  ctx.set('Access-Control-Allow-Headers', ALLOW_HEADERS);
+  ctx.set('Access-Control-Max-Age', '86400');
+  ctx.status = 204;
+  return true;
+}
 
+/** Mounts the embedder routes on the router (CORS in front of them: `cors`, called by the gateway). */
+export function mountEmbedRoutes(router: Router<State>, core: CoreCall, limit: (ctx: Ctx) => void): void {
   const pulse = commandSpec('PULSE')!;
   router.get(toRouterPath(pulse.http!.path), async (ctx) => {
     limit(ctx);
