@@ -71,14 +71,13 @@ export function createGateway(opts: GatewayOptions): {
     ctx.set(d.headers);
   };
 
-  // One middleware in front of the routes, not one per concern: folding four layers into this one
-  // saved ~5 µs of CPU per free quote, of ~105 (docs/performance.md, "The gateway's layers"). In
-  // order: the request id and client address; draining (SIGTERM: requests in flight finish, new ones
-  // are told to go elsewhere, and every connection closes after its answer, so keep-alive clients
-  // reconnect to a node still serving); CORS (embed-routes.ts); the routes; errors, and 404/405
-  // bodies, as the contract's envelope; last, svc_http_requests_total and
-  // svc_http_request_duration_seconds, labelled with the route template the router matched (never
-  // the raw path) once the answer's status is known.
+  // One middleware in front of the routes, not one per concern (four layers before; the CPU this saves
+  // per request is within the noise of `npm run bench:cpu`, docs/performance.md). In order: the
+  // request id and client address; draining (SIGTERM: requests in flight finish, new ones are told to
+  // go elsewhere, and every connection closes after its answer, so keep-alive clients reconnect to a
+  // node still serving); CORS (embed-routes.ts); the routes; errors, and 404/405 bodies, as the
+  // contract's envelope; last, svc_http_requests_total and svc_http_request_duration_seconds,
+  // labelled with the route template the router matched (never the raw path) once the status is known.
   let draining = false;
   let inFlight = 0;
   let idle: (() => void) | null = null;

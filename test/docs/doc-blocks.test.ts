@@ -31,6 +31,7 @@ const TOUR = 'test/docs/readme-tour.test.ts';
 const OPS = 'test/docs/operations-blocks.test.ts';
 const KBENCH = 'test/bench/kernels-bench.test.ts';
 const SBENCH = 'test/bench/service-bench.test.ts';
+const CBENCH = 'test/bench/cpu-bench.test.ts';
 const KIT = 'test/kit/package.test.ts';
 const UNMATCHED = 'test/watchers/unmatched.test.ts';
 const WATCHER_TOUR = 'test/docs/watcher-tour.test.ts';
@@ -117,6 +118,13 @@ export const ROWS: Row[] = [
       [INPUT_COMPARE]: [inputCompare],
     },
     how: 'each command as written (results into a temp dir)',
+  },
+  {
+    file: 'docs/performance.md', block: 'npm run bench:cpu -- --quick --against HEAD',
+    lines: {
+      'npm run bench:cpu -- --quick --against HEAD': [by(CBENCH, '\'npm run bench:cpu -- --quick --against HEAD\'')],
+    },
+    how: 'as written (results into a temp dir); the ref\'s worktree is gone afterwards',
   },
   {
     file: 'docs/performance.md', block: '## After (stop 6: stateless quotes, group commit, read cache)',

@@ -1,0 +1,188 @@
+// CPU bench (npm run bench:cpu): the server's own CPU time per request, read from /proc/<pid>/stat
+// around a fixed number of requests, for svcd beside the bare anchors and, with --against REF, beside
+// svcd as it was at a git ref. Throughput on a shared 2-core machine moves ±10% between runs; the
+// server's CPU per request moves a few µs (docs/performance.md, "The gateway's layers"), so this is the
+// A/B measure for one change. Every svcd runs in one process (SVC_GATEWAY_PROCESSES=0: the CPU read is
+// that process's, all its threads); each tree runs in two processes, interleaved, because two processes
+// of one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchArgs, ratioCell, readSaved, writeRun } from './cli.ts';
+import { QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Machine } from './service/load.ts';
+import { median } from './service/report.ts';
+import * as here from './service/servers.ts';
+
+const USAGE = `Usage: npm run bench:cpu -- [options]
+
+Server CPU time per request (µs, all threads of the server process, from /proc/<pid>/stat) over a
+fixed number of free quotes and of paid GET_PULSE flows at c = 32: the bare koa+router+ajv anchor,
+the 3-route paid anchor, svcd from this tree and, with --against, svcd from a git ref. Each svcd
+runs in one process (no gateway workers), two processes per tree; rounds are interleaved and the
+median of every process's rounds is kept.
+
+Options:
+  --against REF      also measure svcd at REF (a commit, branch or tag; checked out with git worktree
+                     in a temp dir, sharing this tree's node_modules): the Δ column is this tree / REF
+  -c N               client connections (default 32)`;
+
+const args = benchArgs(USAGE, { against: { type: 'string' }, c: { type: 'string', short: 'c' } });
+if (args.sizes !== undefined) {
+  process.stderr.write(`--sizes: bench:cpu has one size per case\n\n${USAGE}\n`);
+  process.exit(2);
+}
+const c = args.c === undefined ? 32 : Number(args.c);
+if (!Number.isInteger(c) || c < 1 || c > 256) {
+  process.stderr.write(`-c: a whole number from 1 to 256 (got ${JSON.stringify(args.c)})\n`);
+  process.exit(2);
+}
+if (!existsSync('/proc/self/stat')) {
+  process.stderr.write('bench:cpu reads /proc/<pid>/stat: Linux only\n');
+  process.exit(2);
+}
+const quick = args.quick === true;
+const settings = {
+  c,
+  rounds: quick ? 1 : 3,
+  processes_per_tree: quick ? 1 : 2,
+  quotes_per_round: quick ? 1000 : 20_000,
+  flows_per_round: quick ? 100 : 2000,
+  against: args.against ?? null,
+};
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const git = (a: string[], cwd = ROOT) => execFileSync('git', a, { cwd, encoding: 'utf8' }).trim();
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
+const T0 = performance.now();
+const progress = (what: string) => {
+  process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
+};
+
+/** CPU time (ms) the process has used: user + system, every thread. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+
+type Servers = typeof here;
+interface Target { server: string; tree: string; s: here.Server; machines: Machine[] }
+export interface CpuRow {
+  case: string; server: string; unit: string;
+  /** µs per unit, one per process and round */
+  samples: number[];
+  us: number;
+  /** us / the anchor's us in this run */
+  vs_anchor: number | null;
+  /** us / the --against svcd's us in this run */
+  vs_ref: number | null;
+}
+
+/** REF checked out in a temp dir beside this tree's node_modules; removed by the returned function. */
+function checkout(ref: string): { dir: string; commit: string; remove(): void } {
+  let commit: string;
+  try {
+    commit = git(['rev-parse', '--verify', '--quiet', '--short', `${ref}^{commit}`]);
+  } catch {
+    process.stderr.write(`--against: ${JSON.stringify(ref)} names no commit in this repository\n`);
+    process.exit(2);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ref-'));
+  rmSync(dir, { recursive: true });
+  git(['worktree', 'add', '--detach', dir, commit]);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return { dir, commit, remove: () => git(['worktree', 'remove', '--force', dir]) };
+}
+
+async function main(): Promise<number> {
+  const saved = args.compare ? readSaved<{ rows: CpuRow[] }>(args.compare, 'svc-cpu-bench') : undefined;
+  const ref = args.against ? checkout(args.against) : null;
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const trees: { name: string; mod: Servers }[] = [{ name: 'svcd', mod: here }];
+    if (ref) {
+      const mod = await import(join(ref.dir, 'bench/service/servers.ts')) as Servers;
+      trees.push({ name: `svcd@${ref.commit}`, mod });
+    }
+    const rows: CpuRow[] = [];
+    for (const kase of ['free quote', 'paid GET_PULSE flow'] as const) {
+      const paid = kase !== 'free quote';
+      const anchor = await here.startAnchor(paid ? 'koa 3-route' : 'koa+router+ajv', paid ? 'paid' : 'bare');
+      stops.push(() => anchor.stop());
+      const targets: Target[] = [
+        { server: anchor.name, tree: anchor.name, s: anchor, machines: here.anchorMachines(c) },
+      ];
+      for (const t of trees) {
+        for (let p = 0; p < settings.processes_per_tree; p++) {
+          const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, 0);
+          stops.push(() => s.stop());
+          const machines = paid ? await t.mod.fundMachines(s.core, c) : [];
+          targets.push({ server: s.name, tree: t.name, s, machines });
+        }
+      }
+      progress(`${kase}: ${targets.length} servers up`);
+      const n = paid ? settings.flows_per_round : settings.quotes_per_round;
+      const load = (t: Target, units: number) => paid
+        ? loadFlows(t.s.urls, t.machines, c, { units })
+        : loadRequests(t.s.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, { units });
+      // warm-up: a round's worth (the JIT, the caches, LevelDB's files)
+      for (const t of targets) await load(t, n);
+      const samples = new Map<string, number[]>();
+      for (let r = 0; r < settings.rounds; r++) {
+        for (const t of r % 2 ? [...targets].reverse() : targets) {
+          const before = cpuMs(t.s.pid);
+          const done = await load(t, n);
+          const us = ((cpuMs(t.s.pid) - before) * 1000) / Math.max(1, done.count);
+          samples.set(t.tree, [...(samples.get(t.tree) ?? []), us]);
+          progress(`round ${r + 1} ${kase} / ${t.server}: ${us.toFixed(1)} µs per ${paid ? 'flow' : 'request'}`);
+        }
+      }
+      const anchorUs = median(samples.get(anchor.name)!);
+      const refUs = ref ? median(samples.get(`svcd@${ref.commit}`)!) : null;
+      for (const [tree, xs] of samples) {
+        const us = median(xs);
+        rows.push({
+          case: kase, server: tree, unit: paid ? 'µs/flow' : 'µs/request', samples: xs, us,
+          vs_anchor: tree === anchor.name ? null : us / anchorUs,
+          vs_ref: refUs === null || tree === anchor.name || tree === `svcd@${ref!.commit}` ? null : us / refUs,
+        });
+      }
+      while (stops.length) await stops.pop()!();
+    }
+    const run = {
+      kind: 'svc-cpu-bench',
+      when: new Date().toISOString(),
+      machine: {
+        cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version,
+        commit: git(['rev-parse', '--short', 'HEAD'])
+          + (git(['status', '--porcelain', '--untracked-files=no']) ? '+dirty' : ''),
+        loadavg_start: loadavg()[0]!.toFixed(2),
+      },
+      settings,
+      rows,
+    };
+    const print = (s: string) => (args.json ? process.stderr : process.stdout).write(`${s}\n`);
+    print(`svc CPU bench — ${run.machine.cpu_model}, ${run.machine.cpus} cores, Node ${run.machine.node}, `
+      + `commit ${run.machine.commit}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
+      + 'process(es) per tree');
+    print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
+      'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',
+    ].join(' ').trimEnd());
+    for (const r of rows) {
+      const old = saved?.rows.find((o) => o.case === r.case && o.server === r.server)?.us;
+      print([r.case.padEnd(20), r.server.padEnd(18), r.unit.padEnd(11), r.us.toFixed(1).padStart(7),
+        (r.vs_anchor === null ? '' : `${r.vs_anchor.toFixed(2)}x`).padStart(9),
+        (r.vs_ref === null ? '' : `${r.vs_ref.toFixed(3)}x`).padStart(7),
+        saved ? ratioCell(r.us, old).padStart(8) : '', ` ${r.samples.map((x) => x.toFixed(1)).join(' ')}`,
+      ].join(' '));
+    }
+    print(`written: ${writeRun('cpu', run, args.out, args.json === true)}`);
+    return 0;
+  } finally {
+    while (stops.length) await stops.pop()!().catch(() => {});
+    ref?.remove();
+  }
+}
+
+process.exitCode = await main();

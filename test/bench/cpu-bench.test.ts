@@ -1,0 +1,62 @@
+// The CPU bench runs (npm run bench:cpu, docs/performance.md): its quick form against a git ref
+// completes, prints its table, writes the JSON with a row per case and server, compares with a saved
+// run, and removes the ref's worktree; bad options are usage errors. Never checks a number.
+import test from 'ava';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CpuRow } from '../../bench/cpu.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const doc = readFileSync(join(ROOT, 'docs/performance.md'), 'utf8');
+const results = mkdtempSync(join(tmpdir(), 'svc-cpu-bench-'));
+test.after.always(() => rmSync(results, { recursive: true, force: true }));
+
+function bench(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const opts = { cwd: ROOT, env: { ...process.env, BENCH_RESULTS_DIR: results }, maxBuffer: 16 << 20 };
+    execFile('npm', ['run', 'bench:cpu', '--', ...args], opts, (e, out, err) => {
+      resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err });
+    });
+  });
+}
+
+const worktrees = () => execFileSync('git', ['worktree', 'list'], { cwd: ROOT, encoding: 'utf8' });
+
+test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees and cleans up', async (t) => {
+  t.timeout(300_000);
+  t.true(doc.includes('npm run bench:cpu -- --quick --against HEAD'), 'docs/performance.md gives this command');
+  const r = await bench(['--quick', '--against', 'HEAD']);
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, /case\s+server\s+unit\s+median\s+vs anchor\s+vs ref\s+samples/);
+  const file = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
+  t.true(file.startsWith(results), file);
+  const run = JSON.parse(readFileSync(file, 'utf8')) as { kind: string; rows: CpuRow[] };
+  t.is(run.kind, 'svc-cpu-bench');
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  t.deepEqual(run.rows.map((row) => `${row.case} / ${row.server}`), [
+    'free quote / koa+router+ajv', 'free quote / svcd', `free quote / svcd@${head}`,
+    'paid GET_PULSE flow / koa 3-route', 'paid GET_PULSE flow / svcd', `paid GET_PULSE flow / svcd@${head}`,
+  ]);
+  for (const row of run.rows) {
+    t.true(row.samples.length >= 1 && row.samples.every((x) => Number.isFinite(x) && x >= 0), row.server);
+    t.is(row.vs_anchor === null, row.server.startsWith('koa'), row.server);
+    t.is(row.vs_ref !== null, row.server === 'svcd', row.server);
+  }
+  t.false(worktrees().includes('svc-bench-ref-'), 'the ref\'s worktree is removed');
+  const again = await bench(['--quick', '--compare', file]);
+  t.is(again.code, 0, again.err);
+  t.regex(again.out, /vs saved/);
+});
+
+test('bench:cpu: a ref that names nothing, a size list or a bad -c is a usage error (exit 2)', async (t) => {
+  t.timeout(120_000);
+  const none = await bench(['--quick', '--against', 'no-such-ref-anywhere']);
+  t.is(none.code, 2);
+  t.regex(none.err, /--against: "no-such-ref-anywhere" names no commit/);
+  t.is((await bench(['--sizes', '64'])).code, 2);
+  t.is((await bench(['-c', '0'])).code, 2);
+  t.false(worktrees().includes('svc-bench-ref-'));
+});
