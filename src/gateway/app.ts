@@ -88,6 +88,15 @@ export function createGateway(opts: GatewayOptions): {
   };
   app.use(async (ctx, next) => {
     const t0 = performance.now();
+    try {
+      await front(ctx, next);
+    } finally {
+      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute ?? UNMATCHED_ROUTE;
+      httpRequests.at(route as string, ctx.method, ctx.status).v++;
+      observe(httpDuration.at(route as string, ctx.method), since(t0));
+    }
+  });
+  async function front(ctx: Koa.ParameterizedContext<State>, next: Koa.Next): Promise<void> {
     const incoming = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
@@ -123,12 +132,8 @@ export function createGateway(opts: GatewayOptions): {
       ctx.status = status;
       ctx.type = 'application/json';
       ctx.body = body;
-    } finally {
-      const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute ?? UNMATCHED_ROUTE;
-      httpRequests.at(route as string, ctx.method, ctx.status).v++;
-      observe(httpDuration.at(route as string, ctx.method), since(t0));
     }
-  });
+  }
 
   // readiness for load balancers and orchestrators: not rate limited (probes), and at most one core
   // call a second whatever the probing rate
