@@ -77,7 +77,7 @@ export async function execute(
     const now = ctx.now();
     const units = BigInt(q.quote_units);
     const acct = await ctx.ledger.account(q.machine_id);
-    const signed = await issueReceipt(ctx.kernels, ctx.identity, {
+    const signed = issueReceipt(ctx.kernels, ctx.identity, {
       service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: units,
       input_digest: outcome.input_digest, output_digest: outcome.output_digest, status: outcome.status, at: now,
     });

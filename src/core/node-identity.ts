@@ -51,12 +51,6 @@ export interface Signer {
   readonly publicKeyRaw: Buffer;
   readonly publicKey: string;
   sign(data: Uint8Array): Buffer;
-  /**
-   * The same signature, computed on libuv's thread pool: the calling thread spends ~14 µs on it instead
-   * of ~58 µs (an Ed25519 signature on this 2-core box), so the hot path (a receipt per execution) leaves
-   * the event loop free for other requests meanwhile.
-   */
-  signAsync(data: Uint8Array): Promise<Buffer>;
 }
 
 interface SigningKey extends Signer {
@@ -105,10 +99,6 @@ function signingKey(entry: RingEntry, privateKey: KeyObject | null, publicRaw: B
     keyId: entry.key_id, publicKeyRaw: publicRaw, publicKey: publicRaw.toString('base64url'), entry,
     sign(data: Uint8Array): Buffer {
       return sign(null, data, privateOf(entry, privateKey));
-    },
-    signAsync(data: Uint8Array): Promise<Buffer> {
-      const key = privateOf(entry, privateKey);
-      return new Promise((resolve, reject) => sign(null, data, key, (e, sig) => (e ? reject(e) : resolve(sig))));
     },
   };
 }

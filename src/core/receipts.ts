@@ -62,10 +62,10 @@ export function resultTags(k: Kernels, id: NodeIdentity, f: {
   return id.resultKeys().map((key) => Buffer.from(k.hmacSha256(key, msg)));
 }
 
-export async function issueReceipt(k: Kernels, id: NodeIdentity, f: {
+export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
   service: string; command: string; quote_id: string; machine_id: string; units_charged: bigint;
   input_digest: string; output_digest: string; status: string; at: Date;
-}): Promise<SignedReceipt> {
+}): SignedReceipt {
   // the key of the receipt's own time: a rotation between the execution's clock reading and here
   // must not give it a key whose window starts after issued_at
   const signer = id.signerAt(f.at);
@@ -79,8 +79,9 @@ export async function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: signer.keyId,
     result_tag: resultTag(k, id, f),
   };
-  // off the event loop (the signature is the costliest step of an execution's own work)
-  const signature = (await signer.signAsync(Buffer.from(canonicalJson(receipt)))).toString('base64url');
+  // inline, not on libuv's pool: the pool costs more CPU per flow than it takes off this thread (about
+  // 35 µs more per paid flow on 2 cores, `npm run bench:cpu`; docs/performance.md, stops 21–22)
+  const signature = signer.sign(Buffer.from(canonicalJson(receipt))).toString('base64url');
   return { receipt, signature };
 }
 
