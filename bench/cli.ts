@@ -1,7 +1,9 @@
 // The command line every bench shares (issue 10, docs/bench.md): --help, --quick, --json (the run as
 // JSON on stdout, the table on stderr), --out FILE, --sizes, --compare OLD.json; an unknown flag is a
 // usage error (exit 2 with the usage), as in the CLIs. Each bench adds its own options.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -92,6 +94,39 @@ export function ratioCell(now: number, old: number | undefined): string {
 }
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** git in the repository; 'unknown' when git or the repository is missing (a copied tree). */
+export function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The machine and tree a run was measured on: the `machine` object of every run's JSON. */
+export function machineInfo(): Record<string, unknown> {
+  const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
+  return {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    mem_gib: Math.round(totalmem() / 2 ** 30),
+    commit: `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? '+dirty' : ''}`,
+    loadavg_start: loadavgNow(),
+  };
+}
+
+/** The 1, 5 and 15 minute load averages, as the runs record them. */
+export const loadavgNow = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+/** Progress on stderr with the seconds since `t0`, so stdout keeps the table only. */
+export function progressFrom(t0: number): (what: string) => void {
+  return (what) => {
+    process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${what}\n`);
+  };
+}
 
 /**
  * Writes the run: to --out, else to BENCH_RESULTS_DIR (default bench/results) as <bench>-<time>.json.

@@ -7,10 +7,10 @@
 // of one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchArgs, ratioCell, readSaved, writeRun } from './cli.ts';
+import { benchArgs, loadavgNow, machineInfo, progressFrom, ratioCell, readSaved, writeRun } from './cli.ts';
 import { QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Machine } from './service/load.ts';
 import { median } from './service/report.ts';
 import * as here from './service/servers.ts';
@@ -52,12 +52,10 @@ const settings = {
   against: args.against ?? null,
 };
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const git = (a: string[], cwd = ROOT) => execFileSync('git', a, { cwd, encoding: 'utf8' }).trim();
+/** git for the worktree steps: a failure there stops the run (cli.ts's git answers 'unknown') */
+const gitOrThrow = (a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8' }).trim();
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
-const T0 = performance.now();
-const progress = (what: string) => {
-  process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
-};
+const progress = progressFrom(performance.now());
 
 /** CPU time (ms) the process has used: user + system, every thread. */
 function cpuMs(pid: number): number {
@@ -83,20 +81,21 @@ export interface CpuRow {
 function checkout(ref: string): { dir: string; commit: string; remove(): void } {
   let commit: string;
   try {
-    commit = git(['rev-parse', '--verify', '--quiet', '--short', `${ref}^{commit}`]);
+    commit = gitOrThrow(['rev-parse', '--verify', '--quiet', '--short', `${ref}^{commit}`]);
   } catch {
     process.stderr.write(`--against: ${JSON.stringify(ref)} names no commit in this repository\n`);
     process.exit(2);
   }
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-ref-'));
   rmSync(dir, { recursive: true });
-  git(['worktree', 'add', '--detach', dir, commit]);
+  gitOrThrow(['worktree', 'add', '--detach', dir, commit]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return { dir, commit, remove: () => git(['worktree', 'remove', '--force', dir]) };
+  return { dir, commit, remove: () => gitOrThrow(['worktree', 'remove', '--force', dir]) };
 }
 
 async function main(): Promise<number> {
   const saved = args.compare ? readSaved<{ rows: CpuRow[] }>(args.compare, 'svc-cpu-bench') : undefined;
+  const machine = machineInfo(); // before the servers start: its load average is the box's
   const ref = args.against ? checkout(args.against) : null;
   const stops: (() => Promise<void>)[] = [];
   try {
@@ -153,18 +152,14 @@ async function main(): Promise<number> {
     const run = {
       kind: 'svc-cpu-bench',
       when: new Date().toISOString(),
-      machine: {
-        cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version,
-        commit: git(['rev-parse', '--short', 'HEAD'])
-          + (git(['status', '--porcelain', '--untracked-files=no']) ? '+dirty' : ''),
-        loadavg_start: loadavg()[0]!.toFixed(2),
-      },
+      machine: { ...machine, loadavg_end: loadavgNow() },
       settings,
       rows,
     };
     const print = (s: string) => (args.json ? process.stderr : process.stdout).write(`${s}\n`);
-    print(`svc CPU bench — ${run.machine.cpu_model}, ${run.machine.cpus} cores, Node ${run.machine.node}, `
-      + `commit ${run.machine.commit}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
+    const m = machine;
+    print(`svc CPU bench — ${String(m.cpu_model)}, ${String(m.cpus)} cores, Node ${String(m.node)}, `
+      + `commit ${String(m.commit)}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
       + 'process(es) per tree');
     print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
       'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',

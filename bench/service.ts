@@ -4,10 +4,7 @@
 // disk's synced-put limit, synced writes per request and bytes per expired quote are measured too.
 // Prints a table, writes bench/results/service-<time>.json. Targets are reported, never asserted.
 // Usage: npm run bench:service -- --help (docs/bench.md)
-import { execFileSync } from 'node:child_process';
-import { cpus, loadavg, platform, release, totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { benchArgs, parseSizes, readSaved, writeRun } from './cli.ts';
+import { benchArgs, loadavgNow, machineInfo, parseSizes, progressFrom, readSaved, writeRun } from './cli.ts';
 import { countSyncCalls, expiredQuoteBytes, hasStrace, syncedPutLimit } from './service/disk.ts';
 import {
   QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Amount, type LoadResult, type Machine,
@@ -79,12 +76,7 @@ const settings = {
   expiry_quotes: envInt('BENCH_EXPIRY_QUOTES', quick ? 2000 : 20_000),
   expiry_ttl_ms: 1000,
 };
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const T0 = performance.now();
-/** Progress on stderr, so stdout keeps the table only. */
-const progress = (what: string) => {
-  process.stderr.write(`[${((performance.now() - T0) / 1000).toFixed(1)} s] ${what}\n`);
-};
+const progress = progressFrom(performance.now());
 
 interface Entry {
   server: Server;
@@ -104,27 +96,6 @@ interface Case {
   latency: Row['latency'];
   entries: Entry[];
   load(e: Entry, c: number, a: Amount): Promise<LoadResult>;
-}
-
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-function machineInfo(): Record<string, unknown> {
-  const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
-  return {
-    cpus: cpus().length,
-    cpu_model: cpus()[0]?.model ?? 'unknown',
-    node: process.version,
-    platform: `${platform()} ${release()}`,
-    mem_gib: Math.round(totalmem() / 2 ** 30),
-    commit: `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? '+dirty' : ''}`,
-    loadavg_start: loadavg().map((x) => x.toFixed(2)).join(' '),
-  };
 }
 
 interface Started {
@@ -339,7 +310,7 @@ async function measure(): Promise<Run> {
     kind: 'svc-service-bench',
     version: 1,
     when: new Date().toISOString(),
-    machine: { ...machine, loadavg_end: loadavg().map((x) => x.toFixed(2)).join(' ') },
+    machine: { ...machine, loadavg_end: loadavgNow() },
     settings,
     rows,
     measures,
@@ -375,7 +346,7 @@ async function measureStores(): Promise<Run> {
     kind: 'svc-service-bench',
     version: 1,
     when: new Date().toISOString(),
-    machine: { ...machine, loadavg_end: loadavg().map((x) => x.toFixed(2)).join(' ') },
+    machine: { ...machine, loadavg_end: loadavgNow() },
     settings: { ...settings, store: 'pg' },
     rows,
     measures: [],
