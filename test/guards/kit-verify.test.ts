@@ -73,7 +73,7 @@ const resignReceipt = (id: Signer, receipt: object) =>
 test('kit verify guard: receipts verify by every form of trusted keys; a key not trusted, malformed or not '
   + 'a key at all is unknown_key; bad material is malformed, never a throw', async (t) => {
   const f = await coreFixture(t);
-  const r = await receiptAt(f, f.clock.now());
+  const r = receiptAt(f, f.clock.now());
   const pub = f.identity.public.public_key;
   const check = async (x: unknown, keys: Parameters<typeof verifyReceipt>[1], what: string) =>
     (await seen(t, verifyReceipt(x, keys), what)).reason;
@@ -113,7 +113,7 @@ test('kit verify guard: a receipt\'s issued_at must lie in its key\'s window, bo
   const f = await coreFixture(t);
   const T = f.clock.now().getTime();
   const pub = f.identity.public.public_key;
-  const base = (await receiptAt(f, new Date(T))).receipt;
+  const base = receiptAt(f, new Date(T)).receipt;
   const at = (ms: number | string) => resignReceipt(f.identity,
     { ...base, issued_at: typeof ms === 'string' ? ms : iso(ms) });
   const reason = async (ms: number | string, key: Record<string, unknown>, what: string) => {
@@ -148,11 +148,11 @@ test('kit verify guard: a receipt\'s issued_at must lie in its key\'s window, bo
 test('kit verify guard: after a rotation the node document\'s key set vouches for the retired key, '
   + 'within its window only', async (t) => {
   const f = await coreFixture(t);
-  const old = await receiptAt(f, f.clock.now());
+  const old = receiptAt(f, f.clock.now());
   f.clock.advance(1000);
   f.identity.rotate(f.clock.now());
   f.clock.advance(1000);
-  const fresh = await receiptAt(f, f.clock.now());
+  const fresh = receiptAt(f, f.clock.now());
   const doc = {
     node_id: f.identity.nodeId, public_key: f.identity.public.public_key, keys: f.identity.publishedKeys(),
   };

@@ -44,7 +44,7 @@ function receiptOf(f: Fixture) {
 test('receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
   async (t) => {
   const f = await coreFixture(t);
-  const r = await receiptOf(f);
+  const r = receiptOf(f);
   t.deepEqual(verdict(f.identity, r), { valid: true });
   for (const field of Object.keys(r.receipt) as (keyof SignedReceipt['receipt'])[]) {
     if (field === 'key_id') continue;
@@ -63,7 +63,7 @@ test('receipt guard: verifyReceipt refuses every tampered field, a foreign signa
 test('receipt guard: a receipt carries the execution\'s facts, signed (Ed25519) over their RFC 8785 bytes, '
   + 'with the HMAC-SHA256 result tag', async (t) => {
   const f = await coreFixture(t);
-  const r = await receiptOf(f);
+  const r = receiptOf(f);
   const { receipt_id: receiptId, ...rest } = r.receipt;
   t.regex(receiptId, /^rcpt/);
   t.deepEqual(rest, {
@@ -84,16 +84,16 @@ test('receipt guard: across a key rotation a receipt verifies by the key it name
   async (t) => {
   const f = await coreFixture(t);
   const t0 = f.clock.now();
-  const old = await receiptOf(f);
+  const old = receiptOf(f);
   f.clock.advance(1000);
   f.identity.rotate(f.clock.now());
   // work that read the clock before the switch signs with the key of its time
-  const inFlight = await issueReceipt(f.ctx.kernels, f.identity, {
+  const inFlight = issueReceipt(f.ctx.kernels, f.identity, {
     service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abd', machine_id: 'm-1', units_charged: 1n,
     input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: new Date(t0.getTime() + 500),
   });
   f.clock.advance(1000);
-  const fresh = await receiptOf(f);
+  const fresh = receiptOf(f);
   t.is(inFlight.receipt.key_id, old.receipt.key_id);
   t.not(fresh.receipt.key_id, old.receipt.key_id);
   for (const r of [old, inFlight, fresh]) t.deepEqual(verdict(f.identity, r), { valid: true });
@@ -128,7 +128,7 @@ test('receipt guard: a receipt is checked by the key set of the node it names: t
   for (const odd of [undefined, null, 42, {}, ['x']]) t.is(await signerKeys(f.store, f.identity, odd), undefined);
 
   // B's receipt verifies here by B's published keys, and not by this node's own
-  const fromB = await issueReceipt(f.ctx.kernels, b, {
+  const fromB = issueReceipt(f.ctx.kernels, b, {
     service: 'submit-id', command: 'SUBMIT_ID', quote_id: 'q1abc', machine_id: 'm-1', units_charged: 1n,
     input_digest: 'aa'.repeat(32), output_digest: 'bb'.repeat(32), status: 'ok', at: f.clock.now(),
   });
