@@ -24,11 +24,13 @@ import { openStore } from './store/store.ts';
 import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
-import { coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
+import { answeringFirst, coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
+import { nodeWindows, type PrimaryChannel, type TakeMessage, type TakenMessage } from './gateway/node-windows.ts';
+import { quoteDesk } from './core/quote-desk.ts';
 import { proxyMatcher } from './gateway/client-address.ts';
 import { listenGateway } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
-import { NodeIdentity } from './core/node-identity.ts';
+import { NodeIdentity, readQuoteKey } from './core/node-identity.ts';
 import { loadTlsMaterial } from './core/tls-material.ts';
 import { DOCUMENT_PATHS, manifestHash } from './discovery/documents.ts';
 import { siteFromBaseUrl } from './discovery/node-info.ts';
@@ -151,6 +153,9 @@ interface GatewayHandle { url: string; close(): Promise<void> }
 /** Messages between the primary and its gateway workers (node:cluster IPC). */
 type WorkerMessage =
   | { type: 'svcd:gateway-ready'; url: string }
+  // a batch of counts in the node's per-address windows, and the answer (gateway/node-windows.ts)
+  | TakeMessage
+  | TakenMessage
   | { type: 'svcd:stop' }
   // the worker has closed its share of the port; the primary answers `svcd:gateway-closed-seen`
   | { type: 'svcd:gateway-closed' }
@@ -204,13 +209,20 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort }, {
     replyTimeoutMs: config.coreReplyTimeoutMs,
   });
+  // free quotes are answered here, counted in the node's windows over IPC (core/quote-desk.ts)
+  const windows = nodeWindows(process as PrimaryChannel, config.rates, config.coreReplyTimeoutMs || 10_000);
+  const desk = quoteDesk({ quoteKey: readQuoteKey(config.dataDir), take: (klass, client) => windows.take(klass, client) });
+  const core = answeringFirst(desk, backend, (e) => log.error({ err: e }, 'free quote failed'));
   const edgePort = Number(process.env.SVC_CLUSTER_EDGE_PORT) || undefined;
-  const gw = await startGateway(config, log, backend, edgePort, primaryHandedBack);
+  const gw = await startGateway(config, log, core, edgePort, primaryHandedBack);
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    void gw.close().then(flushedExit);
+    void gw.close().then(() => {
+      windows.close();
+      flushedExit();
+    });
   };
   process.on('message', (m: WorkerMessage) => { if (m.type === 'svcd:stop') stop(); });
   process.on('disconnect', stop);
@@ -226,7 +238,7 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
  * them (each finishes its in-flight requests) before the core stops.
  */
 function startGatewayWorkers(
-  config: Config, log: Logger, backendPort: number, edgePort: number,
+  config: Config, log: Logger, core: Core, backendPort: number, edgePort: number,
 ): Promise<GatewayHandle> {
   const env = { SVC_BACKEND_PORT: String(backendPort), SVC_CLUSTER_EDGE_PORT: String(edgePort) };
   const workers = new Set<Worker>();
@@ -240,6 +252,14 @@ function startGatewayWorkers(
       const w = cluster.fork(env);
       workers.add(w);
       w.on('message', (m: WorkerMessage) => {
+        if (m.type === 'svcd:take') {
+          // the worker's takes wait for this answer (503 after SVC_CORE_REPLY_TIMEOUT_MS without one)
+          const valid = Array.isArray(m.takes)
+            && m.takes.every((t) => Object.hasOwn(config.rates, t[0]) && typeof t[1] === 'string');
+          if (!valid) return log.error({ worker: w.id }, 'malformed window takes from a gateway worker');
+          w.send({ type: 'svcd:taken', id: m.id, states: core.takeWindows(m.takes) } satisfies WorkerMessage);
+          return;
+        }
         if (m.type === 'svcd:gateway-closed') w.send({ type: 'svcd:gateway-closed-seen' } satisfies WorkerMessage);
         if (m.type !== 'svcd:gateway-ready') return;
         url = m.url;
@@ -311,7 +331,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const edgePort = port(listeners.addresses.edge);
   const workers = parts.gateway && config.gatewayProcesses > 0;
   const gw: GatewayHandle | null = !parts.gateway ? null : workers
-    ? await startGatewayWorkers(config, log, port(listeners.addresses.backend), edgePort)
+    ? await startGatewayWorkers(config, log, core, port(listeners.addresses.backend), edgePort)
     : await startGateway(config, log, direct(), edgePort);
   const metrics = await startMetrics(config);
   const ready = {

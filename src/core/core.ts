@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import { Kernels, KernelPool } from '../kernels/index.ts';
 import { selfCheck } from '../kernels/self-check.ts';
-import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec } from '../protocol/registry.ts';
+import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
@@ -25,7 +25,7 @@ import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
-import { RateLimiter, clientKey } from '../protocol/rate-limit.ts';
+import { RateLimiter, clientKey, type WindowState } from '../protocol/rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
@@ -211,6 +211,16 @@ export class Core {
       this.#active--;
       if (this.#active === 0 && this.#drained) this.#drained();
     }
+  }
+
+  /**
+   * Counts one request of each `[class, client address]` in the node's per-address windows, as a call
+   * that came in on the backend listener for that client is counted: for the gateway workers of `svcd
+   * start`, which answer free quotes themselves (quote-desk.ts) and take their counts here in batches.
+   */
+  takeWindows(takes: readonly (readonly [RateClass, string])[]): WindowState[] {
+    const nowMs = this.ctx.now().getTime();
+    return takes.map(([klass, client]) => this.#limits.count(klass, `ip:${clientKey(client)}`, nowMs));
   }
 
   // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before

@@ -36,6 +36,14 @@ export const KEYRING_FORMAT = 'svc_keyring_v1';
 export const GENESIS_FILES = { signing: 'node-ed25519.pem', result: 'result-key.bin', bct: 'bct-key.bin' } as const;
 const QUOTE_FILE = 'quote-key.bin';
 
+/**
+ * The node's quote key, read from its data dir: for the gateway workers of `svcd start`, which answer
+ * free quotes themselves (quote-desk.ts). The primary made it (loadOrCreate) before forking them.
+ */
+export function readQuoteKey(dataDir: string): Buffer {
+  return readSecret(join(dataDir, QUOTE_FILE));
+}
+
 /** keyring.json: the key set once a node has rotated. The last entry of each list is the current key. */
 interface Keyring {
   format: typeof KEYRING_FORMAT;

@@ -97,7 +97,10 @@ export async function findQuote(
   return { q: issuedRecord(quoteId, machineId, d.terms, ctx.now().getTime()), stored: false };
 }
 
-export function createQuote(ctx: CoreContext, a: Record<string, unknown>): QuoteRecord {
+/** What issuing a quote needs: a clock and the node's quote key (a gateway worker holds both, quote-desk.ts). */
+export type QuoteIssuer = Pick<CoreContext, 'now'> & { identity: Pick<CoreContext['identity'], 'quoteKey'> };
+
+export function createQuote(ctx: QuoteIssuer, a: Record<string, unknown>): QuoteRecord {
   const svc = serviceByName(a.service as string)!;
   const now = ctx.now();
   // the schema guarantees: bytes given, or defaulted, or (MAKE_BCT/VERIFY_BCT) the input itself

@@ -33,6 +33,13 @@ export type CoreHandler = (
   cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined, validated: boolean,
 ) => Promise<Record<string, unknown>>;
 
+/** What a call answered in this process threw, as the core's error: anything but a ServiceError is internal. */
+function asCoreError(e: unknown, onInternal: (e: unknown) => void): CoreError {
+  if (e instanceof ServiceError) return new CoreError(e);
+  onInternal(e);
+  return new CoreError(new ServiceError('internal', 'internal error'));
+}
+
 /** The core in this process. Anything but a ServiceError is logged by `onInternal` and surfaces as internal. */
 export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) => void): CoreCaller {
   return {
@@ -40,12 +47,33 @@ export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) =>
       try {
         return await handle(cmd, args, auth, client, validated);
       } catch (e) {
-        if (e instanceof ServiceError) throw new CoreError(e);
-        onInternal(e);
-        throw new CoreError(new ServiceError('internal', 'internal error'));
+        throw asCoreError(e, onInternal);
       }
     },
     close() { /* the core is closed by its owner */ },
+  };
+}
+
+/**
+ * A call this process answers without the core (a gateway worker's free quotes, core/quote-desk.ts), or
+ * null for one the core must answer. `validated` as in CoreCaller.call.
+ */
+export type LocalAnswer = (
+  cmd: string, args: Record<string, unknown>, client: string | undefined, validated: boolean,
+) => Promise<Record<string, unknown>> | null;
+
+/**
+ * `caller` with the calls `local` answers taken off it. Their errors surface as the core's would (a
+ * ServiceError as CoreError; anything else logged by `onInternal`, internal).
+ */
+export function answeringFirst(local: LocalAnswer, caller: CoreCaller, onInternal: (e: unknown) => void): CoreCaller {
+  return {
+    call(cmd, args, auth, client, validated = false) {
+      const answer = local(cmd, args, client, validated);
+      if (!answer) return caller.call(cmd, args, auth, client, validated);
+      return answer.catch((e: unknown) => { throw asCoreError(e, onInternal); });
+    },
+    close: () => caller.close(),
   };
 }
 

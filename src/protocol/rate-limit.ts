@@ -41,6 +41,11 @@ export class RateLimiter {
 
   /** Counts one request of `klass` for `key`. */
   take(klass: RateClass, key: string, nowMs = Date.now()): RateDecision {
+    return rateDecision(klass, this.#rules[klass], this.count(klass, key, nowMs));
+  }
+
+  /** take() without the headers: the window's state after counting one request. */
+  count(klass: RateClass, key: string, nowMs = Date.now()): WindowState {
     const rule = this.#rules[klass];
     const k = `${klass}|${key}`;
     let w = this.#windows.get(k);
@@ -52,20 +57,12 @@ export class RateLimiter {
     }
     w.count++;
     const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
-    const remaining = Math.max(0, rule.limit - w.count);
-    const headers: Record<string, string> = {
-      'RateLimit-Policy': `"${klass}";q=${rule.limit};w=${rule.windowSec}`,
-      RateLimit: `"${klass}";r=${remaining};t=${reset}`,
-    };
-    if (w.count <= rule.limit) return { allowed: true, headers, retryAfterSec: 0 };
-    return { allowed: false, headers: { ...headers, 'Retry-After': String(reset) }, retryAfterSec: reset };
+    return { allowed: w.count <= rule.limit, remaining: rule.limit - w.count, reset };
   }
 
   /** take(), throwing 429 rate_limited (details carry what the HTTP headers need) when denied. */
   check(klass: RateClass, key: string, what: string, nowMs = Date.now()): RateDecision {
-    const d = this.take(klass, key, nowMs);
-    if (!d.allowed) throw rateLimited(klass, d, what);
-    return d;
+    return assertAllowed(klass, this.take(klass, key, nowMs), what);
   }
 
   /**
@@ -77,12 +74,7 @@ export class RateLimiter {
     const w = this.#windows.get(`${klass}|${key}`);
     if (!w || nowMs - w.start >= rule.windowSec * 1000 || w.count < rule.limit) return;
     const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
-    const headers = {
-      'RateLimit-Policy': `"${klass}";q=${rule.limit};w=${rule.windowSec}`,
-      RateLimit: `"${klass}";r=0;t=${reset}`,
-      'Retry-After': String(reset),
-    };
-    throw rateLimited(klass, { allowed: false, headers, retryAfterSec: reset }, what);
+    assertAllowed(klass, rateDecision(klass, rule, { allowed: false, remaining: 0, reset }), what);
   }
 
   // Expired windows go first; if the table is still full, the oldest windows go (they are the
@@ -99,6 +91,26 @@ export class RateLimiter {
       this.#windows.delete(k);
     }
   }
+}
+
+/** What a window's count means for one request: `remaining` after it (below 0: over), `reset` in seconds. */
+export interface WindowState { allowed: boolean; remaining: number; reset: number }
+
+/** The decision, and its headers, for a window in `state` (also rebuilt from a state another process sent). */
+export function rateDecision(klass: RateClass, rule: RateRule, state: WindowState): RateDecision {
+  const { allowed, reset } = state;
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': `"${klass}";q=${rule.limit};w=${rule.windowSec}`,
+    RateLimit: `"${klass}";r=${Math.max(0, state.remaining)};t=${reset}`,
+  };
+  if (allowed) return { allowed, headers, retryAfterSec: 0 };
+  return { allowed, headers: { ...headers, 'Retry-After': String(reset) }, retryAfterSec: reset };
+}
+
+/** `d` when it allows; else throws 429 rate_limited (counted in svc_rate_limited_total). */
+export function assertAllowed(klass: RateClass, d: RateDecision, what: string): RateDecision {
+  if (!d.allowed) throw rateLimited(klass, d, what);
+  return d;
 }
 
 function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceError {

@@ -87,8 +87,34 @@ test.serial('K = 2 gateway workers share one core: sandbox and paid flows across
   t.is(ex.status, 200, JSON.stringify(ex.body));
   t.is(ex.body.output_hex.length, 64);
 
-  // per-address windows are the node's, not each worker's: the 81st quote from one address is 429
-  // (each worker saw about 40 of them)
+  // a free quote is made by the worker that received it (core/quote-desk.ts), with the node's quote key:
+  // accepted and executed above through other workers. One with an idempotency_key is the core's: its
+  // replay through the other worker is the same quote
+  const keyed = { machine_id: 'topo-m', bits: 64, idempotency_key: 'topo-k' };
+  const k1 = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse', keyed, fresh);
+  const k2 = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse', keyed, fresh);
+  t.is(k1.status, 200);
+  t.is(k2.body.quote_id, k1.body.quote_id);
+  t.is(k2.headers['idempotent-replayed'], 'true');
+  // a worker's quote checks what the schema checks, and MCP's quote tool is answered by the worker too
+  const bad = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse',
+    { machine_id: 'topo-m', bits: 0 }, fresh);
+  t.is(bad.status, 400);
+  t.is(bad.body.error.code, 'invalid_request');
+  const mcp = await httpFrom('127.0.0.1', base, 'POST', '/mcp', {
+    jsonrpc: '2.0', id: 1, method: 'tools/call',
+    params: { name: 'svc_quote', arguments: { service: 'get-pulse', machine_id: 'topo-m', bits: 64 } },
+  }, { ...fresh, accept: 'application/json', 'mcp-protocol-version': '2025-06-18' });
+  t.is(mcp.status, 200, JSON.stringify(mcp.body));
+  const viaMcp = (mcp.body.result as { structuredContent: Record<string, string> }).structuredContent;
+  t.is(viaMcp.state, 'issued');
+  const accepted = await httpFrom('127.0.0.1', base, 'POST', `/api/v1/quotes/${viaMcp.quote_id}/accept`,
+    { machine_id: 'topo-m' }, auth);
+  t.is(accepted.status, 200, JSON.stringify(accepted.body));
+
+  // per-address windows are the node's, not each worker's, although workers answer free quotes
+  // themselves (they take each quote's count in the core's window): the 81st quote from one address
+  // is 429 (each worker saw about 40 of them)
   let served = 0;
   let refused: Awaited<ReturnType<typeof httpFrom>> | null = null;
   while (!refused && served < 200) {

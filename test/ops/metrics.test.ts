@@ -214,6 +214,25 @@ test.serial('K = 2 gateway workers: one scrape aggregates both workers\' HTTP me
   t.is(sum(after, 'svc_commands_total', backend) - sum(before, 'svc_commands_total', backend), n);
   // process metrics of the three processes, merged by prom-client's aggregators
   t.true(sum(after, 'process_resident_memory_bytes') > 0);
+
+  // free quotes are answered by the workers themselves (core/quote-desk.ts): counted as the gateway's
+  // QUOTE, never as a call on the backend; an idempotent one goes to the core
+  const quotes = 10;
+  for (let i = 0; i < quotes; i++) {
+    const r = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse',
+      { machine_id: 'metrics-m', bits: 64 }, { connection: 'close' });
+    t.is(r.status, 200);
+  }
+  const keyed = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse',
+    { machine_id: 'metrics-m', bits: 64, idempotency_key: 'metrics-k' }, { connection: 'close' });
+  t.is(keyed.status, 200);
+  const last = await scrape(s);
+  const quote = (listener: string) => sum(last, 'svc_commands_total', { command: 'QUOTE', listener, outcome: 'ok' })
+    - sum(after, 'svc_commands_total', { command: 'QUOTE', listener, outcome: 'ok' });
+  t.is(quote('gateway'), quotes);
+  t.is(quote('backend'), 1);
+  t.is(sum(last, 'svc_quote_transitions_total', { state: 'issued' })
+    - sum(after, 'svc_quote_transitions_total', { state: 'issued' }), quotes + 1);
 });
 
 test.serial('the sample Grafana dashboard names only metrics the scrape exposes; the docs describe every one',
