@@ -27,7 +27,8 @@ Options:
   -c LIST            client connections per row (default 1,8,32; --quick: 8)
   --gateways LIST    extra svcd rows with K gateway processes (default 1,2; --quick: 2)
   --input RUN.json   print a saved run (with --compare: against another) without measuring
-  --profile DIR      CPU-profile svcd under the paid flow into DIR instead of measuring
+  --profile DIR      CPU-profile svcd under free quotes, then paid flows, into DIR instead of measuring
+                     (with --gateways K: svcd with K gateway workers, every process profiled)
   --store pg         instead of the rows above, the paid flow on the ledger's stores, same run: svcd on
                      LevelDB, one node on PostgreSQL, two nodes on one PostgreSQL database behind two
                      gateways (SVC_CORE_NODES); ratios against LevelDB (needs PostgreSQL's server binaries)
@@ -357,7 +358,7 @@ async function measureStores(): Promise<Run> {
 const readRun = (file: string) => readSaved<Run>(file, 'svc-service-bench');
 
 if (args.profile) {
-  await profileSvcd(args.profile, MS, settings.warmup_ms);
+  await profileSvcd(args.profile, MS, settings.warmup_ms, args.gateways ? settings.gateways[0] : 0);
 } else {
   const run = args.input ? readRun(args.input) : args.store ? await measureStores() : await measure();
   const saved = args.compare ? readRun(args.compare) : undefined;

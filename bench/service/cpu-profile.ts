@@ -71,7 +71,7 @@ export function selfTimes(file: string, window?: { from: number; to: number }): 
 }
 
 export function formatSelfTimes(title: string, s: ReturnType<typeof selfTimes>, n: number): string {
-  const lines = [`${title}: ${s.busyMs.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled (main thread)`];
+  const lines = [`${title}: ${s.busyMs.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled`];
   lines.push('| # | self ms | % busy | function | where |');
   lines.push('|---:|---:|---:|---|---|');
   s.top.slice(0, n).forEach((e, i) => {

@@ -1,9 +1,9 @@
 // The node's per-address windows, seen from a gateway worker of `svcd start` (SVC_GATEWAY_PROCESSES > 0).
 // The windows live in the core, the cluster primary (docs/decisions.md "Free quotes answered where
 // they arrive"). A worker that answers a request itself, without a core call that the core would count,
-// takes that request's count there over node:cluster IPC. Every take made in one turn of the event
-// loop goes in one message and comes back in one answer: under load one round trip serves many
-// requests, and the core does a table lookup per request instead of a whole call.
+// takes that request's count there over node:cluster IPC. Takes go as a group commit: one message in
+// flight at a time, and every take made while it is out goes in the next one. Under load one round
+// trip serves many requests, and the core does a table lookup per request instead of a whole call.
 import { ServiceError } from '../errors.ts';
 import type { RateClass } from '../protocol/registry.ts';
 import {
@@ -34,24 +34,33 @@ export interface NodeWindows {
 }
 
 interface Waiting { klass: RateClass; resolve(d: RateDecision): void; reject(e: unknown): void }
+interface Batch { takes: [RateClass, string][]; waiting: Waiting[] }
 
 export function nodeWindows(channel: PrimaryChannel, rules: RateRules, timeoutMs: number): NodeWindows {
-  let next: { takes: [RateClass, string][]; waiting: Waiting[] } | null = null;
-  const sent = new Map<number, { waiting: Waiting[]; timer: NodeJS.Timeout }>();
+  // one message in flight at a time, as a group commit: takes made while it is out wait for its answer
+  // and then go together (under load one message carries many; alone, a take goes at the end of its turn)
+  let queued: Batch | null = null;
+  let scheduled = false;
+  let inFlight: { id: number; waiting: Waiting[]; timer: NodeJS.Timeout } | null = null;
   let ids = 0;
   let closed = false;
 
   const fail = (waiting: Waiting[], message: string) => {
     for (const w of waiting) w.reject(new ServiceError('service_unavailable', message));
   };
+  /** The message in flight is answered or given up: its takes leave, and the queue goes out. */
+  const landed = (): Waiting[] => {
+    const { waiting, timer } = inFlight!;
+    clearTimeout(timer);
+    inFlight = null;
+    flush();
+    return waiting;
+  };
   const onMessage = (m: unknown) => {
     const a = m as Partial<TakenMessage> | null;
-    if (a?.type !== 'svcd:taken' || typeof a.id !== 'number') return;
-    const batch = sent.get(a.id);
-    if (!batch) return; // timed out meanwhile: its requests were answered 503
-    sent.delete(a.id);
-    clearTimeout(batch.timer);
-    batch.waiting.forEach((w, i) => {
+    // an answer to a message given up on (timed out: its takes were answered 503) is ignored
+    if (a?.type !== 'svcd:taken' || a.id !== inFlight?.id) return;
+    landed().forEach((w, i) => {
       const state = a.states?.[i];
       if (!state) return w.reject(new ServiceError('internal', 'the core answered a window take without its state'));
       try {
@@ -63,45 +72,42 @@ export function nodeWindows(channel: PrimaryChannel, rules: RateRules, timeoutMs
   };
   channel.on('message', onMessage);
 
-  const flush = () => {
-    const batch = next!;
-    next = null;
-    if (closed) return fail(batch.waiting, 'this gateway process is stopping');
+  function flush(): void {
+    scheduled = false;
+    if (inFlight || !queued) return;
+    const batch = queued;
+    queued = null;
     const id = ++ids;
-    const timer = setTimeout(() => {
-      sent.delete(id);
-      fail(batch.waiting, 'the core did not answer in time; retry');
-    }, timeoutMs);
-    sent.set(id, { waiting: batch.waiting, timer });
+    const timer = setTimeout(() => fail(landed(), 'the core did not answer in time; retry'), timeoutMs);
+    inFlight = { id, waiting: batch.waiting, timer };
     try {
       channel.send({ type: 'svcd:take', id, takes: batch.takes });
     } catch {
-      sent.delete(id);
-      clearTimeout(timer);
-      fail(batch.waiting, 'the core is gone; retry');
+      fail(landed(), 'the core is gone; retry');
     }
-  };
+  }
 
   return {
     take(klass, client) {
       return new Promise<RateDecision>((resolve, reject) => {
         if (closed) return reject(new ServiceError('service_unavailable', 'this gateway process is stopping'));
-        if (!next) {
-          next = { takes: [], waiting: [] };
+        queued ??= { takes: [], waiting: [] };
+        queued.takes.push([klass, client]);
+        queued.waiting.push({ klass, resolve, reject });
+        if (!inFlight && !scheduled) {
+          scheduled = true;
           setImmediate(flush);
         }
-        next.takes.push([klass, client]);
-        next.waiting.push({ klass, resolve, reject });
       });
     },
     close() {
       closed = true;
       channel.off('message', onMessage);
-      for (const [id, batch] of sent) {
-        sent.delete(id);
-        clearTimeout(batch.timer);
-        fail(batch.waiting, 'this gateway process is stopping');
-      }
+      const waiting = [...(queued?.waiting ?? []), ...(inFlight?.waiting ?? [])];
+      queued = null;
+      if (inFlight) clearTimeout(inFlight.timer);
+      inFlight = null;
+      fail(waiting, 'this gateway process is stopping');
     },
   };
 }

@@ -107,3 +107,19 @@ test.serial('`--profile DIR` writes a self-time summary of both paths', async (t
   t.true(summary.free!.top.length > 0);
   t.true(summary.paid!.top.length > 0);
 });
+
+test.serial('`--profile DIR --gateways K` profiles the primary and each gateway worker', async (t) => {
+  t.true(doc.includes('--profile DIR --gateways 2'), 'docs/performance.md gives this command');
+  const dir = join(results, 'prof-k');
+  const r = await bench(['--profile', dir, '--gateways', '1'], { BENCH_MS: '300' });
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, /HTTP free quote, c = 32, \d+ req\/s, main thread/);
+  t.regex(r.out, /HTTP free quote, c = 32, \d+ req\/s, gateway worker \d+/);
+  type Summary = Record<string, { top: unknown[]; processes: { who: string; top: unknown[] }[] }>;
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+  for (const path of ['free', 'paid']) {
+    t.deepEqual(summary[path]!.processes.map((p) => p.who.replace(/\d+$/, 'N')), ['main thread', 'gateway worker N']);
+    // the worker answered the requests: its profile has samples
+    t.true(summary[path]!.processes[1]!.top.length > 0);
+  }
+});

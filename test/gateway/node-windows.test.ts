@@ -50,6 +50,26 @@ test('takes made in one turn go in one message; each gets its own window\'s deci
   w.close();
 });
 
+test('takes made while a message is out wait for its answer, then go together in the next one', async (t) => {
+  const p = primary({ delayMs: 30 });
+  const w = nodeWindows(p.channel, RULES, 1000);
+  const first = w.take('public_low', '10.0.0.1');
+  await new Promise((r) => setImmediate(r));
+  t.is(p.batches.length, 1);
+  // three more, each in a turn of its own, while the first message is out
+  const later: Promise<unknown>[] = [];
+  for (const c of ['10.0.0.2', '10.0.0.3', '10.0.0.4']) {
+    later.push(w.take('public_low', c));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  t.is(p.batches.length, 1, 'nothing more is sent while one message is out');
+  await first;
+  t.is(p.batches.length, 2);
+  t.deepEqual(p.batches[1]!.takes.map(([, c]) => c), ['10.0.0.2', '10.0.0.3', '10.0.0.4']);
+  await Promise.all(later);
+  w.close();
+});
+
 test('a take the node\'s window refuses is 429 rate_limited with Retry-After; the others in its batch pass',
   async (t) => {
     const p = primary();
@@ -98,7 +118,7 @@ test('close fails the takes waiting for an answer and refuses new ones; other me
   t.is((await t.throwsAsync(w.take('public_low', '192.0.2.1'), { instanceOf: ServiceError })).code,
     'service_unavailable');
   t.is(p.channel.listenerCount('message'), 0);
-  // a take queued in the turn close came in is failed when its turn ends, never sent
+  // a take queued in the turn close came in is failed, never sent
   const p2 = primary();
   const w2 = nodeWindows(p2.channel, RULES, 1000);
   const queued = w2.take('public_low', '192.0.2.1');
