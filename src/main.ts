@@ -25,7 +25,7 @@ import { Core } from './core/core.ts';
 import { startListeners } from './edge/servers.ts';
 import { createGateway } from './gateway/app.ts';
 import { answeringFirst, coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
-import { nodeWindows, type PrimaryChannel, type TakeMessage, type TakenMessage } from './gateway/node-windows.ts';
+import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
 import { quoteDesk } from './core/quote-desk.ts';
 import { proxyMatcher } from './gateway/client-address.ts';
 import { listenGateway } from './gateway/http-server.ts';
@@ -153,9 +153,8 @@ interface GatewayHandle { url: string; close(): Promise<void> }
 /** Messages between the primary and its gateway workers (node:cluster IPC). */
 type WorkerMessage =
   | { type: 'svcd:gateway-ready'; url: string }
-  // a batch of counts in the node's per-address windows, and the answer (gateway/node-windows.ts)
-  | TakeMessage
-  | TakenMessage
+  // the node's per-address windows, granted to the workers in shares (gateway/node-windows.ts)
+  | WindowMessage
   | { type: 'svcd:stop' }
   // the worker has closed its share of the port; the primary answers `svcd:gateway-closed-seen`
   | { type: 'svcd:gateway-closed' }
@@ -242,6 +241,17 @@ function startGatewayWorkers(
 ): Promise<GatewayHandle> {
   const env = { SVC_BACKEND_PORT: String(backendPort), SVC_CLUSTER_EDGE_PORT: String(edgePort) };
   const workers = new Set<Worker>();
+  // the node's per-address windows, granted to the workers in shares (gateway/node-windows.ts)
+  const windows = windowDesk({
+    grant: (klass, client, share, max) => core.grantWindow(klass, client, share, max),
+    giveBack: (klass, client, start, n) => core.giveBackWindow(klass, client, start, n),
+  }, {
+    workers: () => [...workers].map((w) => w.id),
+    send: (id, m) => {
+      for (const w of workers) if (w.id === id && w.isConnected()) w.send(m satisfies WorkerMessage);
+    },
+    recallTimeoutMs: Math.min(config.coreReplyTimeoutMs || 10_000, 1000),
+  });
   let stopping = false;
   let backoffMs = 100;
   return new Promise((resolve, reject) => {
@@ -252,14 +262,7 @@ function startGatewayWorkers(
       const w = cluster.fork(env);
       workers.add(w);
       w.on('message', (m: WorkerMessage) => {
-        if (m.type === 'svcd:take') {
-          // the worker's takes wait for this answer (503 after SVC_CORE_REPLY_TIMEOUT_MS without one)
-          const valid = Array.isArray(m.takes)
-            && m.takes.every((t) => Object.hasOwn(config.rates, t[0]) && typeof t[1] === 'string');
-          if (!valid) return log.error({ worker: w.id }, 'malformed window takes from a gateway worker');
-          w.send({ type: 'svcd:taken', id: m.id, states: core.takeWindows(m.takes) } satisfies WorkerMessage);
-          return;
-        }
+        if (m.type === 'svcd:take' || m.type === 'svcd:returned') return windows.onMessage(w.id, m);
         if (m.type === 'svcd:gateway-closed') w.send({ type: 'svcd:gateway-closed-seen' } satisfies WorkerMessage);
         if (m.type !== 'svcd:gateway-ready') return;
         url = m.url;
@@ -267,6 +270,7 @@ function startGatewayWorkers(
       });
       w.on('exit', (code, signal) => {
         workers.delete(w);
+        windows.workerGone(w.id);
         if (stopping) return;
         if (waiting > 0) {
           stopping = true;

@@ -25,7 +25,7 @@ import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
-import { RateLimiter, clientKey, type WindowState } from '../protocol/rate-limit.ts';
+import { RateLimiter, clientKey, type WindowGrant } from '../protocol/rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
@@ -214,13 +214,18 @@ export class Core {
   }
 
   /**
-   * Counts one request of each `[class, client address]` in the node's per-address windows, as a call
-   * that came in on the backend listener for that client is counted: for the gateway workers of `svcd
-   * start`, which answer free quotes themselves (quote-desk.ts) and take their counts here in batches.
+   * Counts requests of `klass` from `client` ahead in the node's per-address window, the one a call
+   * that came in on the backend listener for that client is counted in: for the gateway workers of
+   * `svcd start`, which answer free quotes themselves (quote-desk.ts) and admit what they were granted
+   * (gateway/node-windows.ts, RateLimiter.grant).
    */
-  takeWindows(takes: readonly (readonly [RateClass, string])[]): WindowState[] {
-    const nowMs = this.ctx.now().getTime();
-    return takes.map(([klass, client]) => this.#limits.count(klass, `ip:${clientKey(client)}`, nowMs));
+  grantWindow(klass: RateClass, client: string, share: number, max: number): WindowGrant {
+    return this.#limits.grant(klass, `ip:${clientKey(client)}`, share, max, this.ctx.now().getTime());
+  }
+
+  /** Uncounts requests granted and never admitted (a worker gave them back on a recall). */
+  giveBackWindow(klass: RateClass, client: string, start: number, n: number): void {
+    this.#limits.giveBack(klass, `ip:${clientKey(client)}`, start, n);
   }
 
   // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before

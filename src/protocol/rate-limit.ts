@@ -47,17 +47,46 @@ export class RateLimiter {
   /** take() without the headers: the window's state after counting one request. */
   count(klass: RateClass, key: string, nowMs = Date.now()): WindowState {
     const rule = this.#rules[klass];
+    const w = this.#window(klass, key, nowMs);
+    w.count++;
+    const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
+    return { allowed: w.count <= rule.limit, remaining: rule.limit - w.count, reset };
+  }
+
+  /**
+   * Counts several requests of `klass` for `key` at once, for a gateway worker to admit itself later
+   * (gateway/node-windows.ts): `share` of what the window has left (at least 1, at most `max`), or none
+   * when nothing is left (then nothing is counted and `state` is the refusal). `start` names the window:
+   * a give-back for another one is void; `endMs` is when it ends.
+   */
+  grant(klass: RateClass, key: string, share: number, max: number, nowMs = Date.now()): WindowGrant {
+    const rule = this.#rules[klass];
+    const w = this.#window(klass, key, nowMs);
+    const left = Math.max(0, rule.limit - w.count);
+    const granted = Math.min(left, Math.max(1, Math.min(max, Math.floor(left * share))));
+    w.count += granted;
+    const endMs = w.start + rule.windowSec * 1000;
+    const reset = Math.max(1, Math.ceil((endMs - nowMs) / 1000));
+    return { granted, start: w.start, endMs, state: { allowed: granted > 0, remaining: rule.limit - w.count, reset } };
+  }
+
+  /** Uncounts `n` requests granted in window `start` and never admitted (a worker gave them back). */
+  giveBack(klass: RateClass, key: string, start: number, n: number): void {
+    const w = this.#windows.get(`${klass}|${key}`);
+    if (w && w.start === start) w.count = Math.max(0, w.count - n);
+  }
+
+  /** The window of `key` now: a new one when there is none or the last has ended. */
+  #window(klass: RateClass, key: string, nowMs: number): Window {
     const k = `${klass}|${key}`;
     let w = this.#windows.get(k);
-    if (!w || nowMs - w.start >= rule.windowSec * 1000) {
+    if (!w || nowMs - w.start >= this.#rules[klass].windowSec * 1000) {
       if (w) this.#windows.delete(k);
       else if (this.#windows.size >= this.#maxKeys) this.#evict(nowMs);
       w = { start: nowMs, count: 0 };
       this.#windows.set(k, w);
     }
-    w.count++;
-    const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
-    return { allowed: w.count <= rule.limit, remaining: rule.limit - w.count, reset };
+    return w;
   }
 
   /** take(), throwing 429 rate_limited (details carry what the HTTP headers need) when denied. */
@@ -92,6 +121,9 @@ export class RateLimiter {
     }
   }
 }
+
+/** Requests counted ahead for a worker to admit (RateLimiter.grant). */
+export interface WindowGrant { granted: number; start: number; endMs: number; state: WindowState }
 
 /** What a window's count means for one request: `remaining` after it (below 0: over), `reset` in seconds. */
 export interface WindowState { allowed: boolean; remaining: number; reset: number }

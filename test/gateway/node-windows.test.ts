@@ -1,139 +1,214 @@
-// A gateway worker's takes in the node's per-address windows (gateway/node-windows.ts), against a
-// stand-in primary that answers from a real RateLimiter (the core's takeWindows does the same lookup):
-// one message per turn of the event loop, answers in order, refusals as 429 with their headers, and
-// 503 when the primary is silent, gone or the worker stops. The real IPC path is covered end to end by
+// The node's per-address windows shared by gateway workers (gateway/node-windows.ts): workers in this
+// process, each with its own channel to a real windowDesk over a real RateLimiter, messages delivered
+// asynchronously as IPC delivers them. The node admits exactly the limit whatever the order of the
+// requests over the workers (fast-check), grants spare the primary a message per request, asks go as a
+// group commit, and a silent or gone primary is 503. The real IPC path is covered end to end by
 // test/gateway/topology.test.ts (an address's window holds across two workers).
 import test from 'ava';
+import fc from 'fast-check';
 import { EventEmitter } from 'node:events';
-import { nodeWindows, type TakeMessage, type TakenMessage } from '../../src/gateway/node-windows.ts';
-import { RateLimiter, clientKey, type RateRules } from '../../src/protocol/rate-limit.ts';
+import {
+  nodeWindows, windowDesk, type NodeWindows, type PrimaryChannel, type WindowMessage,
+} from '../../src/gateway/node-windows.ts';
+import { RateLimiter, type RateRules } from '../../src/protocol/rate-limit.ts';
 import { ServiceError } from '../../src/errors.ts';
 
-const RULES: RateRules = { public_low: { limit: 3, windowSec: 60 }, paid_execution: { limit: 10, windowSec: 60 } };
-
-/** A primary on the other end of the channel: answers each batch after `delayMs` (null: never). */
-function primary(opts: { delayMs?: number | null; send?: () => void } = {}) {
-  const limiter = new RateLimiter(RULES);
-  const channel = new EventEmitter() as EventEmitter & { send(m: TakeMessage): void };
-  const batches: TakeMessage[] = [];
-  channel.send = (m) => {
-    opts.send?.();
-    batches.push(structuredClone(m));
-    if (opts.delayMs === null) return;
-    const states = m.takes.map(([klass, client]) => limiter.count(klass, `ip:${clientKey(client)}`, 0));
-    const answer: TakenMessage = { type: 'svcd:taken', id: m.id, states };
-    setTimeout(() => channel.emit('message', structuredClone(answer)), opts.delayMs ?? 0);
-  };
-  return { channel, batches };
-}
-
-test('takes made in one turn go in one message; each gets its own window\'s decision, in order', async (t) => {
-  const p = primary();
-  const w = nodeWindows(p.channel, RULES, 1000);
-  const takes = [
-    w.take('public_low', '10.0.0.1'), w.take('public_low', '10.0.0.2'), w.take('public_low', '10.0.0.1'),
-    w.take('paid_execution', '10.0.0.1'),
-  ];
-  const ds = await Promise.all(takes);
-  t.is(p.batches.length, 1);
-  t.deepEqual(p.batches[0]!.takes, [
-    ['public_low', '10.0.0.1'], ['public_low', '10.0.0.2'], ['public_low', '10.0.0.1'], ['paid_execution', '10.0.0.1'],
-  ]);
-  t.deepEqual(ds.map((d) => d.headers.RateLimit), [
-    '"public_low";r=2;t=60', '"public_low";r=2;t=60', '"public_low";r=1;t=60', '"paid_execution";r=9;t=60',
-  ]);
-  t.is(ds[0]!.headers['RateLimit-Policy'], '"public_low";q=3;w=60');
-  // a later turn: a second message
-  await w.take('public_low', '10.0.0.2');
-  t.is(p.batches.length, 2);
-  t.true(p.batches[1]!.id > p.batches[0]!.id);
-  w.close();
+const rules = (limit: number): RateRules => ({
+  public_low: { limit, windowSec: 60 }, paid_execution: { limit: 1000, windowSec: 60 },
 });
 
-test('takes made while a message is out wait for its answer, then go together in the next one', async (t) => {
-  const p = primary({ delayMs: 30 });
-  const w = nodeWindows(p.channel, RULES, 1000);
+interface Node {
+  workers: NodeWindows[];
+  /** messages each worker sent the primary, by type */
+  sent: Record<string, number>[];
+  limiter: RateLimiter;
+  clock: { t: number };
+  /** workers that ignore recalls */
+  deaf: Set<number>;
+}
+
+/** A primary and `k` workers in this process; `limit` public_low requests a window. */
+function node(k: number, limit: number, opts: { maxGrant?: number; recallTimeoutMs?: number } = {}): Node {
+  const clock = { t: 1_000_000 };
+  const limiter = new RateLimiter(rules(limit));
+  const channels = Array.from({ length: k }, () => new EventEmitter());
+  const sent = Array.from({ length: k }, () => ({}) as Record<string, number>);
+  const deaf = new Set<number>();
+  const desk = windowDesk({
+    grant: (klass, client, share, max) => limiter.grant(klass, `ip:${client}`, share, max, clock.t),
+    giveBack: (klass, client, start, n) => limiter.giveBack(klass, `ip:${client}`, start, n),
+  }, {
+    workers: () => channels.map((_, i) => i),
+    send: (i, m) => setImmediate(() => channels[i]!.emit('message', structuredClone(m))),
+    recallTimeoutMs: opts.recallTimeoutMs ?? 1000,
+    maxGrant: opts.maxGrant,
+  });
+  const workers = channels.map((ch, i) => {
+    const channel: PrimaryChannel = {
+      send: (m: WindowMessage) => {
+        sent[i]![m.type] = (sent[i]![m.type] ?? 0) + 1;
+        if (m.type === 'svcd:returned' && deaf.has(i)) return;
+        setImmediate(() => desk.onMessage(i, structuredClone(m)));
+      },
+      on: (e, l) => ch.on(e, l),
+      off: (e, l) => ch.off(e, l),
+    };
+    return nodeWindows(channel, rules(limit), 1000, () => clock.t);
+  });
+  return { workers, sent, limiter, clock, deaf };
+}
+
+const outcome = (p: Promise<void>) => p.then(() => 'ok', (e: ServiceError) => e.code);
+
+test('a worker asks once for a share of the window and admits that many itself', async (t) => {
+  const n = node(2, 100);
+  const [a] = n.workers;
+  // 100 left, 2 workers: a quarter of it, 25, the first request among them
+  for (let i = 0; i < 25; i++) t.is(await outcome(a!.take('public_low', '10.0.0.1')), 'ok');
+  t.is(n.sent[0]!['svcd:take'], 1);
+  // the 26th asks again: 75 left → 18
+  t.is(await outcome(a!.take('public_low', '10.0.0.1')), 'ok');
+  t.is(n.sent[0]!['svcd:take'], 2);
+  // another address has a window of its own
+  t.is(await outcome(a!.take('public_low', '10.0.0.2')), 'ok');
+  t.is(n.sent[0]!['svcd:take'], 3);
+  for (const w of n.workers) w.close();
+});
+
+test('the node admits exactly the limit, however requests fall on the workers', async (t) => {
+  await fc.assert(fc.asyncProperty(
+    fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 40 }),
+    fc.array(fc.nat(2), { minLength: 1, maxLength: 90 }), fc.boolean(),
+    async (k, limit, order, together) => {
+      const n = node(k, limit);
+      const takes = order.map((w) => () => outcome(n.workers[w % k]!.take('public_low', '192.0.2.7')));
+      // one after another (each answered before the next), or all at once
+      const results: string[] = [];
+      if (together) results.push(...await Promise.all(takes.map((f) => f())));
+      else for (const f of takes) results.push(await f());
+      for (const w of n.workers) w.close();
+      const admitted = results.filter((r) => r === 'ok').length;
+      if (admitted !== Math.min(limit, order.length)) return false;
+      if (results.some((r) => r !== 'ok' && r !== 'rate_limited')) return false;
+      // one after another, the first refusal is the (limit + 1)th request, and every later one is refused
+      return together || results.every((r, i) => (i < limit ? r === 'ok' : r === 'rate_limited'));
+    },
+  ), { numRuns: 150 });
+  t.pass();
+});
+
+test('a refusal carries Retry-After and the window\'s policy; a recall that gets nothing back answers it',
+  async (t) => {
+    const n = node(2, 3);
+    const [a, b] = n.workers;
+    for (let i = 0; i < 3; i++) t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok');
+    const e = await t.throwsAsync(b!.take('public_low', '192.0.2.1'), { instanceOf: ServiceError });
+    t.is(e.code, 'rate_limited');
+    t.like(e.details, {
+      rate_class: 'public_low', retry_after_s: 60, rate_limit: '"public_low";r=0;t=60',
+      rate_limit_policy: '"public_low";q=3;w=60',
+    });
+    for (const w of n.workers) w.close();
+  });
+
+test('a worker that does not answer a recall loses what it held; nobody waits for it past the timeout',
+  async (t) => {
+    const n = node(2, 8, { recallTimeoutMs: 50 });
+    const [a, b] = n.workers;
+    t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok'); // a holds 1 of its grant of 2
+    n.deaf.add(0);
+    const results: string[] = [];
+    for (let i = 0; i < 8; i++) results.push(await outcome(b!.take('public_low', '192.0.2.1')));
+    // 8 - 2 granted to a: b gets the 6 left, then a recall that times out, and a refusal
+    t.deepEqual(results, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
+    t.true(n.sent[0]!['svcd:returned']! >= 1, 'a was asked');
+    for (const w of n.workers) w.close();
+  });
+
+test('a grant is not used past the end of its window; the next window starts afresh', async (t) => {
+  const n = node(1, 4);
+  const [a] = n.workers;
+  t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok'); // holds 1 more
+  n.clock.t += 60_000;
+  t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok');
+  t.is(n.sent[0]!['svcd:take'], 2, 'the held request of the old window was not used');
+  for (let i = 0; i < 3; i++) t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok');
+  t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'rate_limited');
+  a!.close();
+});
+
+/** A worker against a stand-in primary that answers after `delayMs` (null: never) or cannot be written to. */
+function lone(delayMs: number | null, opts: { broken?: boolean; timeoutMs?: number } = {}) {
+  const limiter = new RateLimiter(rules(100));
+  const channel = new EventEmitter() as EventEmitter & PrimaryChannel;
+  const asks: WindowMessage[] = [];
+  channel.send = (m: WindowMessage) => {
+    if (opts.broken) throw new Error('channel closed');
+    asks.push(structuredClone(m));
+    if (delayMs === null || m.type !== 'svcd:take') return;
+    const grants = Object.fromEntries(m.takes.map(([klass, client], i) => [i, limiter.grant(klass, client, 0, 1, 0)]));
+    setTimeout(() => channel.emit('message', { type: 'svcd:taken', id: m.id, grants }), delayMs);
+  };
+  return { channel, asks, w: nodeWindows(channel, rules(100), opts.timeoutMs ?? 1000) };
+}
+
+test('asks made while a message is out wait for its answer, then go together in the next one', async (t) => {
+  const { w, asks } = lone(30);
   const first = w.take('public_low', '10.0.0.1');
   await new Promise((r) => setImmediate(r));
-  t.is(p.batches.length, 1);
-  // three more, each in a turn of its own, while the first message is out
-  const later: Promise<unknown>[] = [];
+  t.is(asks.length, 1);
+  const later: Promise<void>[] = [];
   for (const c of ['10.0.0.2', '10.0.0.3', '10.0.0.4']) {
     later.push(w.take('public_low', c));
     await new Promise((r) => setTimeout(r, 2));
   }
-  t.is(p.batches.length, 1, 'nothing more is sent while one message is out');
+  t.is(asks.length, 1, 'nothing more is sent while one message is out');
   await first;
-  t.is(p.batches.length, 2);
-  t.deepEqual(p.batches[1]!.takes.map(([, c]) => c), ['10.0.0.2', '10.0.0.3', '10.0.0.4']);
+  t.is(asks.length, 2);
+  t.deepEqual((asks[1] as { takes: [string, string][] }).takes.map(([, c]) => c), ['10.0.0.2', '10.0.0.3', '10.0.0.4']);
   await Promise.all(later);
   w.close();
 });
 
-test('a take the node\'s window refuses is 429 rate_limited with Retry-After; the others in its batch pass',
-  async (t) => {
-    const p = primary();
-    const w = nodeWindows(p.channel, RULES, 1000);
-    const results = await Promise.allSettled(
-      ['a', 'a', 'a', 'a', 'b'].map((x) => w.take('public_low', x === 'a' ? '192.0.2.1' : '192.0.2.2')),
-    );
-    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    const e = (results[3] as PromiseRejectedResult).reason as ServiceError;
-    t.true(e instanceof ServiceError);
-    t.is(e.code, 'rate_limited');
-    t.like(e.details, { rate_class: 'public_low', retry_after_s: 60, rate_limit: '"public_low";r=0;t=60' });
-    w.close();
-  });
-
 test('a primary that does not answer in time, or cannot be written to, is 503 service_unavailable', async (t) => {
-  const silent = primary({ delayMs: null });
-  const w = nodeWindows(silent.channel, RULES, 50);
-  const e = await t.throwsAsync(w.take('public_low', '192.0.2.1'), { instanceOf: ServiceError });
+  const silent = lone(null, { timeoutMs: 50 });
+  const e = await t.throwsAsync(silent.w.take('public_low', '192.0.2.1'), { instanceOf: ServiceError });
   t.is(e.code, 'service_unavailable');
   t.regex(e.message, /did not answer in time/);
   // its late answer, if it ever comes, is ignored
-  silent.channel.emit('message', { type: 'svcd:taken', id: silent.batches[0]!.id, states: [] });
-  w.close();
-
-  const gone = primary({ send: () => { throw new Error('channel closed'); } });
-  const w2 = nodeWindows(gone.channel, RULES, 1000);
-  const e2 = await t.throwsAsync(w2.take('public_low', '192.0.2.1'), { instanceOf: ServiceError });
+  silent.channel.emit('message', { type: 'svcd:taken', id: 1, grants: {} });
+  silent.w.close();
+  const gone = lone(0, { broken: true });
+  const e2 = await t.throwsAsync(gone.w.take('public_low', '192.0.2.1'), { instanceOf: ServiceError });
   t.is(e2.code, 'service_unavailable');
   t.regex(e2.message, /the core is gone/);
-  w2.close();
+  gone.w.close();
 });
 
-test('close fails the takes waiting for an answer and refuses new ones; other messages are ignored', async (t) => {
-  const p = primary({ delayMs: null });
-  const w = nodeWindows(p.channel, RULES, 10_000);
+test('close fails the asks waiting for an answer and refuses new ones; other messages are ignored', async (t) => {
+  const { w, asks, channel } = lone(null, { timeoutMs: 10_000 });
   const waiting = w.take('public_low', '192.0.2.1');
   await new Promise((r) => setImmediate(r));
-  t.is(p.batches.length, 1);
-  // messages that are not this module's, or name no batch, change nothing
-  p.channel.emit('message', { type: 'svcd:stop' });
-  p.channel.emit('message', { type: 'svcd:taken', id: 999, states: [] });
-  p.channel.emit('message', null);
+  t.is(asks.length, 1);
+  channel.emit('message', { type: 'svcd:stop' });
+  channel.emit('message', { type: 'svcd:taken', id: 999, grants: {} });
+  channel.emit('message', null);
   w.close();
   t.is((await t.throwsAsync(waiting, { instanceOf: ServiceError })).code, 'service_unavailable');
   t.is((await t.throwsAsync(w.take('public_low', '192.0.2.1'), { instanceOf: ServiceError })).code,
     'service_unavailable');
-  t.is(p.channel.listenerCount('message'), 0);
-  // a take queued in the turn close came in is failed, never sent
-  const p2 = primary();
-  const w2 = nodeWindows(p2.channel, RULES, 1000);
-  const queued = w2.take('public_low', '192.0.2.1');
-  w2.close();
-  t.is((await t.throwsAsync(queued, { instanceOf: ServiceError })).code, 'service_unavailable');
-  t.is(p2.batches.length, 0);
+  t.is(channel.listenerCount('message'), 0);
 });
 
-test('an answer without a state for a take is an internal error for that take alone', async (t) => {
-  const channel = new EventEmitter() as EventEmitter & { send(m: TakeMessage): void };
-  channel.send = (m) => {
-    const answer: TakenMessage = { type: 'svcd:taken', id: m.id, states: [{ allowed: true, remaining: 2, reset: 60 }] };
-    setImmediate(() => channel.emit('message', answer));
+test('an answer whose grant for an ask makes no sense is an internal error for that ask alone', async (t) => {
+  const channel = new EventEmitter() as EventEmitter & PrimaryChannel;
+  channel.send = (m: WindowMessage) => {
+    if (m.type !== 'svcd:take') return;
+    const ok = { granted: 1, start: 0, endMs: Date.now() + 60_000, state: { allowed: true, remaining: 2, reset: 60 } };
+    const grants = { 0: ok, 1: { nothing: true } };
+    setImmediate(() => channel.emit('message', { type: 'svcd:taken', id: m.id, grants }));
   };
-  const w = nodeWindows(channel, RULES, 1000);
+  const w = nodeWindows(channel, rules(3), 1000);
   const [a, b] = await Promise.allSettled([w.take('public_low', 'x'), w.take('public_low', 'y')]);
   t.is(a!.status, 'fulfilled');
   t.is(((b as PromiseRejectedResult).reason as ServiceError).code, 'internal');

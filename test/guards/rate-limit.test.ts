@@ -152,3 +152,30 @@ test('rate-limit guard: a renewed window counts as the newest when a full table 
 test('rate-limit guard: parseRate takes limits and windows of several digits', (t) => {
   t.deepEqual(parseRate('120/60', { limit: 9, windowSec: 9 }, 'X'), { limit: 120, windowSec: 60 });
 });
+
+test('rate-limit guard: grant counts a share of what is left (at least 1, at most max), none when nothing is', (t) => {
+  const l = new RateLimiter({ public_low: { limit: 10, windowSec: 10 }, paid_execution: { limit: 1, windowSec: 60 } });
+  const g = l.grant('public_low', 'k', 0.25, 100, T0);
+  t.deepEqual(g, {
+    granted: 2, start: T0, endMs: T0 + 10_000, state: { allowed: true, remaining: 8, reset: 10 },
+  });
+  t.is(l.grant('public_low', 'k', 0.5, 3, T0 + 1).granted, 3, 'at most max');
+  t.is(l.grant('public_low', 'k', 0.01, 100, T0 + 2).granted, 1, 'at least one while any is left');
+  t.is(l.take('public_low', 'k', T0 + 3).headers.RateLimit, '"public_low";r=3;t=10', 'grants are counted');
+  t.is(l.grant('public_low', 'k', 1, 100, T0 + 4).granted, 3, 'all that is left, and no more');
+  const none = l.grant('public_low', 'k', 1, 100, T0 + 5);
+  t.deepEqual(none, {
+    granted: 0, start: T0, endMs: T0 + 10_000, state: { allowed: false, remaining: 0, reset: 10 },
+  });
+  // a give-back for this window frees what it names; one for another window changes nothing
+  l.giveBack('public_low', 'k', T0 + 1, 5);
+  t.is(l.grant('public_low', 'k', 1, 100, T0 + 6).granted, 0);
+  l.giveBack('public_low', 'k', T0, 2);
+  t.is(l.grant('public_low', 'k', 1, 100, T0 + 7).granted, 2);
+  l.giveBack('public_low', 'k', T0, 50);
+  t.is(l.grant('public_low', 'k', 1, 100, T0 + 8).granted, 10, 'a give-back never leaves a negative count');
+  l.giveBack('public_low', 'nobody', T0, 1);
+  t.is(l.size, 1, 'a give-back for no window makes none');
+  // the next window starts afresh
+  t.like(l.grant('public_low', 'k', 1, 100, T0 + 10_000), { granted: 10, start: T0 + 10_000 });
+});
