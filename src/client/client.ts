@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, TLSSocket, type PeerCertificate } from 'node:tls';
 import { ServiceError } from '../errors.ts';
-import { LineDecoder, encodeLine } from '../protocol/line-codec.ts';
+import { LineDecoder, encodeLine, lineWriter } from '../protocol/line-codec.ts';
 import { ALPN, PROTOCOL, type ReplyFrame } from '../protocol/wire.ts';
 
 export type Endpoint =
@@ -62,6 +62,8 @@ interface Pending {
 class Connection {
   readonly socket: Socket;
   readonly pending = new Map<number, Pending>();
+  /** requests made in one turn go out in one write (lineWriter) */
+  readonly #write: (line: string) => void;
   dead: Error | null = null;
   #nextId = 1;
   #watch: NodeJS.Timeout | null = null;
@@ -78,6 +80,7 @@ class Connection {
    */
   constructor(socket: Socket, replyTimeoutMs = 0) {
     this.socket = socket;
+    this.#write = lineWriter(socket);
     if (replyTimeoutMs > 0) {
       const every = Math.max(10, Math.min(1000, Math.floor(replyTimeoutMs / 4)));
       this.#watch = setInterval(() => this.#check(replyTimeoutMs), every);
@@ -145,7 +148,7 @@ class Connection {
         ...(auth && (auth.machine_id || auth.token) ? { auth } : {}),
         ...(via ? { via } : {}),
       };
-      this.socket.write(encodeLine(frame));
+      this.#write(encodeLine(frame));
     });
   }
 }

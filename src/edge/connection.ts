@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ServiceError, exposeError, isFault } from '../errors.ts';
 import type { ByteBudget } from '../protocol/budgets.ts';
-import { LineDecoder, MAX_LINE, encodeLine } from '../protocol/line-codec.ts';
+import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
 import type { Core, Listener } from '../core/core.ts';
 
@@ -33,8 +33,9 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   let lineTimer: NodeJS.Timeout | null = null;
   const remote = `${socket.remoteAddress ?? 'local'}:${socket.remotePort ?? ''}`;
 
+  const write = lineWriter(socket);
   const send = (frame: ReplyFrame) => {
-    if (!socket.destroyed && socket.writable) socket.write(encodeLine(frame));
+    if (!socket.destroyed && socket.writable) write(encodeLine(frame));
   };
   const fail = (id: FrameId | null, e: unknown) => {
     const wire = exposeError(e);

@@ -139,3 +139,32 @@ export class LineDecoder {
 export function encodeLine(frame: unknown): string {
   return JSON.stringify(frame) + '\n';
 }
+
+/** What lineWriter needs of a socket (net.Socket and tls.TLSSocket both are). */
+export interface CorkableSocket {
+  cork(): void;
+  uncork(): void;
+  write(chunk: string): boolean;
+}
+
+/**
+ * Writes lines to `socket`, every line written before the event loop's next check phase in one write:
+ * the first line of a turn corks the socket and a setImmediate uncorks it. Replies that a group commit
+ * releases together, and requests that one poll of the HTTP sockets starts together, then cost one
+ * system call (about 25–45 µs of kernel time each on loopback) instead of one each.
+ */
+export function lineWriter(socket: CorkableSocket): (line: string) => void {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  return (line) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      setImmediate(uncork);
+    }
+    socket.write(line);
+  };
+}

@@ -5,7 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { ByteBudget } from '../../src/protocol/budgets.ts';
-import { LineDecoder, encodeLine } from '../../src/protocol/line-codec.ts';
+import { once } from 'node:events';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { LineDecoder, encodeLine, lineWriter } from '../../src/protocol/line-codec.ts';
 
 test('LineDecoder, with a budget and without: any chunking gives the lines of the whole, and every byte held '
   + 'goes back (property)', (t) => {
@@ -115,3 +117,33 @@ test('LineDecoder: the blocks held never pass the line limit; nextLine names a b
   b.feed(Buffer.alloc(10, 0x61));
   t.deepEqual(b.nextLine(), { fault: 'over_budget' });
 });
+
+test('lineWriter: the lines written in one turn go to the kernel in one write, the next turn\'s in another',
+  async (t) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const received: Buffer[] = [];
+    server.on('connection', (s: Socket) => s.on('data', (b: Buffer) => received.push(b)));
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await once(socket, 'connect');
+    // the stream hands the kernel one writev per uncork (several chunks) or one write per chunk
+    const calls: number[] = [];
+    const s = socket as unknown as { _writev: (chunks: unknown[], cb: () => void) => void; _write: unknown };
+    const writev = s._writev.bind(socket);
+    s._writev = (chunks, cb) => { calls.push(chunks.length); writev(chunks, cb); };
+    const single = (socket as unknown as { _write: (c: unknown, e: string, cb: () => void) => void })._write;
+    s._write = (c: unknown, e: string, cb: () => void) => { calls.push(1); single.call(socket, c, e, cb); };
+    const write = lineWriter(socket);
+    for (let i = 0; i < 5; i++) write(`line ${i}\n`);
+    t.deepEqual(calls, [], 'nothing before the turn ends');
+    await new Promise((r) => setImmediate(r));
+    t.deepEqual(calls, [5]);
+    write('again\n');
+    await new Promise((r) => setImmediate(r));
+    t.deepEqual(calls, [5, 1]);
+    socket.end();
+    await new Promise((r) => setTimeout(r, 50));
+    t.is(Buffer.concat(received).toString(), 'line 0\nline 1\nline 2\nline 3\nline 4\nagain\n');
+    server.close();
+  });
