@@ -319,11 +319,13 @@ function gatewayProcesses(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * `auto`: in one process up to 2 cores (measured: K = 1 or 2 within ~15% of it there, ahead or behind
- * with the load; docs/performance.md "Gateway processes"); beyond, one gateway per core but one.
+ * `auto`: one process on one core; two gateway workers on two cores (measured since the workers answer
+ * free quotes themselves: free quotes 1.3–1.8x the one process at c = 8 and 32, paid flows within ±7%,
+ * ahead at c = 32; docs/performance.md "Stop 23"); beyond, one gateway per core but one (at most 16).
  */
 export function autoGateways(cores: number): number {
-  return cores <= 2 ? 0 : Math.min(cores - 1, 16);
+  if (cores <= 1) return 0;
+  return cores === 2 ? 2 : Math.min(cores - 1, 16);
 }
 
 function resourceLimits(env: NodeJS.ProcessEnv) {

@@ -9,7 +9,8 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { autoGateways } from '../../src/core/config.ts';
 import { join } from 'node:path';
 import { until } from '../support/until.ts';
 import { copyWorkingTree, ROOT, run, shBlocks, tourEnv } from './tour.ts';
@@ -44,7 +45,9 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
   t.teardown(() => { if (svcd.exitCode === null) svcd.kill('SIGKILL'); });
   await until('svcd ready', () => existsSync(readyFile) || svcd.exitCode !== null, { ms: 90_000 });
   t.is(svcd.exitCode, null, stderr);
-  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { http: string; edge: string };
+  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { http: string; edge: string; gateway_processes: number };
+  // the default topology for this machine's cores (two gateway workers on the 2-core CI box)
+  t.is(ready.gateway_processes, autoGateways(availableParallelism()));
   const httpAt = new URL(ready.http).host;
   const edgePort = ready.edge.slice(ready.edge.lastIndexOf(':') + 1);
 
