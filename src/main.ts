@@ -27,6 +27,7 @@ import { createGateway } from './gateway/app.ts';
 import { answeringFirst, coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
 import { quoteDesk } from './core/quote-desk.ts';
+import type { RateClass } from './protocol/registry.ts';
 import { proxyMatcher } from './gateway/client-address.ts';
 import { listenGateway } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
@@ -208,9 +209,11 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort }, {
     replyTimeoutMs: config.coreReplyTimeoutMs,
   });
-  // free quotes are answered here, counted in the node's windows over IPC (core/quote-desk.ts)
+  // free quotes are answered here (core/quote-desk.ts), admitted from shares of the node's windows that
+  // the core grants over IPC (gateway/node-windows.ts)
   const windows = nodeWindows(process as PrimaryChannel, config.rates, config.coreReplyTimeoutMs || 10_000);
-  const desk = quoteDesk({ quoteKey: readQuoteKey(config.dataDir), take: (klass, client) => windows.take(klass, client) });
+  const take = (klass: RateClass, client: string) => windows.take(klass, client);
+  const desk = quoteDesk({ quoteKey: readQuoteKey(config.dataDir), take });
   const core = answeringFirst(desk, backend, (e) => log.error({ err: e }, 'free quote failed'));
   const edgePort = Number(process.env.SVC_CLUSTER_EDGE_PORT) || undefined;
   const gw = await startGateway(config, log, core, edgePort, primaryHandedBack);

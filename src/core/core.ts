@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import { Kernels, KernelPool } from '../kernels/index.ts';
 import { selfCheck } from '../kernels/self-check.ts';
-import { AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
+import {
+  AUXILIARY, CAPABILITIES, COMMANDS, commandSpec, type CommandSpec, type RateClass,
+} from '../protocol/registry.ts';
 import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';

@@ -45,7 +45,8 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
   t.teardown(() => { if (svcd.exitCode === null) svcd.kill('SIGKILL'); });
   await until('svcd ready', () => existsSync(readyFile) || svcd.exitCode !== null, { ms: 90_000 });
   t.is(svcd.exitCode, null, stderr);
-  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { http: string; edge: string; gateway_processes: number };
+  type Ready = { http: string; edge: string; gateway_processes: number };
+  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as Ready;
   // the default topology for this machine's cores (two gateway workers on the 2-core CI box)
   t.is(ready.gateway_processes, autoGateways(availableParallelism()));
   const httpAt = new URL(ready.http).host;

@@ -34,7 +34,8 @@ const alive = (pid: number) => {
 // every request on a new connection, so round-robin spreads the steps of one flow over the workers
 const fresh = { connection: 'close' };
 
-test('SVC_GATEWAY_PROCESSES: auto is in-process on 1 core, 2 gateways on 2, one per core but one beyond; bad values stop',
+test('SVC_GATEWAY_PROCESSES: auto is in-process on 1 core, 2 gateways on 2, one per core but one beyond; '
+  + 'bad values stop',
   (t) => {
     t.is(autoGateways(1), 0);
     t.is(autoGateways(2), 2);
