@@ -138,9 +138,10 @@ async function startAll(): Promise<Started> {
   ]);
   for (const k of svcdK) machines.set(k, await fundMachines(k.core, n));
   const ratioAtLeast = (min: number, p99: number) => (r: Row) => r.ratio !== null && r.ratio >= min && r.p99_ms < p99;
+  const freeTarget: Target = { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) };
   const quotes = {
     put: entry(put, bare),
-    svcd: entry(svcdFree, bare, { text: '≥0.8x, p99<20', met: ratioAtLeast(0.8, 20) }),
+    svcd: entry(svcdFree, bare, freeTarget),
   };
   const flows = {
     anchor: entry(paidAnchor),
@@ -151,7 +152,11 @@ async function startAll(): Promise<Started> {
     name: 'free quote',
     unit: 'req/s',
     latency: 'request',
-    entries: [entry(bare), quotes.put, quotes.svcd, ...svcdK.map((k) => entry(k, bare))],
+    // the target on the one process and on K = 2 (auto on this 2-core machine: docs/decisions.md)
+    entries: [
+      entry(bare), quotes.put, quotes.svcd,
+      ...svcdK.map((k) => entry(k, bare, k.name === 'svcd K=2' ? freeTarget : undefined)),
+    ],
     load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
   };
   // the default pulse size keeps the row's name, so saved runs compare; other sizes get a row each
