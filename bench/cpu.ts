@@ -3,10 +3,11 @@
 // svcd as it was at a git ref. Throughput on a shared 2-core machine moves ±10% between runs; the
 // server's CPU per request moves a few µs (docs/performance.md, "The gateway's layers"), so this is the
 // A/B measure for one change. Every svcd runs in one process (SVC_GATEWAY_PROCESSES=0: the CPU read is
-// that process's, all its threads); each tree runs in two processes, interleaved, because two processes
-// of one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
+// that process's, all its threads), or with --gateways K as the core and K gateway workers (the CPU of
+// the primary and of every process it started); each tree runs twice, interleaved, because two svcd of
+// one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,15 +21,19 @@ const USAGE = `Usage: npm run bench:cpu -- [options]
 Server CPU time per request (µs, all threads of the server process, from /proc/<pid>/stat) over a
 fixed number of free quotes and of paid GET_PULSE flows at c = 32: the bare koa+router+ajv anchor,
 the 3-route paid anchor, svcd from this tree and, with --against, svcd from a git ref. Each svcd
-runs in one process (no gateway workers), two processes per tree; rounds are interleaved and the
-median of every process's rounds is kept.
+runs in one process (no gateway workers), two svcd per tree; rounds are interleaved and the median
+of every svcd's rounds is kept.
 
 Options:
   --against REF      also measure svcd at REF (a commit, branch or tag; checked out with git worktree
                      in a temp dir, sharing this tree's node_modules): the Δ column is this tree / REF
-  -c N               client connections (default 32)`;
+  -c N               client connections (default 32)
+  --gateways K       svcd with K gateway worker processes (default 0: one process); the CPU counted
+                     is the core's and every worker's`;
 
-const args = benchArgs(USAGE, { against: { type: 'string' }, c: { type: 'string', short: 'c' } });
+const args = benchArgs(USAGE, {
+  against: { type: 'string' }, c: { type: 'string', short: 'c' }, gateways: { type: 'string' },
+});
 if (args.sizes !== undefined) {
   process.stderr.write(`--sizes: bench:cpu has one size per case\n\n${USAGE}\n`);
   process.exit(2);
@@ -38,6 +43,11 @@ if (!Number.isInteger(c) || c < 1 || c > 256) {
   process.stderr.write(`-c: a whole number from 1 to 256 (got ${JSON.stringify(args.c)})\n`);
   process.exit(2);
 }
+const gateways = args.gateways === undefined ? 0 : Number(args.gateways);
+if (!Number.isInteger(gateways) || gateways < 0 || gateways > 16) {
+  process.stderr.write(`--gateways: a whole number from 0 to 16 (got ${JSON.stringify(args.gateways)})\n`);
+  process.exit(2);
+}
 if (!existsSync('/proc/self/stat')) {
   process.stderr.write('bench:cpu reads /proc/<pid>/stat: Linux only\n');
   process.exit(2);
@@ -45,6 +55,7 @@ if (!existsSync('/proc/self/stat')) {
 const quick = args.quick === true;
 const settings = {
   c,
+  gateways,
   rounds: quick ? 1 : 3,
   processes_per_tree: quick ? 1 : 2,
   quotes_per_round: quick ? 1000 : 20_000,
@@ -57,15 +68,34 @@ const gitOrThrow = (a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 const progress = progressFrom(performance.now());
 
-/** CPU time (ms) the process has used: user + system, every thread. */
-function cpuMs(pid: number): number {
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces): state is [0]. */
+function stat(pid: number): string[] {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  return fields.slice(fields.lastIndexOf(')') + 2).split(' ');
+}
+
+/** `pid` and the live processes it started (a svcd primary's gateway workers). */
+function withChildren(pid: number): number[] {
+  const out = [pid];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (Number(stat(Number(d))[1]) === pid) out.push(Number(d));
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
+}
+
+/** CPU time (ms) the processes have used: user + system, every thread. */
+function cpuMs(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    const f = stat(pid);
+    return sum + (Number(f[11]) + Number(f[12])) * TICK_MS;
+  }, 0);
 }
 
 type Servers = typeof here;
-interface Target { server: string; tree: string; s: here.Server; machines: Machine[] }
+interface Target { server: string; tree: string; s: here.Server; machines: Machine[]; pids: number[] }
 export interface CpuRow {
   case: string; server: string; unit: string;
   /** µs per unit, one per process and round */
@@ -110,14 +140,14 @@ async function main(): Promise<number> {
       const anchor = await here.startAnchor(paid ? 'koa 3-route' : 'koa+router+ajv', paid ? 'paid' : 'bare');
       stops.push(() => anchor.stop());
       const targets: Target[] = [
-        { server: anchor.name, tree: anchor.name, s: anchor, machines: here.anchorMachines(c) },
+        { server: anchor.name, tree: anchor.name, s: anchor, machines: here.anchorMachines(c), pids: [anchor.pid] },
       ];
       for (const t of trees) {
         for (let p = 0; p < settings.processes_per_tree; p++) {
-          const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, 0);
+          const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, gateways);
           stops.push(() => s.stop());
           const machines = paid ? await t.mod.fundMachines(s.core, c) : [];
-          targets.push({ server: s.name, tree: t.name, s, machines });
+          targets.push({ server: s.name, tree: t.name, s, machines, pids: withChildren(s.pid) });
         }
       }
       progress(`${kase}: ${targets.length} servers up`);
@@ -130,9 +160,9 @@ async function main(): Promise<number> {
       const samples = new Map<string, number[]>();
       for (let r = 0; r < settings.rounds; r++) {
         for (const t of r % 2 ? [...targets].reverse() : targets) {
-          const before = cpuMs(t.s.pid);
+          const before = cpuMs(t.pids);
           const done = await load(t, n);
-          const us = ((cpuMs(t.s.pid) - before) * 1000) / Math.max(1, done.count);
+          const us = ((cpuMs(t.pids) - before) * 1000) / Math.max(1, done.count);
           samples.set(t.tree, [...(samples.get(t.tree) ?? []), us]);
           progress(`round ${r + 1} ${kase} / ${t.server}: ${us.toFixed(1)} µs per ${paid ? 'flow' : 'request'}`);
         }
@@ -160,7 +190,7 @@ async function main(): Promise<number> {
     const m = machine;
     print(`svc CPU bench — ${String(m.cpu_model)}, ${String(m.cpus)} cores, Node ${String(m.node)}, `
       + `commit ${String(m.commit)}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
-      + 'process(es) per tree');
+      + `svcd per tree${gateways ? `, each with ${gateways} gateway workers` : ''}`);
     print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
       'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',
     ].join(' ').trimEnd());

@@ -58,5 +58,20 @@ test('bench:cpu: a ref that names nothing, a size list or a bad -c is a usage er
   t.regex(none.err, /--against: "no-such-ref-anywhere" names no commit/);
   t.is((await bench(['--sizes', '64'])).code, 2);
   t.is((await bench(['-c', '0'])).code, 2);
+  t.is((await bench(['--gateways', '-1'])).code, 2);
   t.false(worktrees().includes('svc-bench-ref-'));
+});
+
+test.serial('`bench:cpu --quick --gateways 1` counts the core and its gateway worker', async (t) => {
+  t.timeout(300_000);
+  t.true(doc.includes('npm run bench:cpu -- --gateways 2 --against'), 'docs/performance.md gives the form');
+  const r = await bench(['--quick', '--gateways', '1']);
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, /1 svcd per tree, each with 1 gateway workers/);
+  const file = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
+  const run = JSON.parse(readFileSync(file, 'utf8')) as { settings: { gateways: number }; rows: CpuRow[] };
+  t.is(run.settings.gateways, 1);
+  // the worker's CPU is in the count: a free quote is made in the worker, the core does nothing for it
+  const free = run.rows.find((row) => row.case === 'free quote' && row.server === 'svcd')!;
+  t.true(free.us > 10, `${free.us} µs per free quote`);
 });
