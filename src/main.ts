@@ -207,7 +207,7 @@ function primaryHandedBack(): Promise<void> {
  */
 async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort }, {
-    replyTimeoutMs: config.coreReplyTimeoutMs,
+    replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
   });
   // free quotes are answered here (core/quote-desk.ts), admitted from shares of the node's windows that
   // the core grants over IPC (gateway/node-windows.ts)
@@ -312,7 +312,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort);
     const nodeLog = log.child({ part: 'gateway' });
     const backend = svc1Caller(nodes, {
-      replyTimeoutMs: config.coreReplyTimeoutMs,
+      replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
       onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
     });
     const gw = await startGateway(config, log, backend);

@@ -97,22 +97,39 @@ export function replaySafe(cmd: string, args: Record<string, unknown>): boolean 
   return billing === 'free' || billing === 'free_limited' || billing === 'sandbox_free_limited';
 }
 
-/** One core node: its pipelined connections (opened lazily, reopened after a drop) and its health. */
+/**
+ * One core node: its pipelined connections (opened lazily, reopened after a drop) and its health.
+ * Calls fill the first connection up to `fill` in flight before the next one is used (then the least
+ * busy): the core's replies to one connection in one turn go out in one write (lineWriter), so fewer
+ * connections mean fewer writes, and a second connection opens only under load.
+ */
 class CoreNode {
   readonly #clients: (Promise<SvcClient> | null)[];
-  #next = 0;
+  /** calls in flight on each connection */
+  readonly #busy: number[];
   inflight = 0;
   /** consecutive failures; 0 while up */
   failures = 0;
   /** down until this time (ms, Date.now()); 0: up */
   downUntil = 0;
 
-  constructor(readonly endpoint: Endpoint, connections: number, readonly replyTimeoutMs: number) {
+  constructor(
+    readonly endpoint: Endpoint, connections: number, readonly replyTimeoutMs: number, readonly fill: number,
+  ) {
     this.#clients = Array.from({ length: connections }, () => null);
+    this.#busy = Array.from({ length: connections }, () => 0);
   }
 
-  #pick(): Promise<SvcClient> {
-    const i = this.#next++ % this.#clients.length;
+  #pick(): number {
+    let least = 0;
+    for (let i = 0; i < this.#busy.length; i++) {
+      if (this.#busy[i]! < this.fill) return i;
+      if (this.#busy[i]! < this.#busy[least]!) least = i;
+    }
+    return least;
+  }
+
+  #client(i: number): Promise<SvcClient> {
     const opts = { replyTimeoutMs: this.replyTimeoutMs };
     return this.#clients[i] ??= SvcClient.connect(this.endpoint, undefined, opts).catch((e: unknown) => {
       this.#clients[i] = null;
@@ -123,8 +140,14 @@ class CoreNode {
   async request(
     cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string | undefined,
   ): Promise<Record<string, unknown>> {
-    const c = await this.#pick();
-    return c.request(cmd, args, auth, client ? { client } : undefined);
+    const i = this.#pick();
+    this.#busy[i]!++;
+    try {
+      const c = await this.#client(i);
+      return await c.request(cmd, args, auth, client ? { client } : undefined);
+    } finally {
+      this.#busy[i]!--;
+    }
   }
 
   /** Marks the node up; true when it was down. */
@@ -165,8 +188,13 @@ class CoreNode {
  * `replyTimeoutMs`; a node that is slow on one call but answers is not.
  */
 export interface CallerOptions {
-  /** pipelined connections per node (default 4) */
+  /** pipelined connections per node, at most (default 4) */
   connections?: number;
+  /**
+   * calls in flight on one connection before the next is used (default 32, the core's
+   * SVC_MAX_IN_FLIGHT: past it the core reads no more of that connection's lines until one finishes)
+   */
+  fill?: number;
   /**
    * a connection on which calls wait and nothing has come back for this long (not even the HEALTH it sends
    * after half of it) is dropped, and its node marked down like one whose connection broke (default 10 s;
@@ -179,11 +207,11 @@ export interface CallerOptions {
 }
 
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
-  const { connections = 4, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000 } = opts;
+  const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000 } = opts;
   const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
-  const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs));
+  const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs, fill));
   let turn = 0;
   /** the nodes a call tries, in order: live ones by calls in flight (ties in turn), then down ones by due time */
   const order = (now: number): CoreNode[] => {

@@ -200,6 +200,23 @@ test('an error the core answered is the core\'s: not sent to another node', asyn
   t.is(live.lines.length, 0);
 });
 
+test('calls fill one connection up to `fill` in flight before a second opens; past every fill, the least busy',
+  async (t) => {
+    const n = await node(t, 'slow');
+    let opened = 0;
+    n.server.on('connection', () => { opened++; });
+    const caller = svc1Caller(tcp(n.port), { connections: 3, fill: 2, replyTimeoutMs: 0 });
+    t.teardown(() => caller.close());
+    const burst = (k: number) => Promise.all(Array.from({ length: k }, () => caller.call('QUOTE', {})));
+    await burst(2);
+    t.is(opened, 1, 'two calls in flight fit on the first connection');
+    await burst(5);
+    t.is(opened, 3, 'five: the first two connections full, the fifth call on the third');
+    await burst(7);
+    t.is(opened, 3, 'never more than `connections`');
+    t.is(calls(n), 14);
+  });
+
 test('SVC_CORE_NODES: HOST:PORT list; unset is this host\'s backend; bad entries are refused by name', (t) => {
   t.deepEqual(coreNodes(undefined, 9444), [tcp(9444)]);
   t.deepEqual(coreNodes(' ', 9444), [tcp(9444)]);
