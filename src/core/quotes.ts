@@ -67,7 +67,7 @@ function issuedRecord(
     quote_id: quoteId, service: t.service, command: svc.command, machine_id: machineId,
     state: expired ? 'expired' : 'issued',
     bits: t.bits, bytes: t.bytes, max_output: t.max_output, priority: t.priority,
-    price: stale ? { ...p, quote_units: t.quote_units } : p, quote_units: t.quote_units,
+    price: { ...p, quote_units: t.quote_units }, quote_units: t.quote_units,
     price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
     input_field: t.input_digest ? svc.quoteInput : null, input_digest: t.input_digest,
     created_at: new Date(t.created_ms).toISOString(), expires_at: new Date(expiresMs).toISOString(),
