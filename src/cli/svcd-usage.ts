@@ -4,7 +4,7 @@
 import { CORE_VERSION, VERSIONS } from '../protocol/versions.ts';
 
 export const SVCD_COMMANDS = {
-  start: 'core and HTTP gateway in one process (the default)',
+  start: 'core and HTTP gateway (the default): one process, or gateway workers too (SVC_GATEWAY_PROCESSES)',
   core: 'the core alone: svc/1 TLS edge, backend (loopback TCP) and admin socket',
   gateway: 'the HTTP gateway alone, calling a core\'s backend at 127.0.0.1:SVC_BACKEND_PORT (or the nodes in '
     + 'SVC_CORE_NODES)',

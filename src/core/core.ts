@@ -46,9 +46,9 @@ import { commandDone } from './core-metrics.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
- * address itself; `backend`: a gateway in another process (svcd gateway, or a worker of
- * SVC_GATEWAY_PROCESSES), whose per-address windows are only its own share, so the core keeps the
- * node-wide ones, as for the edge.
+ * address itself (the label also counts the free quotes a gateway worker makes itself, quote-desk.ts);
+ * `backend`: a gateway in another process (svcd gateway, or a worker of SVC_GATEWAY_PROCESSES), whose
+ * per-address windows are only its own share, so the core keeps the node-wide ones, as for the edge.
  */
 export type Listener = 'edge' | 'backend' | 'gateway' | 'admin';
 /** The ops that record an idempotent request's reply (the reply as the caller will see it). */
