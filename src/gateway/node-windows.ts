@@ -220,10 +220,12 @@ export function windowDesk(book: WindowBook, opts: WindowDeskOptions): WindowDes
 
   /** Asks every worker holding requests of window `start` of `key` to give them back; their sum. */
   const recall = (key: string, start: number): Promise<number> => {
-    const h = holders.get(key);
-    if (!h || h.start !== start || h.workers.size === 0) return Promise.resolve(0);
+    // a recall already out for this key may bring requests back: wait for it (its caller grants first),
+    // then recall what was granted meanwhile
     const running = recalling.get(key);
     if (running) return running.then(() => recall(key, start));
+    const h = holders.get(key);
+    if (!h || h.start !== start || h.workers.size === 0) return Promise.resolve(0);
     const asked = [...h.workers];
     h.workers.clear();
     const p = Promise.all(asked.map((worker) => new Promise<number>((resolve) => {
