@@ -7,7 +7,7 @@
 // the primary and of every process it started); each tree runs twice, interleaved, because two svcd of
 // one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { benchArgs, loadavgNow, machineInfo, progressFrom, ratioCell, readSaved,
 import { QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Machine } from './service/load.ts';
 import { median } from './service/report.ts';
 import * as here from './service/servers.ts';
+import { childPids, procStat } from '../test/support/proc.ts';
 
 const USAGE = `Usage: npm run bench:cpu -- [options]
 
@@ -68,28 +69,10 @@ const gitOrThrow = (a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 const progress = progressFrom(performance.now());
 
-/** The fields of /proc/<pid>/stat after the command name (which may hold spaces): state is [0]. */
-function stat(pid: number): string[] {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return fields.slice(fields.lastIndexOf(')') + 2).split(' ');
-}
-
-/** `pid` and the live processes it started (a svcd primary's gateway workers). */
-function withChildren(pid: number): number[] {
-  const out = [pid];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (Number(stat(Number(d))[1]) === pid) out.push(Number(d));
-    } catch { /* gone meanwhile */ }
-  }
-  return out;
-}
-
 /** CPU time (ms) the processes have used: user + system, every thread. */
 function cpuMs(pids: number[]): number {
   return pids.reduce((sum, pid) => {
-    const f = stat(pid);
+    const f = procStat(pid);
     return sum + (Number(f[11]) + Number(f[12])) * TICK_MS;
   }, 0);
 }
@@ -147,7 +130,7 @@ async function main(): Promise<number> {
           const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, gateways);
           stops.push(() => s.stop());
           const machines = paid ? await t.mod.fundMachines(s.core, c) : [];
-          targets.push({ server: s.name, tree: t.name, s, machines, pids: withChildren(s.pid) });
+          targets.push({ server: s.name, tree: t.name, s, machines, pids: [s.pid, ...childPids(s.pid)] });
         }
       }
       progress(`${kase}: ${targets.length} servers up`);

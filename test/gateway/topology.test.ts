@@ -4,8 +4,9 @@
 // hold node-wide, a worker that dies is replaced, and SIGTERM stops the workers before the core,
 // leaving no process behind.
 import test from 'ava';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { httpFrom } from '../support/http-from.ts';
+import { childPids } from '../support/proc.ts';
 import { startSvcd } from '../support/start-svcd.ts';
 import { fundMachine } from '../support/svcd.ts';
 import { autoGateways, loadConfig } from '../../src/core/config.ts';
@@ -13,18 +14,13 @@ import { until } from '../support/until.ts';
 
 /** Pids of the live svcd processes whose parent is `ppid` (Linux /proc; tsx's esbuild children aside). */
 function children(ppid: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
+  return childPids(ppid).filter((pid) => {
     try {
-      // "pid (comm) state ppid ...": comm may hold spaces, so read after the last ')'
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(parent) !== ppid || state === 'Z') continue;
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('svcd.mjs')) out.push(Number(d));
-    } catch { /* gone meanwhile */ }
-  }
-  return out.sort();
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('svcd.mjs');
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
 const alive = (pid: number) => {
