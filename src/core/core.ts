@@ -27,7 +27,7 @@ import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
-import { RateLimiter, clientKey, type WindowGrant } from '../protocol/rate-limit.ts';
+import { RateLimiter, addressWindowKey, clientKey, type WindowGrant } from '../protocol/rate-limit.ts';
 import { Sandbox } from './sandbox.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION, UNIT_SCALE, usdString } from '../protocol/pricing.ts';
@@ -222,12 +222,12 @@ export class Core {
    * (gateway/node-windows.ts, RateLimiter.grant).
    */
   grantWindow(klass: RateClass, client: string, share: number, max: number): WindowGrant {
-    return this.#limits.grant(klass, `ip:${clientKey(client)}`, share, max, this.ctx.now().getTime());
+    return this.#limits.grant(klass, addressWindowKey(client), share, max, this.ctx.now().getTime());
   }
 
   /** Uncounts requests granted and never admitted (a worker gave them back on a recall). */
   giveBackWindow(klass: RateClass, client: string, start: number, n: number): void {
-    this.#limits.giveBack(klass, `ip:${clientKey(client)}`, start, n);
+    this.#limits.giveBack(klass, addressWindowKey(client), start, n);
   }
 
   // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before
@@ -248,7 +248,7 @@ export class Core {
     // edge and remote gateways' callers are limited here by address (a remote gateway's own calls,
     // which name no client, are nobody's); the in-process gateway limits its HTTP callers itself
     const counted = listener === 'edge' || (listener === 'backend' && client !== undefined);
-    const address = counted ? `ip:${clientKey(client)}` : null;
+    const address = counted ? addressWindowKey(client) : null;
     const nowMs = this.ctx.now().getTime();
     if (address && !needsAuth) this.#limits.check(spec.rateClass, address, 'per address', nowMs);
     if (address && needsAuth) this.#limits.assertOpen(spec.rateClass, address, 'per address', nowMs);

@@ -9,7 +9,7 @@ import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
 import { ConnectionError } from '../client/client.ts';
 import { ServiceError, isFault } from '../errors.ts';
-import { RateLimiter, clientKey, type RateRules } from '../protocol/rate-limit.ts';
+import { RateLimiter, addressWindowKey, type RateRules } from '../protocol/rate-limit.ts';
 import { COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
@@ -67,7 +67,7 @@ export function createGateway(opts: GatewayOptions): {
   // Counts one request against the client's address (issue "Trust" §1: unauthenticated traffic is
   // keyed on where it comes from, never on an identity it merely names).
   const limit = (ctx: Ctx, klass: RateClass) => {
-    const d = limiter.check(klass, `ip:${clientKey(ctx.state.client)}`, 'per address');
+    const d = limiter.check(klass, addressWindowKey(ctx.state.client), 'per address');
     ctx.set(d.headers);
   };
 
@@ -152,10 +152,9 @@ export function createGateway(opts: GatewayOptions): {
   const handle = (spec: CommandSpec) => async (ctx: Ctx) => {
     const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
     const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
-    const address = `ip:${clientKey(ctx.state.client)}`;
     // before the body is read: a caller with a token is counted per machine by the core once the token
     // checks out, and against its address only if it does not; everyone else against the address now
-    if (needsAuth && bearer) limiter.assertOpen(spec.rateClass, address, 'per address');
+    if (needsAuth && bearer) limiter.assertOpen(spec.rateClass, addressWindowKey(ctx.state.client), 'per address');
     else limit(ctx, spec.rateClass);
     const args: Record<string, unknown> = spec.http!.method === 'GET'
       ? knownQuery(spec, ctx.query as Record<string, unknown>)

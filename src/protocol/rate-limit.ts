@@ -49,8 +49,7 @@ export class RateLimiter {
     const rule = this.#rules[klass];
     const w = this.#window(klass, key, nowMs);
     w.count++;
-    const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
-    return { allowed: w.count <= rule.limit, remaining: rule.limit - w.count, reset };
+    return { allowed: w.count <= rule.limit, remaining: rule.limit - w.count, reset: resetSec(w, rule, nowMs) };
   }
 
   /**
@@ -65,9 +64,8 @@ export class RateLimiter {
     const left = Math.max(0, rule.limit - w.count);
     const granted = Math.min(left, Math.max(1, Math.min(max, Math.floor(left * share))));
     w.count += granted;
-    const endMs = w.start + rule.windowSec * 1000;
-    const reset = Math.max(1, Math.ceil((endMs - nowMs) / 1000));
-    return { granted, start: w.start, endMs, state: { allowed: granted > 0, remaining: rule.limit - w.count, reset } };
+    const state = { allowed: granted > 0, remaining: rule.limit - w.count, reset: resetSec(w, rule, nowMs) };
+    return { granted, start: w.start, endMs: w.start + rule.windowSec * 1000, state };
   }
 
   /** Uncounts `n` requests granted in window `start` and never admitted (a worker gave them back). */
@@ -102,8 +100,8 @@ export class RateLimiter {
     const rule = this.#rules[klass];
     const w = this.#windows.get(`${klass}|${key}`);
     if (!w || nowMs - w.start >= rule.windowSec * 1000 || w.count < rule.limit) return;
-    const reset = Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
-    assertAllowed(klass, rateDecision(klass, rule, { allowed: false, remaining: 0, reset }), what);
+    const refused = { allowed: false, remaining: 0, reset: resetSec(w, rule, nowMs) };
+    assertAllowed(klass, rateDecision(klass, rule, refused), what);
   }
 
   // Expired windows go first; if the table is still full, the oldest windows go (they are the
@@ -120,6 +118,11 @@ export class RateLimiter {
       this.#windows.delete(k);
     }
   }
+}
+
+/** Whole seconds until window `w` ends, at least 1 (the RateLimit `t` and Retry-After). */
+function resetSec(w: Window, rule: RateRule, nowMs: number): number {
+  return Math.max(1, Math.ceil((w.start + rule.windowSec * 1000 - nowMs) / 1000));
 }
 
 /** Requests counted ahead for a worker to admit (RateLimiter.grant). */
@@ -162,6 +165,11 @@ function rateLimited(klass: RateClass, d: RateDecision, what: string): ServiceEr
  */
 export function clientKey(address: string | undefined): string {
   return address ? addressKey(address) : 'unknown';
+}
+
+/** The per-address window's key of a client address (the gateway's and the core's, and the grants'). */
+export function addressWindowKey(address: string | undefined): string {
+  return `ip:${clientKey(address)}`;
 }
 
 /** Parses LIMIT/SECONDS (e.g. 120/60); `name` is the setting it came from, for the message. */
