@@ -57,14 +57,15 @@ export interface NodeWindows {
 const MAX_HELD = 10_000;
 
 interface Held { start: number; endMs: number; left: number }
-interface Waiting { klass: RateClass; key: string; done: boolean; resolve(): void; reject(e: unknown): void }
-interface Batch { takes: [RateClass, string][]; waiting: Waiting[] }
+interface Waiting {
+  klass: RateClass; client: string; key: string; done: boolean; resolve(): void; reject(e: unknown): void;
+}
 
 export function nodeWindows(
   channel: PrimaryChannel, rules: RateRules, timeoutMs: number, now: () => number = Date.now,
 ): NodeWindows {
   const held = new Map<string, Held>();
-  let queued: Batch | null = null;
+  let queued: Waiting[] | null = null;
   let scheduled = false;
   let inFlight: { id: number; waiting: Waiting[]; left: number; timer: NodeJS.Timeout } | null = null;
   let ids = 0;
@@ -144,13 +145,13 @@ export function nodeWindows(
   function flush(): void {
     scheduled = false;
     if (inFlight || !queued) return;
-    const batch = queued;
+    const waiting = queued;
     queued = null;
     const id = ++ids;
     const timer = setTimeout(() => fail(landed(), 'the core did not answer in time; retry'), timeoutMs);
-    inFlight = { id, waiting: batch.waiting, left: batch.waiting.length, timer };
+    inFlight = { id, waiting, left: waiting.length, timer };
     try {
-      channel.send({ type: 'svcd:take', id, takes: batch.takes });
+      channel.send({ type: 'svcd:take', id, takes: waiting.map((w) => [w.klass, w.client]) });
     } catch {
       fail(landed(), 'the core is gone; retry');
     }
@@ -166,9 +167,7 @@ export function nodeWindows(
         return Promise.resolve();
       }
       return new Promise<void>((resolve, reject) => {
-        queued ??= { takes: [], waiting: [] };
-        queued.takes.push([klass, client]);
-        queued.waiting.push({ klass, key, done: false, resolve, reject });
+        (queued ??= []).push({ klass, client, key, done: false, resolve, reject });
         if (!inFlight && !scheduled) {
           scheduled = true;
           setImmediate(flush);
@@ -178,7 +177,7 @@ export function nodeWindows(
     close() {
       closed = true;
       channel.off('message', onMessage);
-      const waiting = [...(queued?.waiting ?? []), ...(inFlight?.waiting ?? [])];
+      const waiting = [...(queued ?? []), ...(inFlight?.waiting ?? [])];
       queued = null;
       if (inFlight) clearTimeout(inFlight.timer);
       inFlight = null;
@@ -194,6 +193,12 @@ export interface WindowBook {
 }
 
 export interface WindowDeskOptions {
+  /**
+   * windows whose holders are remembered (default 100,000, the limiter's own bound): past it the ended
+   * ones go, then the oldest. A window forgotten early is recalled from nobody: its holders' unused
+   * requests are lost, so the node admits fewer, never more
+   */
+  maxHolders?: number;
   /** the live workers' ids */
   workers(): number[];
   send(worker: number, m: TakenMessage | RecallMessage): void;
@@ -201,6 +206,8 @@ export interface WindowDeskOptions {
   recallTimeoutMs: number;
   /** most requests granted at once */
   maxGrant?: number;
+  /** the clock the book's windows run on (ms; default Date.now) */
+  now?: () => number;
 }
 
 export interface WindowDesk {
@@ -212,8 +219,10 @@ export interface WindowDesk {
 
 export function windowDesk(book: WindowBook, opts: WindowDeskOptions): WindowDesk {
   const maxGrant = opts.maxGrant ?? 1000;
-  // who may hold unused requests of a window: grant key → its window start and the workers
-  const holders = new Map<string, { start: number; workers: Set<number> }>();
+  const maxHolders = opts.maxHolders ?? 100_000;
+  // who may hold unused requests of a window: grant key → its window and the workers granted in it
+  // (insertion order is window start order: a new window of a key is deleted and set again)
+  const holders = new Map<string, { start: number; endMs: number; workers: Set<number> }>();
   const recalls = new Map<number, { worker: number; done(n: number): void }>();
   const recalling = new Map<string, Promise<number>>();
   let ids = 0;
@@ -225,9 +234,9 @@ export function windowDesk(book: WindowBook, opts: WindowDeskOptions): WindowDes
     const running = recalling.get(key);
     if (running) return running.then(() => recall(key, start));
     const h = holders.get(key);
-    if (!h || h.start !== start || h.workers.size === 0) return Promise.resolve(0);
+    if (!h || h.start !== start) return Promise.resolve(0);
     const asked = [...h.workers];
-    h.workers.clear();
+    holders.delete(key);
     const p = Promise.all(asked.map((worker) => new Promise<number>((resolve) => {
       const id = ++ids;
       const timer = setTimeout(() => done(0), opts.recallTimeoutMs);
@@ -248,20 +257,35 @@ export function windowDesk(book: WindowBook, opts: WindowDeskOptions): WindowDes
   };
 
   const share = () => 1 / (2 * Math.max(1, opts.workers().length));
-  const held = (worker: number, key: string, g: WindowGrant) => {
+  /** `worker` was granted requests of `g`'s window of `key`: a recall asks it. */
+  const addHolder = (worker: number, key: string, g: WindowGrant) => {
     if (g.granted === 0) return;
-    const h = holders.get(key);
-    if (h && h.start === g.start) h.workers.add(worker);
-    else holders.set(key, { start: g.start, workers: new Set([worker]) });
+    let h = holders.get(key);
+    if (!h || h.start !== g.start) {
+      holders.delete(key);
+      if (holders.size >= maxHolders) forget();
+      holders.set(key, h = { start: g.start, endMs: g.endMs, workers: new Set() });
+    }
+    h.workers.add(worker);
+  };
+  /** Ended windows go; if that is not enough, the oldest, down to 90% of the bound. */
+  const forget = () => {
+    const t = (opts.now ?? Date.now)();
+    for (const [k, h] of holders) if (h.endMs <= t) holders.delete(k);
+    for (const k of holders.keys()) {
+      if (holders.size < Math.floor(maxHolders * 0.9)) break;
+      holders.delete(k);
+    }
   };
 
   /** An ask the window could not grant: what the workers hold unused comes back, and is granted again. */
   const afterRecall = async (worker: number, klass: RateClass, client: string, start: number) => {
     // whatever came back, and whatever a recall that ran meanwhile brought back
-    const back = await recall(grantKey(klass, client), start);
+    const key = grantKey(klass, client);
+    const back = await recall(key, start);
     if (back > 0) book.giveBack(klass, client, start, back);
     const g = book.grant(klass, client, share(), maxGrant);
-    held(worker, grantKey(klass, client), g);
+    addHolder(worker, key, g);
     return g;
   };
 
@@ -271,7 +295,7 @@ export function windowDesk(book: WindowBook, opts: WindowDeskOptions): WindowDes
     m.takes.forEach(([klass, client], i) => {
       const g = book.grant(klass, client, share(), maxGrant);
       if (g.granted === 0) return void later.push([i, klass, client, g.start]);
-      held(worker, grantKey(klass, client), g);
+      addHolder(worker, grantKey(klass, client), g);
       now[i] = g;
     });
     if (later.length < m.takes.length) opts.send(worker, { type: 'svcd:taken', id: m.id, grants: now });

@@ -42,9 +42,11 @@ function pipe(jitter?: () => number): (deliver: () => void) => void {
 }
 
 /** A primary and `k` workers in this process; `limit` public_low requests a window. */
-function node(
-  k: number, limit: number, opts: { maxGrant?: number; recallTimeoutMs?: number; jitter?: () => number } = {},
-): Node {
+interface NodeOptions {
+  maxGrant?: number; maxHolders?: number; recallTimeoutMs?: number; jitter?: () => number;
+}
+
+function node(k: number, limit: number, opts: NodeOptions = {}): Node {
   const clock = { t: 1_000_000 };
   const toWorker = Array.from({ length: k }, () => pipe(opts.jitter));
   const toPrimary = Array.from({ length: k }, () => pipe(opts.jitter));
@@ -63,6 +65,8 @@ function node(
     },
     recallTimeoutMs: opts.recallTimeoutMs ?? 1000,
     maxGrant: opts.maxGrant,
+    maxHolders: opts.maxHolders,
+    now: () => clock.t,
   });
   const workers = channels.map((ch, i) => {
     const channel: PrimaryChannel = {
@@ -178,6 +182,27 @@ test('a worker that does not answer a recall loses what it held; nobody waits fo
     t.deepEqual(results, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
     t.true(n.sent[0]!['svcd:returned']! >= 1, 'a was asked');
     for (const w of n.workers) w.close();
+  });
+
+test('the primary remembers holders of a bounded number of windows: one forgotten early admits fewer, never more',
+  async (t) => {
+    const n = node(2, 8, { maxHolders: 1 });
+    const [a, b] = n.workers;
+    t.is(await outcome(a!.take('public_low', '192.0.2.1')), 'ok'); // a holds 1 more of its grant of 2
+    t.is(await outcome(a!.take('public_low', '192.0.2.2')), 'ok'); // another window: the first is forgotten
+    const results: string[] = [];
+    for (let i = 0; i < 8; i++) results.push(await outcome(b!.take('public_low', '192.0.2.1')));
+    // b gets the 6 left and no recall reaches a: its unused request is lost, so 7 of 8 in all
+    t.deepEqual(results, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
+    t.is(n.sent[0]!['svcd:returned'], undefined, 'a was asked for nothing');
+    // with room for both windows, the same requests end at 8 of 8
+    const m = node(2, 8, { maxHolders: 2 });
+    t.is(await outcome(m.workers[0]!.take('public_low', '192.0.2.1')), 'ok');
+    t.is(await outcome(m.workers[0]!.take('public_low', '192.0.2.2')), 'ok');
+    const again: string[] = [];
+    for (let i = 0; i < 8; i++) again.push(await outcome(m.workers[1]!.take('public_low', '192.0.2.1')));
+    t.deepEqual(again, ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'rate_limited']);
+    for (const w of [...n.workers, ...m.workers]) w.close();
   });
 
 test('a grant is not used past the end of its window; the next window starts afresh', async (t) => {
