@@ -1,8 +1,7 @@
 // Byte and text encodings the verifiers need, without Node's Buffer: hex, concatenation and
 // constant-time comparison from @noble/curves (a runtime dependency of the kit; it throws on odd-length
 // or non-hex text, as the verifiers need), base64 and base64url (strict), UTF-8, RFC 8785 canonical
-// JSON (the `canonicalize` library).
-import canonicalize from 'canonicalize';
+// JSON (protocol/jcs.ts, the service's own).
 import { bytesToHex, concatBytes, equalBytes, hexToBytes } from '@noble/curves/utils.js';
 
 const enc = new TextEncoder();
@@ -63,12 +62,8 @@ export function lp(s: string): Uint8Array {
   return out;
 }
 
-/** RFC 8785 canonical JSON text of a value (throws when the value has no JSON form). */
-export function canonicalJson(value: unknown): string {
-  const s = canonicalize(value);
-  if (s === undefined) throw new TypeError('value cannot be canonicalized');
-  return s;
-}
+// RFC 8785 canonical JSON text of a value (throws when the value has no JSON form)
+export { canonicalJson } from '../protocol/jcs.ts';
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,14 +1,9 @@
-// Canonical bytes: RFC 8785 JSON (the `canonicalize` package) and SHA-256 digests of it. Everything
-// signed or compared by digest is built from these, on the service and in offline verifiers alike.
+// Canonical bytes: RFC 8785 JSON (jcs.ts) and SHA-256 digests of it. Everything signed or compared by
+// digest is built from these, on the service and in offline verifiers alike.
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './jcs.ts';
 
-/** RFC 8785 canonical JSON text of a value. */
-export function canonicalJson(value: unknown): string {
-  const s = (canonicalize as unknown as (v: unknown) => string | undefined)(value);
-  if (s === undefined) throw new TypeError('value cannot be canonicalized');
-  return s;
-}
+export { canonicalJson } from './jcs.ts';
 
 export function sha256Hex(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');

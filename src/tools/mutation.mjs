@@ -32,7 +32,7 @@ export const GROUPS = [
   { name: 'line-codec', mutate: ['src/protocol/line-codec.ts'],
     tests: [`${G}/codecs.test.ts`, 'test/protocol/line-codec.test.ts'] },
   { name: 'rate-limit', mutate: ['src/protocol/rate-limit.ts'], tests: [`${G}/rate-limit.test.ts`] },
-  { name: 'canonical', mutate: ['src/protocol/canonical.ts'],
+  { name: 'canonical', mutate: ['src/protocol/canonical.ts', 'src/protocol/jcs.ts'],
     tests: ['test/protocol/canonical.test.ts', 'test/oracles/canonical.test.ts'] },
   { name: 'key-codec', mutate: ['src/store/key-codec.ts'], tests: [`${G}/codecs.test.ts`] },
   { name: 'validate', mutate: ['src/protocol/validate.ts'], tests: ['test/protocol/validate.test.ts'] },

@@ -137,9 +137,9 @@ export const MUTATIONS: Mutation[] = [
     CODECS, T.resultTag),
   m('result-tag-fields', 'result tag material must have every field', 'src/core/executors/verify-result.ts',
     'verifyResult', 'FIELDS.some((f) => typeof m![f] !== \'string\')', 'false', CODECS, T.resultTag),
-  m('canonical-json', 'canonical JSON is RFC 8785', 'src/protocol/canonical.ts', 'canonicalJson',
-    'const s = (canonicalize as unknown as (v: unknown) => string | undefined)(value);',
-    'const s = JSON.stringify(value);', 'test/oracles/canonical.test.ts', T.jcs),
+  m('canonical-json', 'canonical JSON is RFC 8785', 'src/protocol/jcs.ts', 'composite',
+    'if (!sorted) names.sort();', 'if (!sorted) names.reverse();',
+    'test/oracles/canonical.test.ts', T.jcs),
   // rate limits
   m('rate-limit-exact', 'rate limit is exact', 'src/protocol/rate-limit.ts', 'RateLimiter.count',
     'allowed: w.count <= rule.limit,', 'allowed: w.count <= rule.limit + 1,', RATE, T.limit),

@@ -1,9 +1,11 @@
 // RFC 8785 canonical JSON against the RFC author's reference vectors (../shared/vectors/jcs-rfc8785),
-// byte for byte: the product's canonicalJson (the `canonicalize` package) and, as a second opinion,
-// the independent json-canonicalize package must both produce every expected output.
+// byte for byte: the product's canonicalJson (src/protocol/jcs.ts) and, as a second opinion, the
+// independent json-canonicalize package must both produce every expected output.
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import theirJcs from 'canonicalize';
+import fc from 'fast-check';
 import { canonicalize as otherJcs } from 'json-canonicalize';
 import { canonicalDigest, canonicalJson, sha256Hex } from '../../src/protocol/canonical.ts';
 import { sharedTest } from '../helpers.ts';
@@ -30,3 +32,49 @@ test('canonical JSON: values JSON cannot carry are refused, not signed as someth
   t.throws(() => canonicalJson(Number.NaN));
   t.throws(() => canonicalJson(Number.POSITIVE_INFINITY));
 });
+
+// The product's JCS (src/protocol/jcs.ts) is its own code; the `canonicalize` package it replaced and
+// json-canonicalize are two independent implementations of the same RFC. On random values they must all
+// agree byte for byte, and on strings of raw UTF-16 units (lone surrogates included) the product must
+// refuse exactly what `canonicalize` refuses.
+const units = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)) });
+const fullUnicode = { stringUnit: 'binary' } as const;
+
+test('canonical JSON agrees with two independent RFC 8785 implementations on random JSON values', (t) => {
+  fc.assert(fc.property(fc.jsonValue(fullUnicode), (v) => {
+    const mine = canonicalJson(v);
+    return mine === theirJcs(v) && mine === otherJcs(v);
+  }), { numRuns: 2000 });
+  t.pass();
+});
+
+test('canonical JSON refuses a lone surrogate exactly where `canonicalize` does, in names and values', (t) => {
+  fc.assert(fc.property(units, units, (name, value) => {
+    for (const v of [value, { [name]: 1 }, [{ k: value }]]) {
+      let mine: string | Error, theirs: string | Error;
+      try { mine = canonicalJson(v); } catch (e) { mine = e as Error; }
+      try { theirs = theirJcs(v); } catch (e) { theirs = e as Error; }
+      if (typeof mine === 'string' ? mine !== theirs : !(theirs instanceof Error)) return false;
+    }
+    return true;
+  }), { numRuns: 3000 });
+  t.throws(() => canonicalJson({ ['\udc00x']: 1 }), { message: /surrogate/i });
+  t.throws(() => canonicalJson(['a\ud83d']), { message: /surrogate/i });
+  t.is(canonicalJson('\ud83d\ude00'), '"\ud83d\ude00"');
+});
+
+test('canonical JSON: toJSON, undefined members and elements, nested and shared values as `canonicalize` has them',
+  (t) => {
+    const shared = { z: 1, a: [2] };
+    const values: unknown[] = [
+      { at: new Date(0), b: undefined, a: [undefined, 1, { toJSON: () => 'x' }] },
+      { x: shared, y: [shared, shared] },
+      [[[]], {}, [{}], -0, 1e-7, 5e-324, 1.7976931348623157e308, 2 ** 53 + 2],
+      { 10: 'ten', 9: 'nine', '': 'empty', A: 'upper', a: 'lower' },
+    ];
+    for (const v of values) t.is(canonicalJson(v), theirJcs(v));
+    const loop: Record<string, unknown> = {};
+    loop.self = [loop];
+    t.throws(() => canonicalJson(loop), { message: /circular/i });
+    t.throws(() => canonicalJson({ n: 1n }), { instanceOf: TypeError });
+  });

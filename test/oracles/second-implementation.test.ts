@@ -1,7 +1,7 @@
 // A receipt, a pulse and a transparency-log checkpoint produced by a real svcd, verified twice: by the
 // product's verifiers (verifyReceipt's bytes, verifyWithRawKey, verifyTlogProof) and by a second
 // implementation written here — @noble/curves Ed25519 over bytes canonicalized by json-canonicalize
-// (the product uses `canonicalize`), and a C2SP signed-note parse by hand. Both must accept the real
+// (the product's is src/protocol/jcs.ts), and a C2SP signed-note parse by hand. Both must accept the real
 // artefacts and both must refuse each tampered one.
 import test from 'ava';
 import { createHash } from 'node:crypto';
