@@ -75,6 +75,8 @@ function issuedRecord(
   };
 }
 
+const wrongMachine = () => new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
+
 /**
  * The quote `quoteId` as `machineId` sees it: its stored record once accepted, else what the id
  * says. `stored` tells which. 404 for an id this node did not issue, 409 for another machine's.
@@ -82,7 +84,6 @@ function issuedRecord(
 export async function findQuote(
   ctx: CoreContext, quoteId: string, machineId: string,
 ): Promise<{ q: QuoteRecord; stored: boolean }> {
-  const wrongMachine = () => new ServiceError('quote_wrong_machine', 'the quote was issued to another machine_id');
   // the id is checked before the store is read: a forged or foreign id costs no read
   const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
   if (!d.ok && d.why === 'other_machine') throw wrongMachine();

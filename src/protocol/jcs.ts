@@ -18,7 +18,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * "ud") has its strings looked at.
  */
 function refuseLone(out: string, strings: () => readonly unknown[]): string {
-  if (out.includes('\\ud') && strings().some((s) => typeof s === 'string' && LONE_SURROGATE.test(s))) {
+  // (a number, boolean or null among them reads as its text, which has no surrogate)
+  if (out.includes('\\ud') && strings().some((s) => LONE_SURROGATE.test(String(s)))) {
     throw new Error('Lone surrogate is not allowed');
   }
   return out;
@@ -34,15 +35,14 @@ function member(v: unknown, open: object[]): string | undefined {
     case 'number':
       if (!Number.isFinite(v)) throw new Error(`${v} is not allowed`);
       return JSON.stringify(v);
-    case 'boolean':
-      return v ? 'true' : 'false';
     case 'object':
       return v === null ? 'null' : composite(v, open);
+    case 'boolean':
+      return v ? 'true' : 'false';
     case 'bigint':
       throw new TypeError('a BigInt has no JSON form: write it as a string');
-    default:
-      return undefined;
   }
+  return undefined; // undefined, a function, a symbol
 }
 
 function composite(o: object, open: object[]): string | undefined {
@@ -58,10 +58,8 @@ function composite(o: object, open: object[]): string | undefined {
     out += ']';
   } else {
     const rec = o as Record<string, unknown>;
-    const names = Object.keys(rec);
-    const sorted = inOrder(names);
-    if (!sorted) names.sort();
-    out = flat(rec, names, sorted);
+    const names = Object.keys(rec).sort();
+    out = flat(rec, names);
     if (out !== undefined) {
       open.pop();
       return out;
@@ -82,23 +80,15 @@ function composite(o: object, open: object[]): string | undefined {
 
 /**
  * An object whose members are all strings, finite numbers, booleans, null or nothing (undefined,
- * functions, symbols: left out) in one native JSON.stringify, with its sorted names as the property list
- * unless they are in order already; undefined when a member is an object, an array or a number JSON cannot write (the general path).
+ * functions, symbols: left out) in one native JSON.stringify with its sorted names as the property
+ * list; undefined when a member is an object, an array or a number JSON cannot write (the general path).
  */
-function flat(rec: Record<string, unknown>, names: string[], sorted: boolean): string | undefined {
+function flat(rec: Record<string, unknown>, names: string[]): string | undefined {
   for (const name of names) {
     const v = rec[name];
     if (typeof v === 'object' ? v !== null : typeof v === 'number' && !Number.isFinite(v)) return undefined;
   }
-  // members already in order (as JSON.parse leaves canonical text) take V8's fast path, without a list
-  const out = sorted ? JSON.stringify(rec) : JSON.stringify(rec, names);
-  return refuseLone(out, () => [...names, ...Object.values(rec)]);
-}
-
-/** Whether names are in UTF-16 code unit order, the order Array.prototype.sort gives strings. */
-function inOrder(names: readonly string[]): boolean {
-  for (let i = 1; i < names.length; i++) if (names[i - 1]! > names[i]!) return false;
-  return true;
+  return refuseLone(JSON.stringify(rec, names), () => [...names, ...Object.values(rec)]);
 }
 
 /** RFC 8785 canonical JSON text of a value; throws when the value has no JSON form. */

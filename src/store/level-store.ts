@@ -39,8 +39,12 @@ interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown
 const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
 const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
 const GROUP = ledgerGroup.at();
-/** A cache slot: a value (undefined = known absent), or a read still on its way from the disk. */
-type Slot = { value: Json | undefined } | { loading: true };
+/**
+ * A cache slot: a value (undefined = known absent); the JSON text a flush wrote, parsed when first read
+ * (many written records, an executed quote for one, are not read again before they are overwritten or
+ * pushed out); or a read still on its way from the disk.
+ */
+type Slot = { value: Json | undefined } | { text: string } | { loading: true };
 
 const UTF8 = { keyEncoding: 'utf8', valueEncoding: 'utf8' } as never;
 /** A record's key in the root database: abstract-level's sublevel layout, `!name!key`. */
@@ -101,11 +105,12 @@ export class LevelStore implements Store {
     }
     const ck = `${name}\0${key}`;
     const slot = this.#cache.get(ck);
-    if (slot && 'value' in slot) {
+    if (slot && !('loading' in slot)) {
       this.stats.cacheHits++;
+      const known = 'value' in slot ? slot : { value: deepFreeze(JSON.parse(slot.text) as Json) };
       this.#cache.delete(ck); // most recently used goes last
-      this.#cache.set(ck, slot);
-      return slot.value as T | undefined;
+      this.#cache.set(ck, known);
+      return known.value as T | undefined;
     }
     const mine: Slot = { loading: true };
     if (!slot) this.#remember(ck, mine);
@@ -213,14 +218,14 @@ export class LevelStore implements Store {
   }
 
   /**
-   * Write-through: the cache holds what is now durable — a frozen copy parsed from the text written
-   * (the caller keeps its own object, free to change).
+   * Write-through: the cache holds what is now durable — the text written, from which a read parses a
+   * frozen copy (the caller keeps its own object, free to change), so a hit and a miss read the same.
    */
   #written(o: Op, text: string | undefined): void {
     if (!CACHED.has(o.sub)) return;
     const ck = `${o.sub}\0${o.key}`;
     this.#cache.delete(ck);
-    this.#remember(ck, { value: text === undefined ? undefined : deepFreeze(JSON.parse(text) as Json) });
+    this.#remember(ck, text === undefined ? { value: undefined } : { text });
   }
 
   #remember(ck: string, slot: Slot): void {

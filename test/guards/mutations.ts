@@ -138,7 +138,7 @@ export const MUTATIONS: Mutation[] = [
   m('result-tag-fields', 'result tag material must have every field', 'src/core/executors/verify-result.ts',
     'verifyResult', 'FIELDS.some((f) => typeof m![f] !== \'string\')', 'false', CODECS, T.resultTag),
   m('canonical-json', 'canonical JSON is RFC 8785', 'src/protocol/jcs.ts', 'composite',
-    'if (!sorted) names.sort();', 'if (!sorted) names.reverse();',
+    'const names = Object.keys(rec).sort();', 'const names = Object.keys(rec);',
     'test/oracles/canonical.test.ts', T.jcs),
   // rate limits
   m('rate-limit-exact', 'rate limit is exact', 'src/protocol/rate-limit.ts', 'RateLimiter.count',

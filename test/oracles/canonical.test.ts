@@ -4,7 +4,7 @@
 import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import theirJcs from 'canonicalize';
+import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { canonicalize as otherJcs } from 'json-canonicalize';
 import { canonicalDigest, canonicalJson, sha256Hex } from '../../src/protocol/canonical.ts';
@@ -37,6 +37,11 @@ test('canonical JSON: values JSON cannot carry are refused, not signed as someth
 // json-canonicalize are two independent implementations of the same RFC. On random values they must all
 // agree byte for byte, and on strings of raw UTF-16 units (lone surrogates included) the product must
 // refuse exactly what `canonicalize` refuses.
+const theirJcs = (v: unknown): string => {
+  const s = canonicalize(v);
+  if (s === undefined) throw new TypeError('no JSON form');
+  return s;
+};
 const units = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((u) => String.fromCharCode(u)) });
 const fullUnicode = { stringUnit: 'binary' } as const;
 
@@ -76,5 +81,14 @@ test('canonical JSON: toJSON, undefined members and elements, nested and shared 
     const loop: Record<string, unknown> = {};
     loop.self = [loop];
     t.throws(() => canonicalJson(loop), { message: /circular/i });
-    t.throws(() => canonicalJson({ n: 1n }), { instanceOf: TypeError });
+    for (const big of [1n, [1n], { n: 1n }, { n: [1n] }]) t.throws(() => canonicalJson(big), { message: /BigInt/ });
+    for (const n of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      t.throws(() => canonicalJson([n]), { message: `${n} is not allowed` });
+    }
+    // toJSON's own value is canonical too, members sorted; a backslash before "ud" is no surrogate
+    const custom = { toJSON: () => ({ b: 1, a: [2] }) };
+    t.is(canonicalJson({ c: custom }), theirJcs({ c: custom }));
+    t.is(canonicalJson({ c: custom }), '{"c":{"a":[2],"b":1}}');
+    t.is(canonicalJson({ n: 1, path: 'C:\\udir' }), '{"n":1,"path":"C:\\\\udir"}');
+    t.is(canonicalJson({ path: 'C:\\udir', n: 1 }), theirJcs({ path: 'C:\\udir', n: 1 }));
   });

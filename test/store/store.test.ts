@@ -49,6 +49,7 @@ test('cache: reads after a write see it; values are frozen; deletes are cached a
   t.is(store.stats.reads, before.reads, 'answered from the cache written through');
   t.is(store.stats.cacheHits, before.cacheHits + 1);
   t.throws(() => { (m as { nested: { x: number } }).nested.x = 2; }, { instanceOf: TypeError });
+  t.is(await store.get('machines', 'm'), m, 'the text written is parsed once, by the first read');
   await store.write([del('machines', 'm')]);
   t.is(await store.get('machines', 'm'), undefined);
   t.is(store.stats.reads, before.reads, 'the delete is known without a read');
