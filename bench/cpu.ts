@@ -23,7 +23,8 @@ Server CPU time per request (µs, all threads of the server process, from /proc/
 fixed number of free quotes and of paid GET_PULSE flows at c = 32: the bare koa+router+ajv anchor,
 the 3-route paid anchor, svcd from this tree and, with --against, svcd from a git ref. Each svcd
 runs in one process (no gateway workers), two svcd per tree; rounds are interleaved and the median
-of every svcd's rounds is kept.
+of every svcd's rounds is kept. "main thr" is the part spent on the main thread of the server (of the
+core, with workers): the event loop that limits the rate when it nears the wall time.
 
 Options:
   --against REF      also measure svcd at REF (a commit, branch or tag; checked out with git worktree
@@ -77,6 +78,16 @@ function cpuMs(pids: number[]): number {
   }, 0);
 }
 
+/**
+ * CPU time (ms) of a process's main thread: the event loop every request's JavaScript runs on (svcd's
+ * core with its gateway in one process; the core alone with workers). Where it nears the wall time, it is
+ * what limits the rate, whatever the other threads (GC, libuv's pool, kernels) have left.
+ */
+function mainThreadMs(pid: number): number {
+  const f = procStat(pid, pid);
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+
 type Servers = typeof here;
 interface Target { server: string; tree: string; s: here.Server; machines: Machine[]; pids: number[] }
 export interface CpuRow {
@@ -84,6 +95,9 @@ export interface CpuRow {
   /** µs per unit, one per process and round */
   samples: number[];
   us: number;
+  /** of `us`, the µs on the (primary) process's main thread: its median over the same samples */
+  main_us: number;
+  main_samples: number[];
   /** us / the anchor's us in this run */
   vs_anchor: number | null;
   /** us / the --against svcd's us in this run */
@@ -141,12 +155,16 @@ async function main(): Promise<number> {
       // warm-up: a round's worth (the JIT, the caches, LevelDB's files)
       for (const t of targets) await load(t, n);
       const samples = new Map<string, number[]>();
+      const mains = new Map<string, number[]>();
       for (let r = 0; r < settings.rounds; r++) {
         for (const t of r % 2 ? [...targets].reverse() : targets) {
           const before = cpuMs(t.pids);
+          const mainBefore = mainThreadMs(t.pids[0]!);
           const done = await load(t, n);
-          const us = ((cpuMs(t.pids) - before) * 1000) / Math.max(1, done.count);
+          const per = (ms: number) => (ms * 1000) / Math.max(1, done.count);
+          const us = per(cpuMs(t.pids) - before);
           samples.set(t.tree, [...(samples.get(t.tree) ?? []), us]);
+          mains.set(t.tree, [...(mains.get(t.tree) ?? []), per(mainThreadMs(t.pids[0]!) - mainBefore)]);
           progress(`round ${r + 1} ${kase} / ${t.server}: ${us.toFixed(1)} µs per ${paid ? 'flow' : 'request'}`);
         }
       }
@@ -154,8 +172,10 @@ async function main(): Promise<number> {
       const refUs = ref ? median(samples.get(`svcd@${ref.commit}`)!) : null;
       for (const [tree, xs] of samples) {
         const us = median(xs);
+        const mainXs = mains.get(tree)!;
         rows.push({
           case: kase, server: tree, unit: paid ? 'µs/flow' : 'µs/request', samples: xs, us,
+          main_us: median(mainXs), main_samples: mainXs,
           vs_anchor: tree === anchor.name ? null : us / anchorUs,
           vs_ref: refUs === null || tree === anchor.name || tree === `svcd@${ref!.commit}` ? null : us / refUs,
         });
@@ -175,12 +195,12 @@ async function main(): Promise<number> {
       + `commit ${String(m.commit)}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
       + `svcd per tree${gateways ? `, each with ${gateways} gateway workers` : ''}`);
     print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
-      'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',
+      'main thr'.padStart(8), 'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',
     ].join(' ').trimEnd());
     for (const r of rows) {
       const old = saved?.rows.find((o) => o.case === r.case && o.server === r.server)?.us;
       print([r.case.padEnd(20), r.server.padEnd(18), r.unit.padEnd(11), r.us.toFixed(1).padStart(7),
-        (r.vs_anchor === null ? '' : `${r.vs_anchor.toFixed(2)}x`).padStart(9),
+        (r.main_us ?? 0).toFixed(1).padStart(8), (r.vs_anchor === null ? '' : `${r.vs_anchor.toFixed(2)}x`).padStart(9),
         (r.vs_ref === null ? '' : `${r.vs_ref.toFixed(3)}x`).padStart(7),
         saved ? ratioCell(r.us, old).padStart(8) : '', ` ${r.samples.map((x) => x.toFixed(1)).join(' ')}`,
       ].join(' '));

@@ -30,7 +30,7 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
   t.true(doc.includes('npm run bench:cpu -- --quick --against HEAD'), 'docs/performance.md gives this command');
   const r = await bench(['--quick', '--against', 'HEAD']);
   t.is(r.code, 0, r.err);
-  t.regex(r.out, /case\s+server\s+unit\s+median\s+vs anchor\s+vs ref\s+samples/);
+  t.regex(r.out, /case\s+server\s+unit\s+median\s+main thr\s+vs anchor\s+vs ref\s+samples/);
   const file = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
   t.true(file.startsWith(results), file);
   const run = JSON.parse(readFileSync(file, 'utf8')) as { kind: string; rows: CpuRow[] };
@@ -44,6 +44,8 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
     t.true(row.samples.length >= 1 && row.samples.every((x) => Number.isFinite(x) && x >= 0), row.server);
     t.is(row.vs_anchor === null, row.server.startsWith('koa'), row.server);
     t.is(row.vs_ref !== null, row.server === 'svcd', row.server);
+    // one process: its main thread is part of its CPU, and does most of the work
+    t.true(row.main_us > 0 && row.main_us <= row.us, `${row.server}: ${row.main_us} of ${row.us} µs`);
   }
   t.false(worktrees().includes('svc-bench-ref-'), 'the ref\'s worktree is removed');
   const again = await bench(['--quick', '--compare', file]);
@@ -74,4 +76,5 @@ test.serial('`bench:cpu --quick --gateways 1` counts the core and its gateway wo
   // the worker's CPU is in the count: a free quote is made in the worker, the core does nothing for it
   const free = run.rows.find((row) => row.case === 'free quote' && row.server === 'svcd')!;
   t.true(free.us > 10, `${free.us} µs per free quote`);
+  t.true(free.main_us < free.us / 2, `the core's main thread: ${free.main_us} of ${free.us} µs per free quote`);
 });

@@ -4,10 +4,11 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 /**
  * The fields of /proc/<pid>/stat after the command name (which may hold spaces): [0] the state, [1] the
- * parent pid, [11] and [12] user and system time in clock ticks. Throws when the process is gone.
+ * parent pid, [11] and [12] user and system time in clock ticks. Throws when the process is gone. With
+ * `thread`, the fields of that one thread of the process (its main thread's id is the pid).
  */
-export function procStat(pid: number): string[] {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
+export function procStat(pid: number, thread?: number): string[] {
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
   return fields.slice(fields.lastIndexOf(')') + 2).split(' ');
 }
 
