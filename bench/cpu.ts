@@ -195,7 +195,8 @@ async function main(): Promise<number> {
       + `commit ${String(m.commit)}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
       + `svcd per tree${gateways ? `, each with ${gateways} gateway workers` : ''}`);
     print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
-      'main thr'.padStart(8), 'vs anchor'.padStart(9), 'vs ref'.padStart(7), saved ? 'vs saved'.padStart(8) : '', '  samples',
+      'main thr'.padStart(8), 'vs anchor'.padStart(9), 'vs ref'.padStart(7),
+      saved ? 'vs saved'.padStart(8) : '', '  samples',
     ].join(' ').trimEnd());
     for (const r of rows) {
       const old = saved?.rows.find((o) => o.case === r.case && o.server === r.server)?.us;
