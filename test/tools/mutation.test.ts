@@ -33,7 +33,7 @@ const MODULES = [
   'src/core/quote-token.ts', 'src/core/executors/verify-result.ts', 'src/core/executors/bct.ts',
   'src/client/verify.ts', 'src/kit/verify.ts',
   'src/protocol/rate-limit.ts', 'src/protocol/line-codec.ts', 'src/protocol/validate.ts',
-  'src/protocol/canonical.ts', 'src/store/key-codec.ts',
+  'src/protocol/canonical.ts', 'src/protocol/jcs.ts', 'src/store/key-codec.ts',
 ];
 const moduleOf = (m: string) => m.replace(/:\d+-\d+$/, '');
 
