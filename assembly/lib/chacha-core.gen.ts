@@ -135,8 +135,12 @@ export function hchachaCore(st: usize, out: usize): void {
   store<u32>(out, x15, 28);
 }
 
-@inline function rotl16(x: v128): v128 { return v128.swizzle(x, v128(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13)); }
-@inline function rotl8(x: v128): v128 { return v128.swizzle(x, v128(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14)); }
+@inline function rotl16(x: v128): v128 {
+  return v128.swizzle(x, v128(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+}
+@inline function rotl8(x: v128): v128 {
+  return v128.swizzle(x, v128(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14));
+}
 @inline function rotl12(x: v128): v128 { return v128.or(i32x4.shl(x, 12), i32x4.shr_u(x, 20)); }
 @inline function rotl7(x: v128): v128 { return v128.or(i32x4.shl(x, 7), i32x4.shr_u(x, 25)); }
 
@@ -158,7 +162,8 @@ export function chachaXor4(st: usize, src: usize, dst: usize): void {
   let x9 = i32x4.splat(load<u32>(st, 36));
   let x10 = i32x4.splat(load<u32>(st, 40));
   let x11 = i32x4.splat(load<u32>(st, 44));
-  let x12 = i32x4.add(i32x4.splat(load<u32>(st, 48)), v128(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));
+  let x12 = i32x4.add(i32x4.splat(load<u32>(st, 48)),
+    v128(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));
   let x13 = i32x4.splat(load<u32>(st, 52));
   let x14 = i32x4.splat(load<u32>(st, 56));
   let x15 = i32x4.splat(load<u32>(st, 60));

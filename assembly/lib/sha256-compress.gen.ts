@@ -5,8 +5,10 @@
 
 // @ts-nocheck
 export function sha256Blocks(state: usize, p: usize, blocks: usize): void {
-  let h0 = load<u32>(state, 0), h1 = load<u32>(state, 4), h2 = load<u32>(state, 8), h3 = load<u32>(state, 12);
-  let h4 = load<u32>(state, 16), h5 = load<u32>(state, 20), h6 = load<u32>(state, 24), h7 = load<u32>(state, 28);
+  let h0 = load<u32>(state, 0), h1 = load<u32>(state, 4),
+    h2 = load<u32>(state, 8), h3 = load<u32>(state, 12);
+  let h4 = load<u32>(state, 16), h5 = load<u32>(state, 20),
+    h6 = load<u32>(state, 24), h7 = load<u32>(state, 28);
   let t1: u32 = 0, t2: u32 = 0, ab: u32 = 0, bc: u32 = 0;
   while (blocks > 0) {
     let w0 = bswap<u32>(load<u32>(p, 0));
@@ -26,249 +28,491 @@ export function sha256Blocks(state: usize, p: usize, blocks: usize): void {
     let w14 = bswap<u32>(load<u32>(p, 56));
     let w15 = bswap<u32>(load<u32>(p, 60));
     let a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7;
-    t1 = h + 0x428a2f98 + w0 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & (b ^ c))); bc = ab;
+    t1 = h + 0x428a2f98 + w0
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & (b ^ c)));
+    bc = ab;
     d += t1; h = t1 + t2;
-    t1 = g + 0x71374491 + w1 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    t1 = g + 0x71374491 + w1
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    t1 = f + 0xb5c0fbcf + w2 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    t1 = f + 0xb5c0fbcf + w2
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    t1 = e + 0xe9b5dba5 + w3 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    t1 = e + 0xe9b5dba5 + w3
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    t1 = d + 0x3956c25b + w4 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    t1 = d + 0x3956c25b + w4
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    t1 = c + 0x59f111f1 + w5 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    t1 = c + 0x59f111f1 + w5
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    t1 = b + 0x923f82a4 + w6 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    t1 = b + 0x923f82a4 + w6
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    t1 = a + 0xab1c5ed5 + w7 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    t1 = a + 0xab1c5ed5 + w7
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    t1 = h + 0xd807aa98 + w8 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    t1 = h + 0xd807aa98 + w8
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    t1 = g + 0x12835b01 + w9 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    t1 = g + 0x12835b01 + w9
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    t1 = f + 0x243185be + w10 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    t1 = f + 0x243185be + w10
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    t1 = e + 0x550c7dc3 + w11 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    t1 = e + 0x550c7dc3 + w11
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    t1 = d + 0x72be5d74 + w12 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    t1 = d + 0x72be5d74 + w12
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    t1 = c + 0x80deb1fe + w13 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    t1 = c + 0x80deb1fe + w13
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    t1 = b + 0x9bdc06a7 + w14 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    t1 = b + 0x9bdc06a7 + w14
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    t1 = a + 0xc19bf174 + w15 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    t1 = a + 0xc19bf174 + w15
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9 + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
-    t1 = h + 0xe49b69c1 + w0 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9
+      + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
+    t1 = h + 0xe49b69c1 + w0
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10 + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
-    t1 = g + 0xefbe4786 + w1 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10
+      + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
+    t1 = g + 0xefbe4786 + w1
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11 + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
-    t1 = f + 0x0fc19dc6 + w2 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11
+      + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
+    t1 = f + 0x0fc19dc6 + w2
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12 + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
-    t1 = e + 0x240ca1cc + w3 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12
+      + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
+    t1 = e + 0x240ca1cc + w3
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13 + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
-    t1 = d + 0x2de92c6f + w4 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13
+      + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
+    t1 = d + 0x2de92c6f + w4
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14 + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
-    t1 = c + 0x4a7484aa + w5 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14
+      + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
+    t1 = c + 0x4a7484aa + w5
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15 + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
-    t1 = b + 0x5cb0a9dc + w6 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15
+      + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
+    t1 = b + 0x5cb0a9dc + w6
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0 + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
-    t1 = a + 0x76f988da + w7 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0
+      + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
+    t1 = a + 0x76f988da + w7
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1 + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
-    t1 = h + 0x983e5152 + w8 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1
+      + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
+    t1 = h + 0x983e5152 + w8
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2 + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
-    t1 = g + 0xa831c66d + w9 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2
+      + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
+    t1 = g + 0xa831c66d + w9
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3 + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
-    t1 = f + 0xb00327c8 + w10 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3
+      + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
+    t1 = f + 0xb00327c8 + w10
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4 + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
-    t1 = e + 0xbf597fc7 + w11 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4
+      + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
+    t1 = e + 0xbf597fc7 + w11
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5 + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
-    t1 = d + 0xc6e00bf3 + w12 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5
+      + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
+    t1 = d + 0xc6e00bf3 + w12
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6 + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
-    t1 = c + 0xd5a79147 + w13 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6
+      + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
+    t1 = c + 0xd5a79147 + w13
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7 + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
-    t1 = b + 0x06ca6351 + w14 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7
+      + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
+    t1 = b + 0x06ca6351 + w14
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8 + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
-    t1 = a + 0x14292967 + w15 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8
+      + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
+    t1 = a + 0x14292967 + w15
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9 + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
-    t1 = h + 0x27b70a85 + w0 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9
+      + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
+    t1 = h + 0x27b70a85 + w0
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10 + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
-    t1 = g + 0x2e1b2138 + w1 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10
+      + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
+    t1 = g + 0x2e1b2138 + w1
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11 + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
-    t1 = f + 0x4d2c6dfc + w2 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11
+      + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
+    t1 = f + 0x4d2c6dfc + w2
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12 + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
-    t1 = e + 0x53380d13 + w3 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12
+      + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
+    t1 = e + 0x53380d13 + w3
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13 + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
-    t1 = d + 0x650a7354 + w4 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13
+      + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
+    t1 = d + 0x650a7354 + w4
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14 + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
-    t1 = c + 0x766a0abb + w5 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14
+      + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
+    t1 = c + 0x766a0abb + w5
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15 + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
-    t1 = b + 0x81c2c92e + w6 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15
+      + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
+    t1 = b + 0x81c2c92e + w6
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0 + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
-    t1 = a + 0x92722c85 + w7 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0
+      + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
+    t1 = a + 0x92722c85 + w7
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1 + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
-    t1 = h + 0xa2bfe8a1 + w8 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1
+      + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
+    t1 = h + 0xa2bfe8a1 + w8
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2 + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
-    t1 = g + 0xa81a664b + w9 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2
+      + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
+    t1 = g + 0xa81a664b + w9
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3 + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
-    t1 = f + 0xc24b8b70 + w10 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3
+      + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
+    t1 = f + 0xc24b8b70 + w10
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4 + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
-    t1 = e + 0xc76c51a3 + w11 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4
+      + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
+    t1 = e + 0xc76c51a3 + w11
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5 + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
-    t1 = d + 0xd192e819 + w12 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5
+      + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
+    t1 = d + 0xd192e819 + w12
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6 + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
-    t1 = c + 0xd6990624 + w13 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6
+      + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
+    t1 = c + 0xd6990624 + w13
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7 + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
-    t1 = b + 0xf40e3585 + w14 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7
+      + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
+    t1 = b + 0xf40e3585 + w14
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8 + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
-    t1 = a + 0x106aa070 + w15 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8
+      + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
+    t1 = a + 0x106aa070 + w15
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9 + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
-    t1 = h + 0x19a4c116 + w0 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w0 += (rotr<u32>(w1, 7) ^ rotr<u32>(w1, 18) ^ (w1 >>> 3)) + w9
+      + (rotr<u32>(w14, 17) ^ rotr<u32>(w14, 19) ^ (w14 >>> 10));
+    t1 = h + 0x19a4c116 + w0
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10 + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
-    t1 = g + 0x1e376c08 + w1 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w1 += (rotr<u32>(w2, 7) ^ rotr<u32>(w2, 18) ^ (w2 >>> 3)) + w10
+      + (rotr<u32>(w15, 17) ^ rotr<u32>(w15, 19) ^ (w15 >>> 10));
+    t1 = g + 0x1e376c08 + w1
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11 + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
-    t1 = f + 0x2748774c + w2 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w2 += (rotr<u32>(w3, 7) ^ rotr<u32>(w3, 18) ^ (w3 >>> 3)) + w11
+      + (rotr<u32>(w0, 17) ^ rotr<u32>(w0, 19) ^ (w0 >>> 10));
+    t1 = f + 0x2748774c + w2
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12 + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
-    t1 = e + 0x34b0bcb5 + w3 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w3 += (rotr<u32>(w4, 7) ^ rotr<u32>(w4, 18) ^ (w4 >>> 3)) + w12
+      + (rotr<u32>(w1, 17) ^ rotr<u32>(w1, 19) ^ (w1 >>> 10));
+    t1 = e + 0x34b0bcb5 + w3
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13 + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
-    t1 = d + 0x391c0cb3 + w4 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w4 += (rotr<u32>(w5, 7) ^ rotr<u32>(w5, 18) ^ (w5 >>> 3)) + w13
+      + (rotr<u32>(w2, 17) ^ rotr<u32>(w2, 19) ^ (w2 >>> 10));
+    t1 = d + 0x391c0cb3 + w4
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14 + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
-    t1 = c + 0x4ed8aa4a + w5 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w5 += (rotr<u32>(w6, 7) ^ rotr<u32>(w6, 18) ^ (w6 >>> 3)) + w14
+      + (rotr<u32>(w3, 17) ^ rotr<u32>(w3, 19) ^ (w3 >>> 10));
+    t1 = c + 0x4ed8aa4a + w5
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15 + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
-    t1 = b + 0x5b9cca4f + w6 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w6 += (rotr<u32>(w7, 7) ^ rotr<u32>(w7, 18) ^ (w7 >>> 3)) + w15
+      + (rotr<u32>(w4, 17) ^ rotr<u32>(w4, 19) ^ (w4 >>> 10));
+    t1 = b + 0x5b9cca4f + w6
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0 + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
-    t1 = a + 0x682e6ff3 + w7 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w7 += (rotr<u32>(w8, 7) ^ rotr<u32>(w8, 18) ^ (w8 >>> 3)) + w0
+      + (rotr<u32>(w5, 17) ^ rotr<u32>(w5, 19) ^ (w5 >>> 10));
+    t1 = a + 0x682e6ff3 + w7
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
-    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1 + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
-    t1 = h + 0x748f82ee + w8 + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
-    ab = a ^ b; t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc)); bc = ab;
+    w8 += (rotr<u32>(w9, 7) ^ rotr<u32>(w9, 18) ^ (w9 >>> 3)) + w1
+      + (rotr<u32>(w6, 17) ^ rotr<u32>(w6, 19) ^ (w6 >>> 10));
+    t1 = h + 0x748f82ee + w8
+      + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + (g ^ (e & (f ^ g)));
+    ab = a ^ b;
+    t2 = (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + (b ^ (ab & bc));
+    bc = ab;
     d += t1; h = t1 + t2;
-    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2 + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
-    t1 = g + 0x78a5636f + w9 + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
-    ab = h ^ a; t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc)); bc = ab;
+    w9 += (rotr<u32>(w10, 7) ^ rotr<u32>(w10, 18) ^ (w10 >>> 3)) + w2
+      + (rotr<u32>(w7, 17) ^ rotr<u32>(w7, 19) ^ (w7 >>> 10));
+    t1 = g + 0x78a5636f + w9
+      + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + (f ^ (d & (e ^ f)));
+    ab = h ^ a;
+    t2 = (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + (a ^ (ab & bc));
+    bc = ab;
     c += t1; g = t1 + t2;
-    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3 + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
-    t1 = f + 0x84c87814 + w10 + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
-    ab = g ^ h; t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc)); bc = ab;
+    w10 += (rotr<u32>(w11, 7) ^ rotr<u32>(w11, 18) ^ (w11 >>> 3)) + w3
+      + (rotr<u32>(w8, 17) ^ rotr<u32>(w8, 19) ^ (w8 >>> 10));
+    t1 = f + 0x84c87814 + w10
+      + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + (e ^ (c & (d ^ e)));
+    ab = g ^ h;
+    t2 = (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + (h ^ (ab & bc));
+    bc = ab;
     b += t1; f = t1 + t2;
-    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4 + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
-    t1 = e + 0x8cc70208 + w11 + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
-    ab = f ^ g; t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc)); bc = ab;
+    w11 += (rotr<u32>(w12, 7) ^ rotr<u32>(w12, 18) ^ (w12 >>> 3)) + w4
+      + (rotr<u32>(w9, 17) ^ rotr<u32>(w9, 19) ^ (w9 >>> 10));
+    t1 = e + 0x8cc70208 + w11
+      + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + (d ^ (b & (c ^ d)));
+    ab = f ^ g;
+    t2 = (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + (g ^ (ab & bc));
+    bc = ab;
     a += t1; e = t1 + t2;
-    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5 + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
-    t1 = d + 0x90befffa + w12 + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
-    ab = e ^ f; t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc)); bc = ab;
+    w12 += (rotr<u32>(w13, 7) ^ rotr<u32>(w13, 18) ^ (w13 >>> 3)) + w5
+      + (rotr<u32>(w10, 17) ^ rotr<u32>(w10, 19) ^ (w10 >>> 10));
+    t1 = d + 0x90befffa + w12
+      + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + (c ^ (a & (b ^ c)));
+    ab = e ^ f;
+    t2 = (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + (f ^ (ab & bc));
+    bc = ab;
     h += t1; d = t1 + t2;
-    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6 + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
-    t1 = c + 0xa4506ceb + w13 + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
-    ab = d ^ e; t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc)); bc = ab;
+    w13 += (rotr<u32>(w14, 7) ^ rotr<u32>(w14, 18) ^ (w14 >>> 3)) + w6
+      + (rotr<u32>(w11, 17) ^ rotr<u32>(w11, 19) ^ (w11 >>> 10));
+    t1 = c + 0xa4506ceb + w13
+      + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + (b ^ (h & (a ^ b)));
+    ab = d ^ e;
+    t2 = (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + (e ^ (ab & bc));
+    bc = ab;
     g += t1; c = t1 + t2;
-    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7 + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
-    t1 = b + 0xbef9a3f7 + w14 + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
-    ab = c ^ d; t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc)); bc = ab;
+    w14 += (rotr<u32>(w15, 7) ^ rotr<u32>(w15, 18) ^ (w15 >>> 3)) + w7
+      + (rotr<u32>(w12, 17) ^ rotr<u32>(w12, 19) ^ (w12 >>> 10));
+    t1 = b + 0xbef9a3f7 + w14
+      + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + (a ^ (g & (h ^ a)));
+    ab = c ^ d;
+    t2 = (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + (d ^ (ab & bc));
+    bc = ab;
     f += t1; b = t1 + t2;
-    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8 + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
-    t1 = a + 0xc67178f2 + w15 + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
-    ab = b ^ c; t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc)); bc = ab;
+    w15 += (rotr<u32>(w0, 7) ^ rotr<u32>(w0, 18) ^ (w0 >>> 3)) + w8
+      + (rotr<u32>(w13, 17) ^ rotr<u32>(w13, 19) ^ (w13 >>> 10));
+    t1 = a + 0xc67178f2 + w15
+      + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + (h ^ (f & (g ^ h)));
+    ab = b ^ c;
+    t2 = (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + (c ^ (ab & bc));
+    bc = ab;
     e += t1; a = t1 + t2;
     h0 += a; h1 += b; h2 += c; h3 += d; h4 += e; h5 += f; h6 += g; h7 += h;
     p += 64; blocks--;
   }
-  store<u32>(state, h0, 0); store<u32>(state, h1, 4); store<u32>(state, h2, 8); store<u32>(state, h3, 12);
-  store<u32>(state, h4, 16); store<u32>(state, h5, 20); store<u32>(state, h6, 24); store<u32>(state, h7, 28);
+  store<u32>(state, h0, 0); store<u32>(state, h1, 4);
+  store<u32>(state, h2, 8); store<u32>(state, h3, 12);
+  store<u32>(state, h4, 16); store<u32>(state, h5, 20);
+  store<u32>(state, h6, 24); store<u32>(state, h7, 28);
 }

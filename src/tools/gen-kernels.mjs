@@ -26,8 +26,10 @@ function sha256() {
   L.push('');
   L.push('// @ts-nocheck');
   L.push('export function sha256Blocks(state: usize, p: usize, blocks: usize): void {');
-  L.push('  let h0 = load<u32>(state, 0), h1 = load<u32>(state, 4), h2 = load<u32>(state, 8), h3 = load<u32>(state, 12);');
-  L.push('  let h4 = load<u32>(state, 16), h5 = load<u32>(state, 20), h6 = load<u32>(state, 24), h7 = load<u32>(state, 28);');
+  L.push('  let h0 = load<u32>(state, 0), h1 = load<u32>(state, 4),');
+  L.push('    h2 = load<u32>(state, 8), h3 = load<u32>(state, 12);');
+  L.push('  let h4 = load<u32>(state, 16), h5 = load<u32>(state, 20),');
+  L.push('    h6 = load<u32>(state, 24), h7 = load<u32>(state, 28);');
   L.push('  let t1: u32 = 0, t2: u32 = 0, ab: u32 = 0, bc: u32 = 0;');
   L.push('  while (blocks > 0) {');
   for (let i = 0; i < 16; i++) L.push(`    let w${i} = bswap<u32>(load<u32>(p, ${i * 4}));`);
@@ -39,21 +41,28 @@ function sha256() {
     const wi = `w${i % 16}`;
     if (i >= 16) {
       const w1 = `w${(i + 1) % 16}`, w9 = `w${(i + 9) % 16}`, w14 = `w${(i + 14) % 16}`;
-      L.push(`    ${wi} += (rotr<u32>(${w1}, 7) ^ rotr<u32>(${w1}, 18) ^ (${w1} >>> 3)) + ${w9} + (rotr<u32>(${w14}, 17) ^ rotr<u32>(${w14}, 19) ^ (${w14} >>> 10));`);
+      // σ0(w[i-15]) + w[i-7] + σ1(w[i-2]), one term a line
+      L.push(`    ${wi} += (rotr<u32>(${w1}, 7) ^ rotr<u32>(${w1}, 18) ^ (${w1} >>> 3)) + ${w9}`);
+      L.push(`      + (rotr<u32>(${w14}, 17) ^ rotr<u32>(${w14}, 19) ^ (${w14} >>> 10));`);
     }
     // h + K + W does not depend on this round's e: summing it first shortens the critical path.
     // Ch(e,f,g) = g ^ (e & (f ^ g)).
-    L.push(`    t1 = ${H} + ${hex(K[i])} + ${wi} + (rotr<u32>(${E}, 6) ^ rotr<u32>(${E}, 11) ^ rotr<u32>(${E}, 25)) + (${G} ^ (${E} & (${F} ^ ${G})));`);
+    L.push(`    t1 = ${H} + ${hex(K[i])} + ${wi}`);
+    const sigma1 = `(rotr<u32>(${E}, 6) ^ rotr<u32>(${E}, 11) ^ rotr<u32>(${E}, 25))`;
+    L.push(`      + ${sigma1} + (${G} ^ (${E} & (${F} ^ ${G})));`);
     // Maj(a,b,c) = b ^ ((a ^ b) & (b ^ c)); this round's a^b is the next round's b^c.
     const bc = i === 0 ? `(${B} ^ ${C})` : 'bc';
-    L.push(`    ab = ${A} ^ ${B}; t2 = (rotr<u32>(${A}, 2) ^ rotr<u32>(${A}, 13) ^ rotr<u32>(${A}, 22)) + (${B} ^ (ab & ${bc})); bc = ab;`);
+    L.push(`    ab = ${A} ^ ${B};`);
+    L.push(`    t2 = (rotr<u32>(${A}, 2) ^ rotr<u32>(${A}, 13) ^ rotr<u32>(${A}, 22)) + (${B} ^ (ab & ${bc}));`);
+    L.push('    bc = ab;');
     L.push(`    ${D} += t1; ${H} = t1 + t2;`);
   }
   L.push('    h0 += a; h1 += b; h2 += c; h3 += d; h4 += e; h5 += f; h6 += g; h7 += h;');
   L.push('    p += 64; blocks--;');
   L.push('  }');
-  L.push('  store<u32>(state, h0, 0); store<u32>(state, h1, 4); store<u32>(state, h2, 8); store<u32>(state, h3, 12);');
-  L.push('  store<u32>(state, h4, 16); store<u32>(state, h5, 20); store<u32>(state, h6, 24); store<u32>(state, h7, 28);');
+  for (let i = 0; i < 8; i += 2) {
+    L.push(`  store<u32>(state, h${i}, ${i * 4}); store<u32>(state, h${i + 1}, ${i * 4 + 4});`);
+  }
   L.push('}');
   return L.join('\n') + '\n';
 }
@@ -100,8 +109,12 @@ function chacha() {
     `    x${a} = i32x4.add(x${a}, x${b}); x${d} = rotl8(v128.xor(x${d}, x${a}));`,
     `    x${c} = i32x4.add(x${c}, x${d}); x${b} = rotl7(v128.xor(x${b}, x${c}));`,
   ];
-  L.push('@inline function rotl16(x: v128): v128 { return v128.swizzle(x, v128(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13)); }');
-  L.push('@inline function rotl8(x: v128): v128 { return v128.swizzle(x, v128(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14)); }');
+  L.push('@inline function rotl16(x: v128): v128 {');
+  L.push('  return v128.swizzle(x, v128(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));');
+  L.push('}');
+  L.push('@inline function rotl8(x: v128): v128 {');
+  L.push('  return v128.swizzle(x, v128(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14));');
+  L.push('}');
   L.push('@inline function rotl12(x: v128): v128 { return v128.or(i32x4.shl(x, 12), i32x4.shr_u(x, 20)); }');
   L.push('@inline function rotl7(x: v128): v128 { return v128.or(i32x4.shl(x, 7), i32x4.shr_u(x, 25)); }');
   L.push('');
@@ -112,8 +125,10 @@ function chacha() {
   L.push(' */');
   L.push('export function chachaXor4(st: usize, src: usize, dst: usize): void {');
   for (let i = 0; i < 16; i++) {
-    if (i === 12) L.push(`  let x12 = i32x4.add(i32x4.splat(load<u32>(st, 48)), v128(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));`);
-    else L.push(`  let x${i} = i32x4.splat(load<u32>(st, ${i * 4}));`);
+    if (i === 12) {
+      L.push('  let x12 = i32x4.add(i32x4.splat(load<u32>(st, 48)),');
+      L.push('    v128(0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0));');
+    } else L.push(`  let x${i} = i32x4.splat(load<u32>(st, ${i * 4}));`);
   }
   L.push('  const c12 = x12;');
   L.push('  for (let i = 0; i < 10; i++) {');
