@@ -54,3 +54,37 @@ test('src/ imports respect the floors: no upward edges, no sibling edges, no cli
   t.true(edges > 20, `${edges} cross-area imports read`);
   t.deepEqual(bad, []);
 });
+
+/**
+ * What a module loads when it is imported: the closure of its static value imports (`import type` and
+ * `import(...)` left out), as src/ files and package names.
+ */
+function staticClosure(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const statics = /(?:^|\n)\s*(?:import|export)\s+(?!type\s)[^'"]*?from\s+'([^']+)'|(?:^|\n)\s*import\s+'([^']+)'/g;
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const m of readFileSync(file, 'utf8').matchAll(statics)) {
+      const spec = m[1] ?? m[2]!;
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+      else if (!spec.startsWith('node:')) packages.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+    }
+  };
+  visit(join(SRC, entry));
+  return { files: new Set([...files].map((f) => relative(SRC, f))), packages };
+}
+
+test('a gateway worker loads no core module: main.ts imports the core, the edge, stores and watchers lazily', (t) => {
+  const { files, packages } = staticClosure('main.ts');
+  t.true(files.has('gateway/app.ts') && files.has('core/quote-desk.ts'), 'the gateway and its quote desk are loaded');
+  for (const f of ['core/core.ts', 'edge/servers.ts', 'store/store.ts', 'store/level-store.ts', 'core/backup.ts',
+    'core/audit.ts', 'core/watchers/evm.ts', 'core/tls-material.ts']) {
+    t.false(files.has(f), `${f} is loaded only by the primary, when it runs the core`);
+  }
+  for (const p of ['viem', '@solana/kit', 'pg', 'level', 'classic-level']) t.false(packages.has(p), p);
+  // and the core does load them, so the closure above is read the right way
+  const core = staticClosure('core/core.ts');
+  t.true(core.files.has('store/store.ts') && core.packages.has('level'), [...core.packages].join(', '));
+});

@@ -7,7 +7,7 @@
 import { ServiceError } from '../errors.ts';
 import { assertPulseFits, serviceByName, type ServiceName } from '../protocol/services.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { del, put, type Op } from '../store/store.ts';
+import { del, put, type Op } from '../store/contract.ts';
 import type { CoreContext } from './context.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
