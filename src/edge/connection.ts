@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { ServiceError, exposeError, isFault } from '../errors.ts';
 import type { ByteBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-codec.ts';
-import { parseRequest, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
+import { parseRequest, type FrameId, type ReplyFrame, type RequestFrame } from '../protocol/wire.ts';
 import type { Core, Listener } from '../core/core.ts';
 
 export interface ConnectionOptions {
@@ -76,10 +76,11 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     pump();
   });
 
+  // replies the peer has not taken yet count as work in flight: no new lines until they drain
+  const blocked = () => inFlight >= opts.maxInFlight || socket.writableNeedDrain;
+
   /** Dispatches the lines read while there is room; stops reading while there is none. */
   function pump(): void {
-    // replies the peer has not taken yet count as work in flight: no new lines until they drain
-    const blocked = () => inFlight >= opts.maxInFlight || socket.writableNeedDrain;
     while (!closing && !blocked()) {
       const next = decoder.nextLine();
       if (next === null) break;
@@ -118,8 +119,18 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     // the socket says
     const client = opts.listener === 'backend' ? req.via?.client : socket.remoteAddress ?? 'local';
     inFlight++;
-    core.handle(req.cmd, req.args, req.auth, opts.listener, client)
-      .then((result) => send({ id: req.id, ok: true, result }), (e) => fail(req.id, e))
-      .finally(() => { inFlight--; pump(); });
+    void answer(req, client);
+  }
+
+  /** One request's reply (a function of its own, not closures built for every line). */
+  async function answer(req: RequestFrame, client: string | undefined): Promise<void> {
+    try {
+      send({ id: req.id, ok: true, result: await core.handle(req.cmd, req.args, req.auth, opts.listener, client) });
+    } catch (e) {
+      fail(req.id, e);
+    } finally {
+      inFlight--;
+      pump();
+    }
   }
 }

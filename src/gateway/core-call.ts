@@ -222,21 +222,21 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
     const down = rotated.filter((n) => n.downUntil > now).sort((a, b) => a.downUntil - b.downUntil);
     return [...live, ...down];
   };
+  const up = (node: CoreNode) => {
+    if (node.up()) onNodeState?.({ node: name(node.endpoint), state: 'up', failures: 0 });
+  };
   return {
     async call(cmd, args, auth, client) {
       let lost: unknown;
       for (const node of order(Date.now())) {
         node.inflight++;
-        const up = () => {
-          if (node.up()) onNodeState?.({ node: name(node.endpoint), state: 'up', failures: 0 });
-        };
         try {
           const result = await node.request(cmd, args, auth, client);
-          up();
+          up(node);
           return result;
         } catch (e) {
           if (e instanceof ServiceError) {
-            up();
+            up(node);
             throw new CoreError(e);
           }
           if (!(e instanceof ConnectionError)) throw e;
