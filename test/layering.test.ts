@@ -68,8 +68,9 @@ function staticClosure(entry: string): { files: Set<string>; packages: Set<strin
     files.add(file);
     for (const m of readFileSync(file, 'utf8').matchAll(statics)) {
       const spec = m[1] ?? m[2]!;
+      const packageName = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
-      else if (!spec.startsWith('node:')) packages.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+      else if (!spec.startsWith('node:')) packages.add(packageName);
     }
   };
   visit(join(SRC, entry));
