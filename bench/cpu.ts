@@ -31,10 +31,13 @@ Options:
                      in a temp dir, sharing this tree's node_modules): the Δ column is this tree / REF
   -c N               client connections (default 32)
   --gateways K       svcd with K gateway worker processes (default 0: one process); the CPU counted
-                     is the core's and every worker's`;
+                     is the core's and every worker's
+  --flows N          paid flows per round (default 2000; --quick: 100): tens of thousands show the
+                     steady state of a ledger that has grown (LevelDB's compactions), not a new one`;
 
 const args = benchArgs(USAGE, {
   against: { type: 'string' }, c: { type: 'string', short: 'c' }, gateways: { type: 'string' },
+  flows: { type: 'string' },
 });
 if (args.sizes !== undefined) {
   process.stderr.write(`--sizes: bench:cpu has one size per case\n\n${USAGE}\n`);
@@ -50,6 +53,11 @@ if (!Number.isInteger(gateways) || gateways < 0 || gateways > 16) {
   process.stderr.write(`--gateways: a whole number from 0 to 16 (got ${JSON.stringify(args.gateways)})\n`);
   process.exit(2);
 }
+const flows = args.flows === undefined ? null : Number(args.flows);
+if (flows !== null && (!Number.isInteger(flows) || flows < 1 || flows > 1_000_000)) {
+  process.stderr.write(`--flows: a whole number from 1 to 1,000,000 (got ${JSON.stringify(args.flows)})\n`);
+  process.exit(2);
+}
 if (!existsSync('/proc/self/stat')) {
   process.stderr.write('bench:cpu reads /proc/<pid>/stat: Linux only\n');
   process.exit(2);
@@ -61,7 +69,7 @@ const settings = {
   rounds: quick ? 1 : 3,
   processes_per_tree: quick ? 1 : 2,
   quotes_per_round: quick ? 1000 : 20_000,
-  flows_per_round: quick ? 100 : 2000,
+  flows_per_round: flows ?? (quick ? 100 : 2000),
   against: args.against ?? null,
 };
 const ROOT = fileURLToPath(new URL('../', import.meta.url));

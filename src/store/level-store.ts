@@ -32,6 +32,15 @@ type Sub = ReturnType<Level<string, Json>['sublevel']> & { get(key: string): Pro
 /** The records read on every authenticated request and every money step. */
 const CACHED: ReadonlySet<SublevelName> = new Set(['machines', 'accounts', 'quotes']);
 const DEFAULT_CACHE_ENTRIES = 50_000;
+/**
+ * LevelDB's memtable (and its log) before it is written out as a level-0 table: 32 MB, where the default
+ * is 4 MB. Ledger keys (receipt ids, machines' journals) land all over the key space, so every small
+ * level-0 table overlaps all of level 1 and each compaction rewrote it: over 120,000 paid flows LevelDB's
+ * background thread took 251 µs of CPU per flow with 4 MB, 62 µs with 32 MB, 45 µs with 64 MB
+ * (docs/decisions.md "LevelDB's write buffer"). It costs up to two buffers of memory once the ledger is
+ * that busy, and a restart after a crash replays at most one buffer of log.
+ */
+const WRITE_BUFFER_BYTES = 32 * 1024 * 1024;
 
 /** `t0`: when write() was called (performance.now()), for svc_ledger_batch_seconds. */
 interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown) => void; t0: number }
@@ -88,7 +97,7 @@ export class LevelStore implements Store {
   static async open(dataDir: string, opts: { cacheEntries?: number } = {}): Promise<LevelStore> {
     const dir = join(dataDir, 'ledger');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const db = new Level<string, Json>(dir, { valueEncoding: 'json' });
+    const db = new Level<string, Json>(dir, { valueEncoding: 'json', writeBufferSize: WRITE_BUFFER_BYTES });
     await db.open();
     return new LevelStore(db, opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
   }

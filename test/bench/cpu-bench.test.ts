@@ -53,7 +53,7 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
   t.regex(again.out, /vs saved/);
 });
 
-test('bench:cpu: a ref that names nothing, a size list or a bad -c is a usage error (exit 2)', async (t) => {
+test('bench:cpu: a ref naming nothing, a size list, a bad -c, --gateways or --flows: exit 2', async (t) => {
   t.timeout(120_000);
   const none = await bench(['--quick', '--against', 'no-such-ref-anywhere']);
   t.is(none.code, 2);
@@ -61,6 +61,7 @@ test('bench:cpu: a ref that names nothing, a size list or a bad -c is a usage er
   t.is((await bench(['--sizes', '64'])).code, 2);
   t.is((await bench(['-c', '0'])).code, 2);
   t.is((await bench(['--gateways', '-1'])).code, 2);
+  t.is((await bench(['--flows', '0'])).code, 2);
   t.false(worktrees().includes('svc-bench-ref-'));
 });
 
