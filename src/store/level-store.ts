@@ -21,6 +21,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
+import { Lru } from './lru.ts';
 import {
   checkOps, SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats,
   type SublevelName,
@@ -81,15 +82,14 @@ export class LevelStore implements Store {
   readonly shared = false;
   readonly db: Level<string, Json>;
   readonly #subs: Map<SublevelName, Sub>;
-  readonly #cache = new Map<string, Slot>();
-  readonly #cacheEntries: number;
+  readonly #cache: Lru<string, Slot>;
   #queue: Pending[] = [];
   #flushing = false;
   readonly stats: StoreStats = { reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0 };
 
   private constructor(db: Level<string, Json>, cacheEntries: number) {
     this.db = db;
-    this.#cacheEntries = cacheEntries;
+    this.#cache = new Lru(cacheEntries);
     const sub = (n: SublevelName) => db.sublevel<string, Json>(n, { valueEncoding: 'json' }) as unknown as Sub;
     this.#subs = new Map(SUBLEVELS.map((n) => [n, sub(n)]));
   }
@@ -113,21 +113,21 @@ export class LevelStore implements Store {
       return this.#read<T>(name, key);
     }
     const ck = `${name}\0${key}`;
-    const slot = this.#cache.get(ck);
+    const slot = this.#cache.get(ck); // (now the most recently used)
     if (slot && !('loading' in slot)) {
       this.stats.cacheHits++;
-      const known = 'value' in slot ? slot : { value: deepFreeze(JSON.parse(slot.text) as Json) };
-      this.#cache.delete(ck); // most recently used goes last
-      this.#cache.set(ck, known);
-      return known.value as T | undefined;
+      if ('value' in slot) return slot.value as T | undefined;
+      const value = deepFreeze(JSON.parse(slot.text) as Json);
+      this.#cache.set(ck, { value });
+      return value as T;
     }
     const mine: Slot = { loading: true };
-    if (!slot) this.#remember(ck, mine);
+    if (!slot) this.#cache.set(ck, mine);
     this.stats.reads++;
     const value = deepFreeze(await this.#read<T>(name, key));
     // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
     // miss is not kept: anyone can name ids that do not exist, and must not push real records out
-    if (this.#cache.get(ck) === mine) {
+    if (this.#cache.peek(ck) === mine) {
       if (value === undefined) this.#cache.delete(ck);
       else this.#cache.set(ck, { value });
     }
@@ -232,14 +232,7 @@ export class LevelStore implements Store {
    */
   #written(o: Op, text: string | undefined): void {
     if (!CACHED.has(o.sub)) return;
-    const ck = `${o.sub}\0${o.key}`;
-    this.#cache.delete(ck);
-    this.#remember(ck, text === undefined ? { value: undefined } : { text });
-  }
-
-  #remember(ck: string, slot: Slot): void {
-    this.#cache.set(ck, slot);
-    if (this.#cache.size > this.#cacheEntries) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(`${o.sub}\0${o.key}`, text === undefined ? { value: undefined } : { text });
   }
 
   /**
