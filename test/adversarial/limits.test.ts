@@ -6,6 +6,7 @@ import test from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
 import { RateLimiter } from '../../src/protocol/rate-limit.ts';
 import { Sandbox } from '../../src/core/sandbox.ts';
+import { SANDBOX_LIMITS } from '../../src/protocol/sandbox.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
 import { httpFrom } from '../support/http-from.ts';
 
@@ -142,6 +143,19 @@ test.serial('sandbox: entries evicted by a flood give their address its slots ba
   // a flood from many other addresses pushes all of a's entries out of the full sandbox
   for (let i = 0; i < 20_000; i++) sb.quote(req, `flood-${i % 4000}`);
   t.notThrows(() => sb.quote(req, 'a'), 'the evicted entries no longer count against a');
+});
+
+test.serial('sandbox: expired entries go, at most a second after they are due; they answer as gone at once', (t) => {
+  const sb = new Sandbox({ maxPerClient: 10 });
+  const req = { machine_id: 'm', bits: 8, max_output: 8192 };
+  const t0 = 1_000_000;
+  const old = sb.quote(req, 'a', t0);
+  for (let i = 1; i < 5; i++) sb.quote(req, 'a', t0 + i);
+  const expired = t0 + SANDBOX_LIMITS.ttlSeconds * 1000 + 10;
+  t.throws(() => sb.accept(old.quote_id as string, 'm', expired), { message: /no sandbox quote/ });
+  sb.quote(req, 'b', expired);
+  t.is(sb.size.quotes, 1, 'the five expired quotes were dropped when the next one came');
+  t.notThrows(() => { for (let i = 0; i < 9; i++) sb.quote(req, 'a', expired + 1); }, 'and gave a its slots back');
 });
 
 test.serial('GET routes ignore query parameters they do not take (utm_source, cache busters)', async (t) => {
