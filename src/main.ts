@@ -47,8 +47,6 @@ const coreModules = async () => {
   ]);
   return { Core, observeCore, startListeners };
 };
-const loadTls = async (...a: Parameters<typeof import('./core/tls-material.ts').loadTlsMaterial>) =>
-  (await import('./core/tls-material.ts')).loadTlsMaterial(...a);
 
 /** SIGTERM: how long HTTP requests in flight may take to finish before their connections are closed. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -376,7 +374,8 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
 async function printManifest(): Promise<number> {
   const config = loadConfig();
   const identity = NodeIdentity.loadOrCreate(config.dataDir);
-  const tls = await loadTls({
+  const { loadTlsMaterial } = await import('./core/tls-material.ts');
+  const tls = await loadTlsMaterial({
     dataDir: config.dataDir, certFile: config.tlsCert, keyFile: config.tlsKey, hosts: [config.edgeHost],
   });
   const httpHost = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
