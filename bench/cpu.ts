@@ -96,8 +96,66 @@ function mainThreadMs(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * TICK_MS;
 }
 
+/** One step of a paid flow, from svcd's histograms: its mean over the measured rounds, and how often a flow took it. */
+export interface WallStep { step: string; mean_ms: number; per_flow: number }
+export interface Wall { server: string; flows: number; rate: number; flow_ms: number; steps: WallStep[] }
+
+/** The svcd histograms a paid flow's wall time is read from, before and after each measured round. */
+const WALL_SERIES = new RegExp('^(svc_http_request_duration_seconds|svc_command_duration_seconds|'
+  + 'svc_ledger_batch_seconds|svc_ledger_flush_seconds|svc_ledger_group_commit_batches)_(sum|count)'
+  + '(\\{[^}]*\\})? (\\S+)$');
+
+/** The _sum and _count of WALL_SERIES from svcd's GET /metrics, by series name and labels. */
+async function scrape(addr: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://${addr}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = WALL_SERIES.exec(line);
+    if (m) out.set(`${m[1]!}${m[3] ?? ''} ${m[2]!}`, Number(m[4]));
+  }
+  return out;
+}
+
+/** What a label set names, for the table: `{route="/x",method="POST"}` → `POST /x`. */
+function stepName(series: string, labels: string): string {
+  const l = Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+  if (series === 'svc_http_request_duration_seconds') return `HTTP ${l.method ?? ''} ${l.route ?? ''}`;
+  if (series === 'svc_command_duration_seconds') return `core ${l.command ?? ''} (${l.listener ?? ''})`;
+  if (series === 'svc_ledger_batch_seconds') return `ledger batch, queued and written (sync ${l.sync ?? ''})`;
+  if (series === 'svc_ledger_flush_seconds') return `ledger flush (sync ${l.sync ?? ''})`;
+  return 'ledger batches per synced flush';
+}
+
+/**
+ * The steps of `flows` paid flows from the difference of two scrapes: each histogram's mean (ms; for the
+ * group commit, batches per flush) and how many of it a flow took. Steps no flow took are left out.
+ */
+function wallSteps(before: Map<string, number>, after: Map<string, number>, flows: number): WallStep[] {
+  const steps: WallStep[] = [];
+  for (const [k, count] of after) {
+    if (!k.endsWith(' count')) continue;
+    const series = k.slice(0, -' count'.length);
+    const n = count - (before.get(k) ?? 0);
+    if (n <= 0) continue;
+    const sum = (after.get(`${series} sum`) ?? 0) - (before.get(`${series} sum`) ?? 0);
+    const brace = series.indexOf('{');
+    const name = brace < 0 ? series : series.slice(0, brace);
+    const group = name === 'svc_ledger_group_commit_batches';
+    steps.push({
+      step: stepName(name, brace < 0 ? '' : series.slice(brace)),
+      mean_ms: group ? sum / n : (sum * 1000) / n,
+      per_flow: n / Math.max(1, flows),
+    });
+  }
+  return steps;
+}
+
 type Servers = typeof here;
-interface Target { server: string; tree: string; s: here.Server; machines: Machine[]; pids: number[] }
+interface Target {
+  server: string; tree: string; s: here.Server; machines: Machine[]; pids: number[];
+  /** svcd's metrics listener (this tree's svcd only): where a paid flow's wall time is read from */
+  metrics: string | null;
+}
 export interface CpuRow {
   case: string; server: string; unit: string;
   /** µs per unit, one per process and round */
@@ -106,6 +164,8 @@ export interface CpuRow {
   /** of `us`, the µs on the (primary) process's main thread: its median over the same samples */
   main_us: number;
   main_samples: number[];
+  /** µs per unit of this process, the load generator's (autocannon): its median over the same rounds */
+  load_us: number;
   /** us / the anchor's us in this run */
   vs_anchor: number | null;
   /** us / the --against svcd's us in this run */
@@ -140,19 +200,28 @@ async function main(): Promise<number> {
       trees.push({ name: `svcd@${ref.commit}`, mod });
     }
     const rows: CpuRow[] = [];
+    /** per svcd tree with metrics: the scrapes around its paid rounds, and what those rounds did */
+    const walls = new Map<string, { before: Map<string, number>[]; after: Map<string, number>[];
+      flows: number; seconds: number; }>();
     for (const kase of ['free quote', 'paid GET_PULSE flow'] as const) {
       const paid = kase !== 'free quote';
       const anchor = await here.startAnchor(paid ? 'koa 3-route' : 'koa+router+ajv', paid ? 'paid' : 'bare');
       stops.push(() => anchor.stop());
       const targets: Target[] = [
-        { server: anchor.name, tree: anchor.name, s: anchor, machines: here.anchorMachines(c), pids: [anchor.pid] },
+        {
+          server: anchor.name, tree: anchor.name, s: anchor, machines: here.anchorMachines(c), pids: [anchor.pid],
+          metrics: null,
+        },
       ];
       for (const t of trees) {
         for (let p = 0; p < settings.processes_per_tree; p++) {
-          const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, gateways);
+          // this tree's svcd serves /metrics (recorded either way: the listener only shows them)
+          const env: Record<string, string> = t.mod === here ? { SVC_METRICS_PORT: '0' } : {};
+          const s = await t.mod.startSvcd(`${t.name}#${p + 1}`, gateways, env);
           stops.push(() => s.stop());
           const machines = paid ? await t.mod.fundMachines(s.core, c) : [];
-          targets.push({ server: s.name, tree: t.name, s, machines, pids: [s.pid, ...childPids(s.pid)] });
+          const metrics = t.mod === here ? s.core.ready.metrics ?? null : null;
+          targets.push({ server: s.name, tree: t.name, s, machines, pids: [s.pid, ...childPids(s.pid)], metrics });
         }
       }
       progress(`${kase}: ${targets.length} servers up`);
@@ -164,15 +233,29 @@ async function main(): Promise<number> {
       for (const t of targets) await load(t, n);
       const samples = new Map<string, number[]>();
       const mains = new Map<string, number[]>();
+      const loads = new Map<string, number[]>();
+      const push = (m: Map<string, number[]>, tree: string, x: number) => m.set(tree, [...(m.get(tree) ?? []), x]);
       for (let r = 0; r < settings.rounds; r++) {
         for (const t of r % 2 ? [...targets].reverse() : targets) {
+          const scraped = paid && t.metrics ? await scrape(t.metrics) : null;
           const before = cpuMs(t.pids);
           const mainBefore = mainThreadMs(t.pids[0]!);
+          const loadBefore = process.cpuUsage();
           const done = await load(t, n);
+          const loadCpu = process.cpuUsage(loadBefore);
           const per = (ms: number) => (ms * 1000) / Math.max(1, done.count);
           const us = per(cpuMs(t.pids) - before);
-          samples.set(t.tree, [...(samples.get(t.tree) ?? []), us]);
-          mains.set(t.tree, [...(mains.get(t.tree) ?? []), per(mainThreadMs(t.pids[0]!) - mainBefore)]);
+          push(samples, t.tree, us);
+          push(mains, t.tree, per(mainThreadMs(t.pids[0]!) - mainBefore));
+          push(loads, t.tree, per((loadCpu.user + loadCpu.system) / 1000));
+          if (scraped) {
+            const w = walls.get(t.tree) ?? { before: [], after: [], flows: 0, seconds: 0 };
+            w.before.push(scraped);
+            w.after.push(await scrape(t.metrics!));
+            w.flows += done.count;
+            w.seconds += done.seconds;
+            walls.set(t.tree, w);
+          }
           progress(`round ${r + 1} ${kase} / ${t.server}: ${us.toFixed(1)} µs per ${paid ? 'flow' : 'request'}`);
         }
       }
@@ -183,19 +266,30 @@ async function main(): Promise<number> {
         const mainXs = mains.get(tree)!;
         rows.push({
           case: kase, server: tree, unit: paid ? 'µs/flow' : 'µs/request', samples: xs, us,
-          main_us: median(mainXs), main_samples: mainXs,
+          main_us: median(mainXs), main_samples: mainXs, load_us: median(loads.get(tree)!),
           vs_anchor: tree === anchor.name ? null : us / anchorUs,
           vs_ref: refUs === null || tree === anchor.name || tree === `svcd@${ref!.commit}` ? null : us / refUs,
         });
       }
       while (stops.length) await stops.pop()!();
     }
+    const wall: Wall[] = [...walls].map(([server, w]) => {
+      // every round's difference, summed: a step's mean is over all of them
+      const sum = (ms: Map<string, number>[]) => ms.reduce((acc, m) => {
+        for (const [k, v] of m) acc.set(k, (acc.get(k) ?? 0) + v);
+        return acc;
+      }, new Map<string, number>());
+      const rate = w.flows / Math.max(1e-9, w.seconds);
+      const steps = wallSteps(sum(w.before), sum(w.after), w.flows);
+      return { server, flows: w.flows, rate, flow_ms: (c * 1000) / rate, steps };
+    });
     const run = {
       kind: 'svc-cpu-bench',
       when: new Date().toISOString(),
       machine: { ...machine, loadavg_end: loadavgNow() },
       settings,
       rows,
+      wall,
     };
     const print = (s: string) => (args.json ? process.stderr : process.stdout).write(`${s}\n`);
     const m = machine;
@@ -203,16 +297,26 @@ async function main(): Promise<number> {
       + `commit ${String(m.commit)}; c = ${c}, ${settings.rounds} rounds × ${settings.processes_per_tree} `
       + `svcd per tree${gateways ? `, each with ${gateways} gateway workers` : ''}`);
     print(['case'.padEnd(20), 'server'.padEnd(18), 'unit'.padEnd(11), 'median'.padStart(7),
-      'main thr'.padStart(8), 'vs anchor'.padStart(9), 'vs ref'.padStart(7),
+      'main thr'.padStart(8), 'load gen'.padStart(8), 'vs anchor'.padStart(9), 'vs ref'.padStart(7),
       saved ? 'vs saved'.padStart(8) : '', '  samples',
     ].join(' ').trimEnd());
     for (const r of rows) {
       const old = saved?.rows.find((o) => o.case === r.case && o.server === r.server)?.us;
       print([r.case.padEnd(20), r.server.padEnd(18), r.unit.padEnd(11), r.us.toFixed(1).padStart(7),
-        (r.main_us ?? 0).toFixed(1).padStart(8), (r.vs_anchor === null ? '' : `${r.vs_anchor.toFixed(2)}x`).padStart(9),
+        (r.main_us ?? 0).toFixed(1).padStart(8), (r.load_us ?? 0).toFixed(1).padStart(8),
+        (r.vs_anchor === null ? '' : `${r.vs_anchor.toFixed(2)}x`).padStart(9),
         (r.vs_ref === null ? '' : `${r.vs_ref.toFixed(3)}x`).padStart(7),
         saved ? ratioCell(r.us, old).padStart(8) : '', ` ${r.samples.map((x) => x.toFixed(1)).join(' ')}`,
       ].join(' '));
+    }
+    for (const w of wall) {
+      print(`\npaid GET_PULSE flow, where the wall time goes: ${w.server}, ${w.flows} flows at `
+        + `${w.rate.toFixed(0)} flows/s, c = ${c}: ${w.flow_ms.toFixed(2)} ms a flow (svcd's histograms)`);
+      print(`${'step'.padEnd(56)} ${'mean ms'.padStart(8)} ${'per flow'.padStart(8)}`);
+      for (const st of w.steps) {
+        const mean = st.step.startsWith('ledger batches per') ? `${st.mean_ms.toFixed(1)} b` : st.mean_ms.toFixed(3);
+        print(`${st.step.padEnd(56)} ${mean.padStart(8)} ${st.per_flow.toFixed(2).padStart(8)}`);
+      }
     }
     print(`written: ${writeRun('cpu', run, args.out, args.json === true)}`);
     return 0;

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CpuRow } from '../../bench/cpu.ts';
+import type { CpuRow, Wall } from '../../bench/cpu.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(join(ROOT, 'docs/performance.md'), 'utf8');
@@ -30,7 +30,7 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
   t.true(doc.includes('npm run bench:cpu -- --quick --against HEAD'), 'docs/performance.md gives this command');
   const r = await bench(['--quick', '--against', 'HEAD']);
   t.is(r.code, 0, r.err);
-  t.regex(r.out, /case\s+server\s+unit\s+median\s+main thr\s+vs anchor\s+vs ref\s+samples/);
+  t.regex(r.out, /case\s+server\s+unit\s+median\s+main thr\s+load gen\s+vs anchor\s+vs ref\s+samples/);
   const file = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
   t.true(file.startsWith(results), file);
   const run = JSON.parse(readFileSync(file, 'utf8')) as { kind: string; rows: CpuRow[] };
@@ -46,6 +46,7 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
     t.is(row.vs_ref !== null, row.server === 'svcd', row.server);
     // one process: its main thread is part of its CPU, and does most of the work
     t.true(row.main_us > 0 && row.main_us <= row.us, `${row.server}: ${row.main_us} of ${row.us} µs`);
+    t.true(row.load_us > 0, `${row.server}: the load generator's ${row.load_us} µs`);
   }
   t.false(worktrees().includes('svc-bench-ref-'), 'the ref\'s worktree is removed');
   const again = await bench(['--quick', '--compare', file]);
@@ -78,4 +79,24 @@ test.serial('`bench:cpu --quick --gateways 1` counts the core and its gateway wo
   const free = run.rows.find((row) => row.case === 'free quote' && row.server === 'svcd')!;
   t.true(free.us > 10, `${free.us} µs per free quote`);
   t.true(free.main_us < free.us / 2, `the core's main thread: ${free.main_us} of ${free.us} µs per free quote`);
+  // this tree's svcd: where a paid flow's wall time goes, from its /metrics around the measured rounds
+  t.regex(r.out, /paid GET_PULSE flow, where the wall time goes: svcd, \d+ flows at \d+ flows\/s, c = 32/);
+  const wall = (JSON.parse(readFileSync(file, 'utf8')) as { wall: Wall[] }).wall;
+  t.deepEqual(wall.map((w) => w.server), ['svcd']);
+  const step = (name: string) => wall[0]!.steps.find((s) => s.step === name);
+  // counts per flow are the flow's shape (a quote, an ACCEPT, an execution, two synced batches), not timings;
+  // each of the 32 connections may leave one flow unfinished when a round ends, which adds its steps
+  // (--quick: one svcd, one round, so at most 32 over its flows; a scrape missing the warm-up's would be 2x)
+  const tail = 1 + 32 / wall[0]!.flows;
+  for (const [name, per] of [
+    ['HTTP POST /api/v1/quotes/:quote_id/accept', 1], ['HTTP POST /api/v1/executions/get-pulse', 1],
+    ['core ACCEPT_QUOTE (backend)', 1], ['core GET_PULSE (backend)', 1], ['core QUOTE (gateway)', 1],
+    ['ledger batch, queued and written (sync true)', 2],
+  ] as const) {
+    const s = step(name);
+    t.truthy(s, `${name} in ${wall[0]!.steps.map((x) => x.step).join(', ')}`);
+    t.true(s!.per_flow >= per * 0.99 && s!.per_flow <= per * tail, `${name}: ${s!.per_flow} per flow`);
+    t.true(Number.isFinite(s!.mean_ms) && s!.mean_ms > 0, `${name}: ${s!.mean_ms} ms`);
+  }
+  t.true(step('ledger flush (sync true)')!.per_flow <= 2, 'group commit: at most a synced flush per batch');
 });
