@@ -3,6 +3,7 @@
 // flooding that would exhaust a rail's amount suffixes, quotes that charge for input never read,
 // stray fields, max_output on GET_PULSE, and a second accept of an accepted quote.
 import test from 'ava';
+import { generateKeyPairSync } from 'node:crypto';
 import { httpJson } from '../support/http-from.ts';
 import { sharedSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
 import { Svcd, fundMachine } from '../support/svcd.ts';
@@ -230,6 +231,50 @@ test.serial('stray fields: a quote or an execution refuses fields its command do
   const sealed = await exec('sealed-message', { quote_id: 'q_x', plain_hex: '00' });
   t.deepEqual([sealed.status, sealed.body.error.message], [400, 'packet_hex is required']);
   t.is((await exec('make-bct', { quote_id: good.body.quote_id, plain_hex: '00' })).status, 200);
+});
+
+test.serial('inputs an execution cannot use are 400 naming the field, charge nothing and leave the quote usable: ' +
+  'a low-order X25519 recipient, a summary time that does not exist', async (t) => {
+  const m = 'unusable-input';
+  const auth = bearer(await fundMachine(s, m, 1));
+  const balance = async () => {
+    const b = (await http('POST', '/api/v1/balance', { machine_id: m }, auth)).body;
+    return [b.available_units, b.reserved_units];
+  };
+  const accepted = async (service: string, bytes: number) => {
+    const q = (await http('POST', `/api/v1/quotes/${service}`, { machine_id: m, bytes })).body;
+    t.is((await http('POST', `/api/v1/quotes/${q.quote_id}/accept`, { machine_id: m }, auth)).status, 200);
+    return q.quote_id as string;
+  };
+  const exec = (service: string, body: Record<string, unknown>) =>
+    http('POST', `/api/v1/executions/${service}`, { machine_id: m, ...body }, auth);
+
+  // RFC 7748's point of order 8: X25519 with it is all zeros whatever the private key
+  const sealedQuote = await accepted('sealed-message', 33);
+  const before = await balance();
+  const lowOrder = 'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800';
+  const bad = await exec('sealed-message', { quote_id: sealedQuote, plain_hex: 'aa', packet_hex: lowOrder });
+  t.deepEqual([bad.status, bad.body.error.code, bad.body.error.details?.field], [400, 'invalid_request', 'packet_hex'],
+    JSON.stringify(bad.body));
+  t.deepEqual(await balance(), before, 'nothing charged, the reservation held');
+  const recipient = generateKeyPairSync('x25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  const packet = recipient.toString('hex');
+  const good = await exec('sealed-message', { quote_id: sealedQuote, plain_hex: 'aa', packet_hex: packet });
+  t.is(good.status, 200, JSON.stringify(good.body));
+
+  // a 30th of February is no time: not charged, not appended to the signed log
+  const summary = (from: string) => Buffer.from(JSON.stringify({
+    count: 1, head_hash: 'ab'.repeat(32), from, to: '2026-03-01T00:00:00Z',
+  })).toString('hex');
+  const logQuote = await accepted('machine-event-log', summary('2020-02-28T00:00:00Z').length / 2);
+  const mid = await balance();
+  const feb30 = await exec('machine-event-log', { quote_id: logQuote, plain_hex: summary('2020-02-30T00:00:00Z') });
+  t.deepEqual([feb30.status, feb30.body.error.code], [400, 'invalid_request'], JSON.stringify(feb30.body));
+  t.regex(feb30.body.error.message, /from must be an RFC 3339 time/);
+  t.deepEqual(await balance(), mid);
+  const logged = await exec('machine-event-log', { quote_id: logQuote, plain_hex: summary('2020-02-28T00:00:00Z') });
+  t.is(logged.status, 200, JSON.stringify(logged.body));
+  t.is(logged.body.entry.summary.from, '2020-02-28T00:00:00Z');
 });
 
 test.serial('MAKE_BCT/VERIFY_BCT quoted by bytes bind the exact size: another is 409 input_mismatch', async (t) => {

@@ -3,12 +3,11 @@
 // entry, its inclusion proof and a C2SP signed checkpoint (docs/verify.md §Machine event logs).
 import { ServiceError } from '../../errors.ts';
 import { canonicalJson, sha256Hex } from '../../protocol/canonical.ts';
+import { rfc3339Nanos } from '../../protocol/rfc3339.ts';
 import { logFields } from './log-result.ts';
 import { bytesOf, type Executor } from './types.ts';
 
 interface Summary { count: number; head_hash: string; from: string; to: string }
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 export function parseSummary(bytes: Buffer): Summary {
   const bad = (why: string): never => {
@@ -25,10 +24,12 @@ export function parseSummary(bytes: Buffer): Summary {
   if (typeof o.head_hash !== 'string' || !/^[0-9a-f]{64}$/.test(o.head_hash)) {
     bad('head_hash must be 64 lowercase hex digits');
   }
-  for (const f of ['from', 'to'] as const) {
-    if (typeof o[f] !== 'string' || !RFC3339.test(o[f] as string)) bad(`${f} must be an RFC 3339 time`);
-  }
-  if (Date.parse(o.from as string) > Date.parse(o.to as string)) bad('from is after to');
+  // times that exist (no 30th of February, hour 25 or month 99), compared as the instants they name
+  const [from, to] = (['from', 'to'] as const).map((f) => {
+    const at = typeof o[f] === 'string' ? rfc3339Nanos(o[f] as string) : null;
+    return at ?? bad(`${f} must be an RFC 3339 time`);
+  }) as [bigint, bigint];
+  if (from > to) bad('from is after to');
   return { count: o.count as number, head_hash: o.head_hash as string, from: o.from as string, to: o.to as string };
 }
 

@@ -3,7 +3,7 @@
 // ChaCha20Poly1305 (0x0020/0x0001/0x0003), info = "svc sealed-message v1", empty aad: any HPKE
 // library opens it with the recipient's private key (docs/verify.md §Sealed messages).
 // HPKE comes from @hpke/core (checked against the RFC 9180 vectors in the tests), not hand-written.
-import { CipherSuite, HkdfSha256 } from '@hpke/core';
+import { CipherSuite, EncapError, HkdfSha256 } from '@hpke/core';
 import { Chacha20Poly1305 } from '@hpke/chacha20poly1305';
 import { DhkemX25519HkdfSha256 } from '@hpke/dhkem-x25519';
 import { ServiceError } from '../../errors.ts';
@@ -37,7 +37,16 @@ export async function hpkeSeal(
   } catch (e) {
     throw new ServiceError('invalid_request', NOT_A_RECIPIENT_KEY, { field: 'packet_hex' }, { cause: e });
   }
-  const r = await hpkeSuite.seal({ recipientPublicKey: pk, info, ...(ekm ? { ekm } : {}) }, plaintext, aad);
+  let r: { enc: ArrayBuffer; ct: ArrayBuffer };
+  try {
+    r = await hpkeSuite.seal({ recipientPublicKey: pk, info, ...(ekm ? { ekm } : {}) }, plaintext, aad);
+  } catch (e) {
+    // X25519 with a low-order point (0, 1, p - 1, the points of order 8, ...) is all zeros for any
+    // private key; RFC 9180 §7.1.4 has the sender refuse it. Nothing else of the encapsulation is the caller's
+    if (!(e instanceof EncapError)) throw e;
+    const msg = 'packet_hex is a low-order X25519 point: no shared secret can come of it (RFC 7748 §6.1)';
+    throw new ServiceError('invalid_request', msg, { field: 'packet_hex' }, { cause: e });
+  }
   return { enc: new Uint8Array(r.enc), ct: new Uint8Array(r.ct) };
 }
 
