@@ -87,6 +87,7 @@ async function startGateway(
     maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress,
     ...(config.trustProxyHops > 0 ? { uncapped: proxyMatcher(config.trustedProxies) } : {}),
     bodyBudgetBytes: config.bodyBudgetBytes,
+    bodyBudgetPerAddressBytes: config.bodyBudgetPerAddressBytes,
   });
   const a = server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;

@@ -125,6 +125,8 @@ export interface Config {
   coreReplyTimeoutMs: number;
   /** bytes of unfinished svc/1 lines held across all edge connections */
   lineBudgetBytes: number;
+  /** of lineBudgetBytes, what one client address may hold at once */
+  lineBudgetPerAddressBytes: number;
   httpHeadersTimeoutMs: number;
   /** the whole HTTP request, headers and body */
   httpRequestTimeoutMs: number;
@@ -134,6 +136,8 @@ export interface Config {
   httpMaxConnectionsPerAddress: number;
   /** bytes of HTTP request bodies being read, across all requests */
   bodyBudgetBytes: number;
+  /** of bodyBudgetBytes, what one client address may hold at once */
+  bodyBudgetPerAddressBytes: number;
   /** GET /metrics listener (docs/operations.md "Metrics"): off (null) unless SVC_METRICS_PORT is set */
   metricsHost: string;
   metricsPort: number | null;
@@ -333,19 +337,27 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
   // Node refuses a headers timeout longer than the request timeout
   const headersDefault = Math.min(10_000, httpRequestTimeoutMs);
   const httpHeadersTimeoutMs = int(env, 'SVC_HTTP_HEADERS_TIMEOUT_MS', headersDefault, 100, httpRequestTimeoutMs);
+  // at least one whole line (body), or a legal 1 MiB one could never be read
+  const lineBudgetBytes = int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40);
+  const bodyBudgetBytes = int(env, 'SVC_BODY_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40);
+  // what one client address may hold of a budget by default: an eighth, and room for two whole lines
+  const share = (budget: number) => Math.min(budget, Math.max(2 * MiB, Math.floor(budget / 8)));
   return {
     handshakeTimeoutMs: int(env, 'SVC_HANDSHAKE_TIMEOUT_MS', 10_000, 100, 600_000),
     edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     edgeMaxConnectionsPerAddress: int(env, 'SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS', 16, 1, 1_000_000),
     backendMaxConnections: int(env, 'SVC_BACKEND_MAX_CONNECTIONS', 64, 1, 1_000_000),
     coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 10_000, 100, 600_000),
-    // at least one whole line, or a legal 1 MiB line could never be read
-    lineBudgetBytes: int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
+    lineBudgetBytes,
+    lineBudgetPerAddressBytes:
+      int(env, 'SVC_LINE_BUDGET_PER_ADDRESS_BYTES', share(lineBudgetBytes), MiB, lineBudgetBytes),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: int(env, 'SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     httpMaxConnections: int(env, 'SVC_HTTP_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     httpMaxConnectionsPerAddress: int(env, 'SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000),
-    bodyBudgetBytes: int(env, 'SVC_BODY_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40),
+    bodyBudgetBytes,
+    bodyBudgetPerAddressBytes:
+      int(env, 'SVC_BODY_BUDGET_PER_ADDRESS_BYTES', share(bodyBudgetBytes), MiB, bodyBudgetBytes),
   };
 }

@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ServiceError, exposeError, isFault } from '../errors.ts';
-import type { ByteBudget } from '../protocol/budgets.ts';
+import type { AddressedBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame, type RequestFrame } from '../protocol/wire.ts';
 import type { Core, Listener } from '../core/core.ts';
@@ -18,8 +18,11 @@ export interface ConnectionOptions {
   maxInFlight: number;
   idleTimeoutMs: number;
   lineTimeoutMs: number;
-  /** shared by the connections of a listener; none: only the per-line limit applies */
-  lineBudget: ByteBudget | null;
+  /**
+   * shared by the connections of a listener, each client address holding at most its share; none:
+   * only the per-line limit applies
+   */
+  lineBudget: AddressedBudget | null;
   log: Logger;
 }
 
@@ -27,7 +30,8 @@ export interface ConnectionOptions {
 const LINGER_MS = 30_000;
 
 export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): void {
-  const decoder = new LineDecoder(MAX_LINE, opts.lineBudget);
+  const share = opts.lineBudget?.share(socket.remoteAddress ?? 'unknown') ?? null;
+  const decoder = new LineDecoder(MAX_LINE, share);
   let inFlight = 0;
   let closing = false;
   let lineTimer: NodeJS.Timeout | null = null;
@@ -56,10 +60,14 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };
   const refuse = (fault: 'line_too_long' | 'over_budget') => {
-    const limit = opts.lineBudget?.limit;
-    closeAfterFlush(null, fault === 'line_too_long'
-      ? new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`)
-      : new ServiceError('busy', `the server holds its limit of unfinished lines (${limit} bytes); retry later`));
+    if (fault === 'line_too_long') {
+      closeAfterFlush(null, new ServiceError('line_too_long', `a line exceeded ${MAX_LINE} bytes; closing`));
+      return;
+    }
+    const message = share?.refused === 'address'
+      ? `this client address holds its share of unfinished lines (${share.perAddress} bytes); retry later`
+      : `the server holds its limit of unfinished lines (${share?.limit} bytes); retry later`;
+    closeAfterFlush(null, new ServiceError('busy', message));
   };
 
   socket.setNoDelay(true);

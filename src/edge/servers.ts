@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { ServiceError } from '../errors.ts';
-import { AddressCounter, ByteBudget, capConnections } from '../protocol/budgets.ts';
+import { AddressCounter, AddressedBudget, capConnections } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
 import { countConnections } from '../metrics/metrics.ts';
@@ -40,9 +40,10 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   const cfg = core.ctx.config;
   const sockets = new Set<Socket>();
   const track = (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); };
-  // strangers share one budget for unfinished lines; the backend and admin socket are local and
-  // bounded by their connection caps (x 1 MiB a line), so a flood on the edge cannot starve them
-  const lineBudget = new ByteBudget(cfg.lineBudgetBytes);
+  // strangers share one budget for unfinished lines, each address at most its share of it; the backend
+  // and admin socket are local and bounded by their connection caps (x 1 MiB a line), so a flood on the
+  // edge cannot starve them
+  const lineBudget = new AddressedBudget(cfg.lineBudgetBytes, cfg.lineBudgetPerAddressBytes);
   const conn = (listener: Listener) => ({
     listener,
     maxInFlight: cfg.maxInFlightPerConnection,

@@ -158,7 +158,7 @@ export function createGateway(opts: GatewayOptions): {
     else limit(ctx, spec.rateClass);
     const args: Record<string, unknown> = spec.http!.method === 'GET'
       ? knownQuery(spec, ctx.query as Record<string, unknown>)
-      : await readJsonBody(ctx.req);
+      : await readJsonBody(ctx.req, ctx.state.client);
     Object.assign(args, ctx.params);
     if (spec.name === 'QUOTE' && !SERVICE_NAMES.includes(args.service as never)) {
       throw new ServiceError('not_found', `no quote endpoint for ${String(args.service)}`);
@@ -230,7 +230,7 @@ export function createGateway(opts: GatewayOptions): {
     const spec = commandSpec(cmd)!;
     return async (ctx: Ctx) => {
       limit(ctx, 'public_low');
-      const args = await readJsonBody(ctx.req);
+      const args = await readJsonBody(ctx.req, ctx.state.client);
       if (path) args[path] = ctx.params[path];
       validateArgs(spec, args);
       envelope(ctx, 'api', await core.call(cmd, args, undefined, ctx.state.client, true));
@@ -250,7 +250,7 @@ export function createGateway(opts: GatewayOptions): {
   });
   router.post('/mcp', async (ctx) => {
     limit(ctx, 'public_low');
-    const body = await readJsonBody(ctx.req);
+    const body = await readJsonBody(ctx.req, ctx.state.client);
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
     headers.set('content-type', 'application/json');

@@ -1,15 +1,16 @@
 // Reads a JSON request body: at most 1 MiB, a JSON object (or empty: {}) nested ≤ MAX_JSON_DEPTH.
-// Bytes being read count against one process-wide budget (issue "Trust" 13): past it, 503 busy at
-// once; a body refused half-read closes its connection after the answer instead of being read on.
+// Bytes being read count against one process-wide budget (issue "Trust" 13), of which one client
+// address holds at most its share: past either, 503 busy at once; a body refused half-read closes its
+// connection after the answer instead of being read on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServiceError } from '../errors.ts';
-import { ByteBudget } from '../protocol/budgets.ts';
+import { AddressedBudget, type BudgetShare } from '../protocol/budgets.ts';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-depth.ts';
 
 export const MAX_BODY = 1 << 20;
 const DEFAULT_BODY_BUDGET = 16 << 20;
 
-let budget = new ByteBudget(DEFAULT_BODY_BUDGET);
+let budget = new AddressedBudget(DEFAULT_BODY_BUDGET, DEFAULT_BODY_BUDGET / 8);
 const responses = new WeakMap<IncomingMessage, ServerResponse>();
 
 /** Registers the response to a request, so a body refused half-read can close the connection. */
@@ -17,17 +18,21 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse): void {
   responses.set(req, res);
 }
 
-/** Sets the process-wide cap on body bytes held by requests being read (SVC_BODY_BUDGET_BYTES). */
-export function setBodyBudget(bytes: number): void {
-  budget = new ByteBudget(bytes);
+/**
+ * Sets the process-wide cap on body bytes held by requests being read (SVC_BODY_BUDGET_BYTES) and what
+ * one client address may hold of it (SVC_BODY_BUDGET_PER_ADDRESS_BYTES).
+ */
+export function setBodyBudget(bytes: number, perAddress: number): void {
+  budget = new AddressedBudget(bytes, perAddress);
 }
 
-export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+/** `client`: the client's address (behind trusted proxies, the one they saw), whose share is charged. */
+export async function readJsonBody(req: IncomingMessage, client: string): Promise<Record<string, unknown>> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > MAX_BODY) {
     throw new ServiceError('payload_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY}`);
   }
-  const text = await readText(req);
+  const text = await readText(req, client);
   if (!text) return {};
   const type = String(req.headers['content-type'] ?? 'application/json');
   if (!/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
@@ -49,7 +54,7 @@ export async function readJsonBody(req: IncomingMessage): Promise<Record<string,
 interface Reading {
   chunks: Buffer[];
   size: number;
-  held: ByteBudget;
+  held: BudgetShare;
   resolve: (text: string) => void;
   reject: (e: unknown) => void;
 }
@@ -64,10 +69,10 @@ type Req = IncomingMessage & { [READING]?: Reading };
  * that find the read's state on the request. On a refusal the rest of the body is left unread: the
  * answer goes out with Connection: close.
  */
-function readText(req: IncomingMessage): Promise<string> {
+function readText(req: IncomingMessage, client: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     // release to the budget taken from, even if it is replaced meanwhile
-    (req as Req)[READING] = { chunks: [], size: 0, held: budget, resolve, reject };
+    (req as Req)[READING] = { chunks: [], size: 0, held: budget.share(client), resolve, reject };
     if (req.readableEnded) return onEnd.call(req);
     req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
@@ -100,7 +105,9 @@ function onData(this: Req, b: Buffer): void {
     return fail(this, new ServiceError('payload_too_large', `request body exceeds ${MAX_BODY} bytes`));
   }
   if (!r.held.tryTake(b.length)) {
-    const message = 'the gateway is reading too many request bodies at once; retry later';
+    const message = r.held.refused === 'address'
+      ? `this client address has its share of request bodies being read (${r.held.perAddress} bytes); retry later`
+      : 'the gateway is reading too many request bodies at once; retry later';
     return fail(this, new ServiceError('busy', message));
   }
   r.size += b.length;

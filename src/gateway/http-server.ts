@@ -21,13 +21,15 @@ export interface HttpLimits {
   /** peers exempt from the per-address cap: our own proxies, through which every client comes */
   uncapped?: (peer: string) => boolean;
   bodyBudgetBytes: number;
+  /** of bodyBudgetBytes, what one client address may hold at once */
+  bodyBudgetPerAddressBytes: number;
 }
 
 /** Serves `app` (the Koa app) on host:port under `limits`; resolves once it listens. */
 export async function listenGateway(
   app: { callback(): RequestListener }, host: string, port: number, limits: HttpLimits,
 ): Promise<Server> {
-  setBodyBudget(limits.bodyBudgetBytes);
+  setBodyBudget(limits.bodyBudgetBytes, limits.bodyBudgetPerAddressBytes);
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,

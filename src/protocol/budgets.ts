@@ -2,8 +2,16 @@
 // bodies being read) and connection counts per client address, and the one place both listener
 // kinds (svc/1, HTTP) apply the connection caps. No socket module: servers are typed by shape.
 
+/** What a reader charges for the bytes it holds: a ByteBudget, or one address's share of one. */
+export interface Budget {
+  readonly limit: number;
+  /** Takes `n` bytes; false, taking nothing, when that would pass a limit. */
+  tryTake(n: number): boolean;
+  release(n: number): void;
+}
+
 /** Bytes held across connections: each holder takes before it allocates and releases what it took. */
-export class ByteBudget {
+export class ByteBudget implements Budget {
   readonly limit: number;
   #used = 0;
 
@@ -23,6 +31,90 @@ export class ByteBudget {
 
   release(n: number): void {
     this.#used = Math.max(0, this.#used - n);
+  }
+}
+
+/** One reader's charge on an AddressedBudget; `refused`: which limit its last refusal met. */
+export interface BudgetShare extends Budget {
+  readonly refused: 'address' | 'total' | null;
+  /** what the share's address may hold at once (the AddressedBudget's perAddress) */
+  readonly perAddress: number;
+}
+
+/**
+ * A byte budget no client address can take alone: an address (addressKey) holds at most `perAddress`
+ * bytes of it at once, whatever number of connections it spreads them over. Without it one address
+ * under its connection cap (64 HTTP connections × a 1 MiB body, 16 svc/1 connections × a 1 MiB line)
+ * held the whole default budget, and every other client's POST was 503 busy (stop 25's adversarial run).
+ */
+export class AddressedBudget {
+  readonly total: ByteBudget;
+  readonly perAddress: number;
+  readonly #held = new Map<string, number>();
+
+  constructor(limit: number, perAddress: number) {
+    if (!Number.isSafeInteger(perAddress) || perAddress < 0) {
+      throw new RangeError(`per-address share must be a byte count (${perAddress})`);
+    }
+    this.total = new ByteBudget(limit);
+    this.perAddress = Math.min(perAddress, limit);
+  }
+
+  /** Bytes the address holds now. */
+  heldBy(address: string): number {
+    return this.#held.get(addressKey(address)) ?? 0;
+  }
+
+  /** Addresses holding bytes now (the table never outgrows the readers themselves). */
+  get addresses(): number { return this.#held.size; }
+
+  /** The share one reader (a request's body, a connection's unfinished line) charges for `address`. */
+  share(address: string): BudgetShare {
+    return new Share(this, this.#held, addressKey(address));
+  }
+}
+
+/** A reader's share (a class, not closures: one is made for every HTTP body read). */
+class Share implements BudgetShare {
+  readonly #of: AddressedBudget;
+  readonly #held: Map<string, number>;
+  readonly #key: string;
+  #mine = 0;
+  refused: 'address' | 'total' | null = null;
+
+  constructor(of: AddressedBudget, held: Map<string, number>, key: string) {
+    this.#of = of;
+    this.#held = held;
+    this.#key = key;
+  }
+
+  get limit(): number { return this.#of.total.limit; }
+  get perAddress(): number { return this.#of.perAddress; }
+
+  tryTake(n: number): boolean {
+    const now = this.#held.get(this.#key) ?? 0;
+    if (now + n > this.#of.perAddress) {
+      this.refused = 'address';
+      return false;
+    }
+    if (!this.#of.total.tryTake(n)) {
+      this.refused = 'total';
+      return false;
+    }
+    this.#held.set(this.#key, now + n);
+    this.#mine += n;
+    this.refused = null;
+    return true;
+  }
+
+  release(n: number): void {
+    const back = Math.min(n, this.#mine); // never more than this reader took
+    if (back <= 0) return;
+    this.#mine -= back;
+    this.#of.total.release(back);
+    const left = (this.#held.get(this.#key) ?? 0) - back;
+    if (left > 0) this.#held.set(this.#key, left);
+    else this.#held.delete(this.#key);
   }
 }
 

@@ -1,7 +1,7 @@
 // svc/1 framing (DESIGN.md §2): one UTF-8 JSON object per '\n'-terminated line, at most 1 MiB. An
-// unfinished line is held up to MAX_LINE and what a shared ByteBudget grants, never handed on half;
+// unfinished line is held up to MAX_LINE and what a shared budget grants, never handed on half;
 // lines are split one at a time as asked, so input waiting behind backpressure stays bytes.
-import type { ByteBudget } from './budgets.ts';
+import type { Budget } from './budgets.ts';
 
 export const MAX_LINE = 1 << 20;
 
@@ -24,14 +24,14 @@ export type NextLine = { line: string } | { fault: 'line_too_long' | 'over_budge
 
 export class LineDecoder {
   readonly #max: number;
-  readonly #budget: ByteBudget | null;
+  readonly #budget: Budget | null;
   #input: Buffer[] = []; // chunks fed and not yet split; #at is the read position in the first
   #at = 0;
   #blocks: Buffer[] = []; // the unfinished line
   #held = 0; // bytes in #blocks
   #len = 0; // bytes of the unfinished line in them
 
-  constructor(max = MAX_LINE, budget: ByteBudget | null = null) {
+  constructor(max = MAX_LINE, budget: Budget | null = null) {
     this.#max = max;
     this.#budget = budget;
   }

@@ -99,7 +99,7 @@ test('error code service_unavailable: a draining core refuses new work over HTTP
   const gw = createGateway({ core: caller, rates: config.rates, log, edgePort: 9443 });
   const server = await listenGateway(gw.app, '127.0.0.1', 0, {
     headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 1000, maxConnections: 16,
-    maxConnectionsPerAddress: 0, bodyBudgetBytes: 1 << 24,
+    maxConnectionsPerAddress: 0, bodyBudgetBytes: 1 << 24, bodyBudgetPerAddressBytes: 1 << 21,
   });
   t.teardown(async () => {
     await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
