@@ -227,6 +227,17 @@ export const MUTATIONS: Mutation[] = [
     'if (!isWellFormed(s)) {', 'if (false) {', CODECS, T.keyCodec),
   m('key-codec-range', 'key numbers are non-negative safe integers', 'src/store/key-codec.ts', 'numPart',
     'if (!Number.isSafeInteger(n) || n < 0) throw', 'if (false) throw', CODECS, T.keyCodec),
+  // inputs and shared budgets (stop 25's adversarial run)
+  m('budget-address-share', 'one client address holds at most its share of a byte budget',
+    'src/protocol/budgets.ts', 'Share.tryTake', 'if (now + n > this.#of.perAddress) {', 'if (false) {',
+    'test/protocol/budgets.test.ts',
+    'AddressedBudget: one address holds at most its share, over any number of readers; others go on'),
+  m('sealed-low-order', 'a low-order X25519 recipient is invalid_request', 'src/core/executors/sealed-message.ts',
+    'hpkeSeal', 'if (!(e instanceof EncapError)) throw e;', 'throw e;', 'test/core/hpke.test.ts',
+    'HPKE seal to a low-order X25519 key: invalid_request on packet_hex, never an internal error'),
+  m('rfc3339-day', 'an RFC 3339 date must exist (no 30th of February)', 'src/protocol/rfc3339.ts',
+    'rfc3339Nanos', 'if (day > (month === 2 && leap(year) ? 29 : MONTH_DAYS[month - 1]!)) return null;', '',
+    'test/core/event-summary.test.ts', 'times that do not exist are invalid_request naming the field'),
   // core (the lead's file: mutated here only to probe, never edited)
   m('idempotency-digest', 'idempotency: another body is 422', 'src/core/core.ts', 'Core.#idempotent',
     'if (prior.digest !== digest) {', 'if (false) {', 'test/core/flow.test.ts', T.idem),
