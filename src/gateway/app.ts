@@ -55,7 +55,9 @@ export function createGateway(opts: GatewayOptions): {
 } {
   let boundUrl = 'http://127.0.0.1';
   const app = new Koa<State>();
-  const router = new Router<State>();
+  // paths match as the contract spells them: /API/V1/... is another path (a proxy's rules keyed on the
+  // path would see it as one), not an alias
+  const router = new Router<State>({ sensitive: true });
   const limiter = new RateLimiter(opts.rates);
   const resolveClient = clientAddressResolver({
     hops: opts.trustProxyHops ?? 0,

@@ -8,6 +8,8 @@ import { AddressedBudget, type BudgetShare } from '../protocol/budgets.ts';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-depth.ts';
 
 export const MAX_BODY = 1 << 20;
+/** the charset parameter of a Content-Type, quoted or not (RFC 9110 §8.3.1) */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 const DEFAULT_BODY_BUDGET = 16 << 20;
 
 let budget = new AddressedBudget(DEFAULT_BODY_BUDGET, DEFAULT_BODY_BUDGET / 8);
@@ -31,6 +33,17 @@ export async function readJsonBody(req: IncomingMessage, client: string): Promis
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > MAX_BODY) {
     throw new ServiceError('payload_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY}`);
+  }
+  // the bytes are read as they are: a compressed body or one in another charset would be misread
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    const msg = `content-encoding ${encoding} is not accepted: send the JSON uncompressed`;
+    throw new ServiceError('invalid_request', msg);
+  }
+  const charset = CHARSET.exec(String(req.headers['content-type'] ?? ''))?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    const msg = `charset ${charset} is not accepted: request bodies are UTF-8 JSON (RFC 8259 §8.1)`;
+    throw new ServiceError('invalid_request', msg);
   }
   const text = await readText(req, client);
   if (!text) return {};

@@ -36,6 +36,8 @@ export async function listenGateway(
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     // Node checks both timeouts on this interval (default 30 s): a 10 s limit must not mean 40 s
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    // Node's own 400 for an HTTP/1.1 request without Host has an empty body: track() answers it instead
+    requireHostHeader: false,
   }, track(app.callback()));
   const perAddress = limits.maxConnectionsPerAddress > 0 ? new AddressCounter(limits.maxConnectionsPerAddress) : null;
   capConnections(server, limits.maxConnections, perAddress, limits.uncapped);
@@ -48,9 +50,23 @@ export async function listenGateway(
   });
 }
 
-/** The Koa handler, with each request's response registered for readJsonBody. */
+/**
+ * The Koa handler, with each request's response registered for readJsonBody; an HTTP/1.1 request
+ * without Host (RFC 9112 §3.2: 400) is answered here in the ApiError shape, and its connection closed.
+ */
 function track(handle: RequestListener): RequestListener {
   return (req, res) => {
+    if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
+      const e = new ServiceError('invalid_request', 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)');
+      const { status, body } = toHttpError(e, randomUUID());
+      res.shouldKeepAlive = false;
+      const json = JSON.stringify(body);
+      res.writeHead(status, {
+        'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'x-request-id': body.request_id,
+      });
+      res.end(json);
+      return;
+    }
     trackResponse(req, res);
     return handle(req, res);
   };

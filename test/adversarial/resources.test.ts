@@ -314,6 +314,12 @@ test.serial('HTTP: what Node rejects before Koa is an ApiError (malformed, extra
   const silent = await exchange('');
   t.like(silent, [{ status: 408, body: { ok: false, error: { code: 'request_timeout', source: 'api' } } }],
     'no request at all: closed by the headers timeout');
+  // HTTP/1.1 without Host (RFC 9112 §3.2: a 400): Node answered that itself, with an empty body
+  const hostless = await exchange('GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+  t.like(hostless, [{ status: 400, body: { ok: false, error: { code: 'invalid_request', source: 'api' } } }]);
+  t.regex(hostless[0]!.body.error.message, /Host/);
+  const old = await exchange('GET /api/v1/health HTTP/1.0\r\n\r\n');
+  t.like(old, [{ status: 200, body: { ok: true } }], 'HTTP/1.0 has no Host to require');
   const slowHeaders = await exchange('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n');
   t.like(slowHeaders, [{ status: 408, body: { error: { code: 'request_timeout' } } }], 'headers never finished');
 });

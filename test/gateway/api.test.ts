@@ -81,6 +81,33 @@ test.serial('errors: ApiError with status and source (api for the gateway, svc f
   t.deepEqual([late.status, late.body.error.code, late.body.error.source], [409, 'quote_expired', 'svc']);
 });
 
+test.serial('bodies are UTF-8 JSON as sent: a content-encoding or another charset is 400 naming it, not a ' +
+  'misread; paths match exactly as the contract spells them', async (t) => {
+  const { gzipSync } = await import('node:zlib');
+  const json = JSON.stringify({ machine_id: 'enc-m', bits: 64 });
+  const post = (body: Buffer | string, headers: Record<string, string>, path = '/api/v1/quotes/get-pulse') =>
+    fetch(base + path, {
+      method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { 'content-type': 'application/json', ...headers },
+    })
+      .then(async (r) => ({ status: r.status, body: await r.json() as any }));
+  const gz = await post(gzipSync(json), { 'content-encoding': 'gzip' });
+  t.deepEqual([gz.status, gz.body.error.code], [400, 'invalid_request']);
+  t.regex(gz.body.error.message, /content-encoding gzip/);
+  const utf16 = await post(Buffer.from(json, 'utf16le'), { 'content-type': 'application/json; charset=utf-16' });
+  t.deepEqual([utf16.status, utf16.body.error.code], [400, 'invalid_request']);
+  t.regex(utf16.body.error.message, /charset utf-16/);
+  const fines: Record<string, string>[] = [{ 'content-encoding': 'identity' },
+    { 'content-type': 'application/json; charset=UTF-8' }, { 'content-type': 'application/json;charset="utf-8"' }];
+  for (const fine of fines) {
+    t.is((await post(json, fine)).status, 200, JSON.stringify(fine));
+  }
+  // a path in other letters is not the contract's path: 404, as a proxy's rules keyed on the path see it
+  const upper = await post(json, {}, '/API/V1/quotes/get-pulse');
+  t.deepEqual([upper.status, upper.body.error.code], [404, 'not_found']);
+  t.is((await post(json, {}, '/api/v1/quotes/GET-PULSE')).status, 404);
+});
+
 test.serial('405 carries Allow; request ids are echoed when valid and replaced when not', async (t) => {
   const r = await call('DELETE', '/api/v1/caps');
   t.is(r.status, 405);
