@@ -37,7 +37,8 @@ export const ERRORS = {
     status: 409, expose: true, doc: 'the invoice was settled with another payment reference (the message names it)',
   },
   deposit_already_credited: {
-    status: 409, expose: true, doc: 'the chain deposit was already credited (on sight or by an earlier claim)',
+    status: 409, expose: true,
+    doc: 'the chain deposit, or the payment reference, already credited an invoice (the message names it)',
   },
   too_many_open_invoices: {
     status: 409, expose: true, doc: 'the machine_id has the most pending invoices allowed (SVC_MAX_OPEN_INVOICES)',

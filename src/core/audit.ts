@@ -150,7 +150,18 @@ async function auditAt(
   // invoice: the amount that arrived, which a claim may take for an over- or underpayment); nothing
   // else was credited
   const byState = new Map<string, { count: number; units: bigint }>();
+  // one payment reference credits one invoice (settlement_refs holds it since stop 25; earlier
+  // ledgers may hold a pair, which this names)
+  const byReference = new Map<string, string>();
   for (const inv of invoices.values()) {
+    if (inv.state === 'settled' && inv.settlement_reference !== undefined) {
+      const first = byReference.get(inv.settlement_reference);
+      if (first === undefined) byReference.set(inv.settlement_reference, inv.invoice_id);
+      else {
+        const ref = JSON.stringify(inv.settlement_reference);
+        problems.push(`invoice: ${first} and ${inv.invoice_id} were both settled with payment reference ${ref}`);
+      }
+    }
     const state = inv.state === 'settled' && inv.settled_late ? 'settled_late' : inv.state;
     const k = `${state}|${inv.rail}`;
     const b = byState.get(k) ?? { count: 0, units: 0n };

@@ -21,7 +21,8 @@ import { audit, auditCsv } from './audit.ts';
 import { MANIFEST_FILE, takeBackup } from './backup.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
-  fundAccount, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice, type InvoiceRecord,
+  fundAccount, indexSettlementReferences, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice,
+  type InvoiceRecord,
 } from './invoices.ts';
 import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
 import { Ledger } from './ledger.ts';
@@ -136,6 +137,8 @@ export class Core {
       await store.close();
       throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
     }
+    // one payment reference credits one invoice: references settled before the index existed join it
+    await indexSettlementReferences(store);
     const pool = new KernelPool({ threads: config.kernelThreads });
     const chain = new PulseChain(store, identity, config.pulsePeriodMs, now);
     const logs = {

@@ -45,7 +45,10 @@ export interface Deposit {
  * invoice nearby: `amount_mismatch`, an over- or under-payment), or the invoice holding it could no
  * longer take it (`invoice_expired`: a late payment; `invoice_already_settled`: settled by hand).
  */
-export type UnmatchedReason = 'no_open_invoice' | 'amount_mismatch' | 'invoice_expired' | 'invoice_already_settled';
+export type UnmatchedReason =
+  | 'no_open_invoice' | 'amount_mismatch' | 'invoice_expired' | 'invoice_already_settled'
+  // its reference (tx_id:log_index) already credited another invoice, settled by hand with it
+  | 'reference_already_credited';
 
 export interface DepositRecord extends Deposit {
   deposit_id: string;
@@ -116,6 +119,7 @@ export async function recordDeposit(
       amount_decimal: decimal(BigInt(d.amount)), seen_at: now.toISOString(),
     };
     const inv = await invoiceHoldingAmount(ctx, d.rail, d.amount);
+    let creditedBy: string | undefined;
     if (inv && inv.state === 'pending' && now.getTime() < inv.expires_ms) {
       const rec: DepositRecord = {
         ...seen, state: 'credited', invoice_id: inv.invoice_id, machine_id: inv.machine_id,
@@ -132,10 +136,14 @@ export async function recordDeposit(
         // settled by hand with this very reference: it credited once already; the deposit is queued
       } catch (e) {
         if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
-        if (codeOf(e) !== 'invoice_expired' && codeOf(e) !== 'invoice_already_settled') throw e;
+        // its reference settled another invoice by hand: credited once already; the deposit is queued
+        if (codeOf(e) === 'deposit_already_credited') creditedBy = (e as ServiceError).details?.invoice_id as string;
+        else if (codeOf(e) !== 'invoice_expired' && codeOf(e) !== 'invoice_already_settled') throw e;
       }
     }
-    const rec = await unmatched(ctx, seen, inv && (await loadInvoice(ctx, inv.invoice_id)), now);
+    const rec: DepositRecord = creditedBy !== undefined
+      ? { ...seen, reason: 'reference_already_credited', nearest_invoice_id: creditedBy, queue_key: queueKey(now, id) }
+      : await unmatched(ctx, seen, inv && (await loadInvoice(ctx, inv.invoice_id)), now);
     const queued = put('unmatched_deposits', rec.queue_key!, { deposit_id: id });
     try {
       await ctx.store.write([create('deposits', id, asJson(rec)), queued]);
@@ -156,11 +164,14 @@ async function recordedElsewhere(
   return { deposit: known, fresh: false };
 }
 
+/** A deposit's place in the unmatched queue: oldest first. */
+const queueKey = (now: Date, depositId: string) => key(numPart(now.getTime()), depositId);
+
 /** The queue entry for a deposit no open invoice took, naming the invoice it most likely meant. */
 async function unmatched(
   ctx: CoreContext, seen: DepositRecord, holder: InvoiceRecord | undefined, now: Date,
 ): Promise<DepositRecord> {
-  const queue_key = key(numPart(now.getTime()), seen.deposit_id);
+  const queue_key = queueKey(now, seen.deposit_id);
   if (holder) {
     const reason: UnmatchedReason = holder.state === 'settled' ? 'invoice_already_settled' : 'invoice_expired';
     return { ...seen, reason, nearest_invoice_id: holder.invoice_id, nearest_amount_due: holder.amount_due, queue_key };

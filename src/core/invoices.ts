@@ -10,8 +10,8 @@ import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
-import { key } from '../store/key-codec.ts';
-import { create, delIf, put, replace, type Op, type Store } from '../store/store.ts';
+import { idPart, key } from '../store/key-codec.ts';
+import { create, delIf, isStoreConflict, put, replace, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
@@ -106,6 +106,34 @@ export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<
   const inv = (await ctx.store.get('invoices', invoiceId)) as unknown as InvoiceRecord | undefined;
   if (!inv) throw new ServiceError('not_found', `no invoice ${invoiceId}`);
   return inv;
+}
+
+/** Check-then-write on one payment reference: one settlement with it at a time in a node. */
+const referenceLocks = new WeakMap<Store, KeyedMutex>();
+function withReference<T>(ctx: CoreContext, reference: string, fn: () => Promise<T>): Promise<T> {
+  let locks = referenceLocks.get(ctx.store);
+  if (!locks) referenceLocks.set(ctx.store, (locks = new KeyedMutex()));
+  return locks.run(reference, fn);
+}
+
+/** The settlement_refs key of a payment reference (the key codec's: any well-formed text, ordered). */
+export const referenceKey = (reference: string): string => key(idPart(reference));
+
+/**
+ * The invoice a payment reference already settled, when it is another than `invoiceId`: one on-chain
+ * payment credits one invoice, whichever path names it (SETTLE_INVOICE, CREDIT_LATE_PAYMENT, a
+ * watcher's deposit, CLAIM).
+ */
+async function creditedElsewhere(ctx: CoreContext, reference: string, invoiceId: string): Promise<string | null> {
+  const held = await ctx.store.get('settlement_refs', referenceKey(reference));
+  const other = held?.invoice_id as string | undefined;
+  return other !== undefined && other !== invoiceId ? other : null;
+}
+
+function referenceUsed(reference: string, other: string): ServiceError {
+  const msg = `payment reference ${JSON.stringify(reference)} already credited invoice ${other}: one payment ` +
+    'credits one invoice (a payment meant for several is settled with a distinct reference for each)';
+  return new ServiceError('deposit_already_credited', msg, { invoice_id: other, reference });
 }
 
 /** The invoice that holds `amount` (base units) on the rail's amount index, whatever its state now. */
@@ -269,30 +297,68 @@ export async function settleInvoice(
       const msg = `invoice is pending until ${inv.expires_at}: settle it with SETTLE_INVOICE`;
       throw new ServiceError('invoice_not_expired', msg);
     }
-    const acct = await ctx.ledger.account(inv.machine_id);
-    const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}), ...deposit?.ref };
-    const units = deposit?.creditUnits ?? BigInt(inv.credit_units);
-    const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', units, 0n, ref, now);
-    const next: InvoiceRecord = {
-      ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference,
-      ...(late ? { settled_late: true } : {}),
-      ...(deposit ? { deposit_id: deposit.deposit_id } : {}),
-    };
-    const machine = await getMachine(ctx.store, inv.machine_id);
-    const { [inv.invoice_id]: _settled, ...open } = machine?.open_invoices ?? {};
-    return withRail(ctx, inv.rail, async () => {
-      await ctx.store.write([
-        put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
-        ...(await releaseAmountOps(ctx, inv)),
-        ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
-        ...ops,
-        ...(deposit?.ops ?? []),
-      ]);
-      if (deposit) deposit.landed = true;
-      INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
-      return next;
+    return withReference(ctx, reference, async () => {
+      const other = await creditedElsewhere(ctx, reference, inv.invoice_id);
+      if (other) throw referenceUsed(reference, other);
+      const acct = await ctx.ledger.account(inv.machine_id);
+      const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}), ...deposit?.ref };
+      const units = deposit?.creditUnits ?? BigInt(inv.credit_units);
+      const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', units, 0n, ref, now);
+      const next: InvoiceRecord = {
+        ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference,
+        ...(late ? { settled_late: true } : {}),
+        ...(deposit ? { deposit_id: deposit.deposit_id } : {}),
+      };
+      const machine = await getMachine(ctx.store, inv.machine_id);
+      const { [inv.invoice_id]: _settled, ...open } = machine?.open_invoices ?? {};
+      const refEntry = { invoice_id: inv.invoice_id, settled_at: next.settled_at };
+      return withRail(ctx, inv.rail, async () => {
+        try {
+          await ctx.store.write([
+            put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
+            ...(await releaseAmountOps(ctx, inv)),
+            ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
+            ...ops,
+            ...(deposit?.ops ?? []),
+            // new: another node's settlement with this reference meanwhile refuses the whole batch
+            create('settlement_refs', referenceKey(reference), refEntry),
+          ]);
+        } catch (e) {
+          const elsewhere = isStoreConflict(e) ? await creditedElsewhere(ctx, reference, inv.invoice_id) : null;
+          if (elsewhere) throw referenceUsed(reference, elsewhere);
+          throw e;
+        }
+        if (deposit) deposit.landed = true;
+        INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
+        return next;
+      });
     });
   });
+}
+
+/**
+ * Indexes the references of invoices settled before settlement_refs existed (once per store; a second
+ * node doing it meanwhile writes the same entries). Where two settled invoices share a reference the
+ * first keeps it, and the audit names the pair.
+ */
+export async function indexSettlementReferences(store: Store): Promise<number> {
+  if (await store.get('meta', 'settlement_refs_v1')) return 0;
+  let ops: Op[] = [];
+  let n = 0;
+  for await (const [, v] of store.entries('invoices')) {
+    const inv = v as unknown as InvoiceRecord;
+    if (inv.state !== 'settled' || inv.settlement_reference === undefined) continue;
+    const k = referenceKey(inv.settlement_reference);
+    if (ops.some((o) => o.key === k) || (await store.get('settlement_refs', k))) continue;
+    ops.push(put('settlement_refs', k, { invoice_id: inv.invoice_id, settled_at: inv.settled_at ?? null }));
+    n++;
+    if (ops.length >= 1000) {
+      await store.write(ops);
+      ops = [];
+    }
+  }
+  await store.write([...ops, put('meta', 'settlement_refs_v1', { indexed: n })]);
+  return n;
 }
 
 /** What LIST_INVOICES filters on: the state as callers see it (a pending invoice past expiry is expired). */

@@ -35,7 +35,16 @@ export const idempotencyKey: Schema = text(1, LIMITS.idempotencyKeyMax);
 export const hex: Schema = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', maxLength: LIMITS.hexMaxChars };
 export const id: Schema = text(1, 128);
 /** A payment reference (transaction id) recorded on a settled invoice. */
-export const reference: Schema = text(1, 256, 'payment reference (transaction id)');
+/**
+ * A payment reference: printable text, not blank, no space at either end; no control characters (C0,
+ * DEL, C1), line or paragraph separators or bidi controls, which would break or disguise a line of
+ * list-invoices or an audit (stop 25's operator-side adversarial run).
+ */
+const HIDDEN = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\uD800-\\uDFFF';
+export const reference: Schema = {
+  type: 'string', minLength: 1, maxLength: 256, pattern: `^(?=\\S)(?=[\\s\\S]*\\S$)[^${HIDDEN}]+$`,
+  description: 'payment reference (transaction id): printable, no control, line or bidi characters',
+};
 export const units: Schema = {
   type: 'string',
   pattern: '^[0-9]{1,30}$',

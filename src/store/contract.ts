@@ -15,6 +15,8 @@ export const SUBLEVELS = [
   // several nodes on one shared store (docs/scale-out.md): leases (one holder of a duty at a time),
   // idempotency keys still running, and each node's published signing keys
   'leases', 'idempotency_running', 'node_keys',
+  // each payment reference an invoice was settled with, and that invoice: one payment credits one invoice
+  'settlement_refs',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

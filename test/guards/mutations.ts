@@ -238,6 +238,10 @@ export const MUTATIONS: Mutation[] = [
   m('rfc3339-day', 'an RFC 3339 date must exist (no 30th of February)', 'src/protocol/rfc3339.ts',
     'rfc3339Nanos', 'if (day > (month === 2 && leap(year) ? 29 : MONTH_DAYS[month - 1]!)) return null;', '',
     'test/core/event-summary.test.ts', 'times that do not exist are invalid_request naming the field'),
+  m('settle-reference-once', 'one payment reference credits one invoice', 'src/core/invoices.ts',
+    'settleInvoice', 'if (other) throw referenceUsed(reference, other);', '',
+    'test/core/settlement-references.test.ts',
+    'a reference that settled one invoice is refused for another, by settle and by the late path'),
   // core (the lead's file: mutated here only to probe, never edited)
   m('idempotency-digest', 'idempotency: another body is 422', 'src/core/core.ts', 'Core.#idempotent',
     'if (prior.digest !== digest) {', 'if (false) {', 'test/core/flow.test.ts', T.idem),
