@@ -153,15 +153,38 @@ export const RAILS: readonly Omit<Rail, 'address'>[] = [
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
+  // digits as written: Number() would take ' ' for 0, ' 80' for 80, '0x10' and '1e3'
+  const v = /^-?[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(v) || v < min || v > max) {
     throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
   }
   return v;
 }
 
+/** Linux's sun_path holds 108 bytes with its NUL: a longer socket path is cut, and binds elsewhere. */
+const UNIX_SOCKET_PATH_MAX = 107;
+
+/** SVC_BASE_URL: an absolute http(s) URL without query or fragment (discovery documents build on it). */
+function baseUrlOf(raw: string | undefined): string | null {
+  if (!raw) return null;
+  let u: URL | null = null;
+  try { u = new URL(raw); } catch { /* refused below */ }
+  if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || !u.hostname || u.search || u.hash
+    || /[?#]/.test(raw)) {
+    const got = JSON.stringify(raw);
+    throw new Error(`SVC_BASE_URL must be an absolute http(s) URL without query or fragment (got ${got})`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.SVC_DATA_DIR || './data');
+  const adminSocket = `${dataDir}/admin.sock`;
+  if (Buffer.byteLength(adminSocket) > UNIX_SOCKET_PATH_MAX) {
+    const bytes = Buffer.byteLength(adminSocket);
+    throw new Error(`SVC_DATA_DIR is too long for its admin socket: ${adminSocket} is ${bytes} bytes, and a unix `
+      + `socket path holds at most ${UNIX_SOCKET_PATH_MAX}; choose a shorter data dir`);
+  }
   const backendHost = env.SVC_BACKEND_HOST || '127.0.0.1';
   if (backendHost !== '127.0.0.1') {
     throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1: the backend is loopback IPv4 only (got ${backendHost})`);
@@ -179,7 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backendPort: int(env, 'SVC_BACKEND_PORT', 9444, 0, 65535),
     httpHost: env.SVC_HTTP_HOST || '127.0.0.1',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080, 0, 65535),
-    baseUrl: env.SVC_BASE_URL || null,
+    baseUrl: baseUrlOf(env.SVC_BASE_URL),
     tlsCert: cert ? resolve(cert) : null,
     tlsKey: key ? resolve(key) : null,
     rails,
@@ -315,7 +338,7 @@ function solanaWatcher(env: NodeJS.ProcessEnv, r: Rail, p: string, common: Watch
 function gatewayProcesses(env: NodeJS.ProcessEnv): number {
   const v = env.SVC_GATEWAY_PROCESSES;
   if (v === undefined || v === '' || v === 'auto') return autoGateways(availableParallelism());
-  const n = Number(v);
+  const n = /^[0-9]{1,2}$/.test(v) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < 0 || n > 64) {
     throw new Error(`SVC_GATEWAY_PROCESSES must be auto or an integer in 0..64 (got ${JSON.stringify(v)})`);
   }

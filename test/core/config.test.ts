@@ -1,0 +1,44 @@
+// Configuration is checked whole before anything starts (stop 25's operator-side adversarial run):
+// integers are written as integers (no ' ', '0x10', '1e3' or ' 80'), SVC_BASE_URL is an absolute http(s)
+// URL (a bad one served readyz 200 while every discovery document was 500), and a data dir whose admin
+// socket path would not fit a unix socket is refused by name (Node cut the path and bound the socket
+// outside the data dir, after creating keys and a ledger).
+import test from 'ava';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/core/config.ts';
+import { BIN, runBin } from '../support/svcd.ts';
+
+test('integers: digits only; anything Number() would stretch is refused naming the variable', (t) => {
+  for (const raw of [' ', ' 80', '80 ', '0x10', '1e3', '1.0', '+5', '08a', '٣']) {
+    t.throws(() => loadConfig({ SVC_EDGE_PORT: raw }), { message: /^SVC_EDGE_PORT must be an integer in 0\.\.65535/ },
+      JSON.stringify(raw));
+  }
+  t.is(loadConfig({ SVC_EDGE_PORT: '8443' }).edgePort, 8443);
+  t.is(loadConfig({ SVC_EDGE_PORT: '0' }).edgePort, 0);
+  t.is(loadConfig({ SVC_EDGE_PORT: '' }).edgePort, 9443, 'empty is unset: the default');
+  t.throws(() => loadConfig({ SVC_GATEWAY_PROCESSES: '0x2' }), { message: /SVC_GATEWAY_PROCESSES must be auto/ });
+});
+
+test('SVC_BASE_URL: an absolute http(s) URL without query or fragment, or refused at start', (t) => {
+  for (const bad of ['notaurl', '/relative', 'ftp://example.com', 'https://', 'https://x.example/?a=1',
+    'https://x.example/#top', 'javascript:alert(1)']) {
+    t.throws(() => loadConfig({ SVC_BASE_URL: bad }), { message: /^SVC_BASE_URL must be an absolute http/ }, bad);
+  }
+  t.is(loadConfig({ SVC_BASE_URL: 'https://svc.example.com' }).baseUrl, 'https://svc.example.com');
+  t.is(loadConfig({ SVC_BASE_URL: 'https://svc.example.com/base/' }).baseUrl, 'https://svc.example.com/base/');
+  t.is(loadConfig({}).baseUrl, null);
+});
+
+test('a data dir too long for its admin socket is refused by name, before anything is written', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'svc-longdir-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, 'd'.repeat(Math.max(1, 110 - root.length)));
+  t.throws(() => loadConfig({ SVC_DATA_DIR: dir }), { message: /^SVC_DATA_DIR is too long for its admin socket/ });
+  const r = await runBin(BIN.svcd, ['core'], { SVC_DATA_DIR: dir });
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /SVC_DATA_DIR is too long/);
+  t.false(existsSync(dir), 'nothing created in it');
+  t.deepEqual(readdirSync(root), [], 'and no socket left beside it');
+});
