@@ -401,15 +401,20 @@ async function printManifest(): Promise<number> {
  * receipt verified, journal head) and only then creates the data dir from it. svcd must not run on it.
  */
 async function restore(args: string[]): Promise<number> {
-  if (args.length !== 2) {
-    console.error('usage: svcd restore <backup dir> <new data dir>');
+  const at = args.indexOf('--expect-sha256');
+  const expect = at >= 0 ? args[at + 1] : undefined;
+  const paths = args.filter((_, i) => at < 0 || (i !== at && i !== at + 1));
+  if (paths.length !== 2 || (at >= 0 && !/^[0-9a-fA-F]{64}$/.test(expect ?? ''))) {
+    console.error('usage: svcd restore [--expect-sha256 MANIFEST_SHA256] <backup dir> <new data dir>');
     return 2;
   }
-  const [backup, dataDir] = args.map((a) => resolvePath(a)) as [string, string];
+  const [backup, dataDir] = paths.map((a) => resolvePath(a)) as [string, string];
   const { restoreBackup } = await import('./core/backup.ts');
-  const r = await restoreBackup(backup, dataDir);
+  const r = await restoreBackup(backup, dataDir, expect);
   const t = r.audit.totals;
   console.log(`restored ${backup} (taken ${r.manifest.created_at}, node ${r.manifest.node_id}) into ${dataDir}`);
+  console.log(`  manifest SHA-256 ${r.manifestSha256}${expect ? ', as expected' : ' (not compared: no --expect-sha256; '
+    + 'compare it with the manifest_sha256 the backup printed)'}`);
   console.log(`  ${r.manifest.files.length} files match the manifest; journal head ${r.manifest.journal_head.sha256}`);
   const l = r.audit.ledger;
   console.log(`  ledger: ${l.accounts} accounts, ${l.entries} journal entries, invariant holds`);

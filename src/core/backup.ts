@@ -26,6 +26,8 @@ export const BACKUP_FORMAT = 'svc_backup_v1';
 export const KEY_FILES = [
   'node-ed25519.pem', 'result-key.bin', 'bct-key.bin', 'quote-key.bin', 'edge-cert.pem', 'edge-key.pem', KEYRING_FILE,
 ] as const;
+/** Key files every node has from its first start, which a restore must not make anew. */
+const REQUIRED_KEY_FILES = ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin'] as const;
 /** Records copied per LevelDB batch: bounded memory whatever the ledger's size. */
 const CHUNK = 1000;
 
@@ -186,7 +188,12 @@ export async function takeBackup(
   }
 }
 
-export interface RestoreResult { manifest: BackupManifest; audit: AuditReport }
+export interface RestoreResult {
+  manifest: BackupManifest;
+  audit: AuditReport;
+  /** SHA-256 of backup-manifest.json as restored: what BACKUP replied as manifest_sha256 */
+  manifestSha256: string;
+}
 
 /** Why a backup cannot be used: every reason found, or [] when it checks out. */
 function checkFiles(backup: string, manifest: BackupManifest): string[] {
@@ -200,27 +207,44 @@ function checkFiles(backup: string, manifest: BackupManifest): string[] {
     if (sha256File(join(backup, p)) !== f.sha256) problems.push(`${p}: SHA-256 differs from the manifest`);
   }
   for (const p of listed.keys()) problems.push(`${p}: in the manifest but missing`);
-  if (!manifest.files.some((f) => f.path === 'node-ed25519.pem')) problems.push('node-ed25519.pem: not in the backup');
+  // restoring without one would make a new key: what the old one signed, tagged or sealed would no
+  // longer verify or open (quote-key.bin may be new: only outstanding free quotes are then refused)
+  for (const k of REQUIRED_KEY_FILES) {
+    if (!manifest.files.some((f) => f.path === k)) problems.push(`${k}: not in the backup`);
+  }
   return problems;
 }
 
 /**
- * Restores `backup` into `dataDir` (absent or an empty directory) for a stopped node: the manifest's
- * hashes, then, on a private copy, the ledger invariant, the audit (every receipt verified against the
- * backed-up node key) and the journal head; only then is the copy renamed into place. Throws naming
- * every problem found; nothing is left at `dataDir` then.
+ * Restores `backup` into `dataDir` (absent or an empty directory) for a stopped node: with
+ * `expectSha256`, the manifest is the one BACKUP wrote (its manifest_sha256, kept apart from the backup);
+ * then the manifest's hashes and required key files, then, on a private copy, the ledger invariant, the
+ * audit (every receipt verified against the backed-up node key) and the journal head; only then is the
+ * copy renamed into place. Throws naming every problem found; nothing is left at `dataDir` then.
  */
-export async function restoreBackup(backup: string, dataDir: string): Promise<RestoreResult> {
+export async function restoreBackup(
+  backup: string, dataDir: string, expectSha256?: string,
+): Promise<RestoreResult> {
   checkTarget(dataDir, 'the data dir');
   const mpath = join(backup, MANIFEST_FILE);
   if (!existsSync(mpath)) throw new ServiceError('invalid_request', `${backup} holds no ${MANIFEST_FILE}`);
-  const manifest = JSON.parse(readFileSync(mpath, 'utf8')) as BackupManifest;
-  if (manifest.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) {
-    throw new ServiceError('invalid_request', `${mpath} is not a ${BACKUP_FORMAT} manifest`);
-  }
   const refused = (problems: string[]) => new ServiceError(
     'invalid_request', `backup ${backup} refused:\n  ${problems.join('\n  ')}`, { problems },
   );
+  const manifestSha256 = sha256File(mpath);
+  if (expectSha256 !== undefined && manifestSha256 !== expectSha256.toLowerCase()) {
+    throw refused([`${MANIFEST_FILE}: SHA-256 ${manifestSha256} is not ${expectSha256}, the one recorded when the `
+      + 'backup was taken: the backup was changed since']);
+  }
+  let manifest: BackupManifest;
+  try {
+    manifest = JSON.parse(readFileSync(mpath, 'utf8')) as BackupManifest;
+  } catch (e) {
+    throw new ServiceError('invalid_request', `${mpath} is not JSON: ${(e as Error).message}`);
+  }
+  if (manifest?.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) {
+    throw new ServiceError('invalid_request', `${mpath} is not a ${BACKUP_FORMAT} manifest`);
+  }
   const bad = checkFiles(backup, manifest);
   if (bad.length) throw refused(bad);
   const tmp = tempSibling(dataDir);
@@ -248,7 +272,7 @@ export async function restoreBackup(backup: string, dataDir: string): Promise<Re
     }
     if (problems.length) throw refused(problems);
     renameSync(tmp, dataDir);
-    return { manifest, audit: report };
+    return { manifest, audit: report, manifestSha256 };
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;

@@ -198,3 +198,69 @@ test('a node that rotated its keys: the backup holds every key file, old ones to
   t.is(x.code, 1, x.stdout);
   t.regex(x.stderr, new RegExp(`receipt: ${receipts[0]} does not verify \\(unknown_key\\)`));
 });
+
+test('a backup changed since it was taken: --expect-sha256 refuses it; key files a restore would make anew are '
+  + 'refused', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-backup-sha-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const s = await startSvcd(t, {}, { args: ['core'] });
+  const machine = 'backup-sha';
+  const token = await fundMachine(s, machine, 5);
+  const c = await s.edge();
+  t.teardown(() => c.close());
+  await paidFlow(c, machine, token);
+  const dir = join(tmp, 'backup');
+  const b = await s.svcAdmin(['--json', 'backup', dir]);
+  t.is(b.code, 0, b.stderr);
+  const recorded = JSON.parse(b.stdout).manifest_sha256 as string;
+  /** a copy of the backup changed by `edit`, its manifest's hashes rewritten to match */
+  const forge = (name: string, edit: (d: string) => Promise<void> | void) => async () => {
+    const copy = join(tmp, name);
+    cpSync(dir, copy, { recursive: true });
+    await edit(copy);
+    const mpath = join(copy, 'backup-manifest.json');
+    const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
+    manifest.files = listFiles(copy).filter((p) => p !== 'backup-manifest.json').map((p) => ({
+      path: p, sha256: createHash('sha256').update(readFileSync(join(copy, p))).digest('hex'),
+      bytes: statSync(join(copy, p)).size,
+    }));
+    writeFileSync(mpath, JSON.stringify(manifest));
+    return copy;
+  };
+  // a planted token: no money moves, so the invariant and the audit cannot see it
+  const planted = await forge('planted-token', async (d) => {
+    const store = await Store.open(d);
+    const m = (await store.get('machines', idPart(machine)))!;
+    await store.write([put('machines', idPart(machine), { ...m, token_sha256: 'ab'.repeat(32) })]);
+    await store.close();
+  })();
+  const refused = await runBin(BIN.svcd, ['restore', '--expect-sha256', recorded, planted, join(tmp, 'r1')]);
+  t.is(refused.code, 1, refused.stdout);
+  t.regex(refused.stderr, /backup-manifest\.json: SHA-256 [0-9a-f]{64} is not [0-9a-f]{64}, the one recorded/);
+  t.false(existsSync(join(tmp, 'r1')));
+  const unchecked = await runBin(BIN.svcd, ['restore', planted, join(tmp, 'r2')]);
+  t.is(unchecked.code, 0, 'without the recorded hash nothing can tell: restore says so');
+  t.regex(unchecked.stdout, /manifest SHA-256 [0-9a-f]{64} \(not compared: no --expect-sha256/);
+  // key files dropped from the backup and its manifest: restore would have made new ones
+  const keyless = await forge('keyless', (d) => {
+    rmSync(join(d, 'result-key.bin'));
+    rmSync(join(d, 'bct-key.bin'));
+  })();
+  const k = await runBin(BIN.svcd, ['restore', keyless, join(tmp, 'r3')]);
+  t.is(k.code, 1, k.stdout);
+  t.regex(k.stderr, /result-key\.bin: not in the backup/);
+  t.regex(k.stderr, /bct-key\.bin: not in the backup/);
+  t.false(existsSync(join(tmp, 'r3')));
+  // the untouched backup, with the hash it printed: restored, and said so
+  const ok = await runBin(BIN.svcd, ['restore', '--expect-sha256', recorded, dir, join(tmp, 'r4')]);
+  t.is(ok.code, 0, ok.stderr);
+  t.regex(ok.stdout, new RegExp(`manifest SHA-256 ${recorded}, as expected`));
+  t.is((await runBin(BIN.svcd, ['restore', '--expect-sha256', 'xyz', dir, join(tmp, 'r5')])).code, 2);
+  // a manifest that is not JSON is named
+  const broken = join(tmp, 'broken');
+  cpSync(dir, broken, { recursive: true });
+  writeFileSync(join(broken, 'backup-manifest.json'), '{"format": "svc_backup_v1", "fil');
+  const bj = await runBin(BIN.svcd, ['restore', broken, join(tmp, 'r6')]);
+  t.is(bj.code, 1);
+  t.regex(bj.stderr, /backup-manifest\.json is not JSON/);
+});
