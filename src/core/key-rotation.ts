@@ -9,6 +9,10 @@ import { publishNodeKeys } from './receipts.ts';
 
 export async function rotateNodeKey(ctx: CoreContext): Promise<Record<string, unknown>> {
   const r = ctx.identity.rotate(ctx.now());
+  // what this rotation made, read before any await: another rotation meanwhile would otherwise lend this
+  // reply its key (a key_id with another key's public key)
+  const publicKey = ctx.identity.signer().publicKey;
+  const keySet = ctx.identity.keySet();
   // the other nodes of a shared store verify this node's receipts with its published keys: the new set
   if (ctx.store.shared) await publishNodeKeys(ctx.store, ctx.identity, ctx.now());
   const pulse = await ctx.chain.next();
@@ -17,9 +21,9 @@ export async function rotateNodeKey(ctx: CoreContext): Promise<Record<string, un
     rotated_at: r.rotated_at,
     retired_key_id: r.retired,
     key_id: r.current,
-    public_key: ctx.identity.signer().publicKey,
+    public_key: publicKey,
     first_pulse_index: pulse.pulse.index,
-    key_set: ctx.identity.keySet(),
+    key_set: keySet,
     publish: 'the manifest changed: run `svcd manifest` and update the DNS TXT record; discovery documents '
       + 'show the new key set within a minute (the gateway caches node facts)',
   };

@@ -160,3 +160,19 @@ test('rotate-node-key: old and new receipts, pulses, log proofs, BCT packets and
   const audit = await s.svcAdmin(['--json', 'audit']);
   t.is(audit.code, 0, `every receipt verifies in the audit: ${audit.stdout}`);
 });
+
+test('two rotate-node-key at once: each reply names its own key (key_id = SHA-256 prefix of its public key)',
+  async (t) => {
+    const s = await startSvcd(t, {}, { args: ['core'] });
+    const [a, b] = await Promise.all([
+      s.svcAdmin(['--json', 'rotate-node-key']), s.svcAdmin(['--json', 'rotate-node-key']),
+    ]);
+    const replies = [cliJson(a), cliJson(b)];
+    for (const r of replies) {
+      const raw = Buffer.from(r.public_key as string, 'base64url');
+      t.is(createHash('sha256').update(raw).digest('hex').slice(0, 16), r.key_id, JSON.stringify(r));
+      const inSet = (r.key_set as { signing: { key_id: string }[] }).signing.map((k) => k.key_id);
+      t.true(inSet.includes(r.key_id as string) && inSet.includes(r.retired_key_id as string));
+    }
+    t.not(replies[0]!.key_id, replies[1]!.key_id);
+  });
