@@ -83,6 +83,21 @@ function checkTarget(target: string, what: string): void {
   }
 }
 
+/**
+ * Renames a complete `tmp` into place: a target another backup or restore filled meanwhile (both checked
+ * it empty) is refused as the first check would have refused it, not surfaced as a raw ENOTEMPTY.
+ */
+function moveIntoPlace(tmp: string, target: string, what: string): void {
+  try {
+    renameSync(tmp, target);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
+    const msg = `${what} ${target} exists and is not an empty directory (written meanwhile by another run)`;
+    throw new ServiceError('invalid_request', msg, { field: 'dir' }, { cause: e });
+  }
+}
+
 /** A private sibling of `target` to build in, renamed into place only when complete. */
 function tempSibling(target: string): string {
   const tmp = join(dirname(target), `.${basename(target)}.tmp-${randomBytes(6).toString('hex')}`);
@@ -180,7 +195,7 @@ export async function takeBackup(
       journal_head: head,
     };
     writeFileSync(join(tmp, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
-    renameSync(tmp, target);
+    moveIntoPlace(tmp, target, 'the backup dir');
     return manifest;
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
@@ -271,7 +286,7 @@ export async function restoreBackup(
       problems.push(`journal head ${head.sha256} (${head.entries} entries) is not the manifest's`);
     }
     if (problems.length) throw refused(problems);
-    renameSync(tmp, dataDir);
+    moveIntoPlace(tmp, dataDir, 'the data dir');
     return { manifest, audit: report, manifestSha256 };
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });

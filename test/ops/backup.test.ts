@@ -11,6 +11,9 @@ import { startSvcd } from '../support/start-svcd.ts';
 import { idPart } from '../../src/store/key-codec.ts';
 import { put, Store } from '../../src/store/store.ts';
 import { flowsUntil, paidFlow } from './flows.ts';
+import { coreFixture } from '../support/core-fixture.ts';
+import { takeBackup } from '../../src/core/backup.ts';
+import { ServiceError } from '../../src/errors.ts';
 
 function listFiles(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -263,4 +266,20 @@ test('a backup changed since it was taken: --expect-sha256 refuses it; key files
   const bj = await runBin(BIN.svcd, ['restore', broken, join(tmp, 'r6')]);
   t.is(bj.code, 1);
   t.regex(bj.stderr, /backup-manifest\.json is not JSON/);
+});
+
+test('two backups racing to one new dir (both found it empty): one is written, the other is invalid_request, '
+  + 'not internal', async (t) => {
+  const { store, identity, dir: dataDir } = await coreFixture(t);
+  const tmp = mkdtempSync(join(tmpdir(), 'svc-backup-race-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const target = join(tmp, 'twin');
+  // both check the target before either renames its copy into place
+  const both = await Promise.allSettled([0, 1].map(() => takeBackup(store, dataDir, target, identity)));
+  t.deepEqual(both.map((x) => x.status).sort(), ['fulfilled', 'rejected']);
+  const lost = both.find((x) => x.status === 'rejected') as PromiseRejectedResult;
+  t.true(lost.reason instanceof ServiceError, String(lost.reason));
+  t.is((lost.reason as ServiceError).code, 'invalid_request');
+  t.regex(lost.reason.message, /exists and is not an empty directory \(written meanwhile by another run\)/);
+  t.deepEqual(readdirSync(tmp), ['twin'], 'no temporary dir left behind');
 });
