@@ -161,6 +161,17 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   return v;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** SVC_LOG_LEVEL: one of pino's levels (checked here, so a typo names the variable, not pino). */
+function logLevel(raw: string | undefined): string {
+  if (!raw) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+    throw new Error(`SVC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(raw)})`);
+  }
+  return raw;
+}
+
 /** Linux's sun_path holds 108 bytes with its NUL: a longer socket path is cut, and binds elsewhere. */
 const UNIX_SOCKET_PATH_MAX = 107;
 
@@ -216,7 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleTimeoutMs: int(env, 'SVC_IDLE_TIMEOUT_MS', 120_000, 100, 86_400_000),
     lineTimeoutMs: int(env, 'SVC_LINE_TIMEOUT_MS', 10_000, 50, 600_000),
     maxInFlightPerConnection: int(env, 'SVC_MAX_IN_FLIGHT', 32, 1, 4096),
-    logLevel: env.SVC_LOG_LEVEL || 'info',
+    logLevel: logLevel(env.SVC_LOG_LEVEL),
     rates: {
       public_low: parseRate(env.SVC_RATE_PUBLIC_LOW, DEFAULT_RATES.public_low, 'SVC_RATE_PUBLIC_LOW'),
       paid_execution: parseRate(env.SVC_RATE_PAID_EXECUTION, DEFAULT_RATES.paid_execution, 'SVC_RATE_PAID_EXECUTION'),

@@ -98,7 +98,14 @@ export class LevelStore implements Store {
     const dir = join(dataDir, 'ledger');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const db = new Level<string, Json>(dir, { valueEncoding: 'json', writeBufferSize: WRITE_BUFFER_BYTES });
-    await db.open();
+    try {
+      await db.open();
+    } catch (e) {
+      // LevelDB's LOCK file: one process per ledger
+      if ((e as { cause?: { code?: string } }).cause?.code !== 'LEVEL_LOCKED') throw e;
+      const msg = `the ledger in ${dir} is held by another process: is svcd already running on this data dir?`;
+      throw new Error(msg, { cause: e });
+    }
     return new LevelStore(db, opts.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
   }
 

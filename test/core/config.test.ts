@@ -42,3 +42,17 @@ test('a data dir too long for its admin socket is refused by name, before anythi
   t.false(existsSync(dir), 'nothing created in it');
   t.deepEqual(readdirSync(root), [], 'and no socket left beside it');
 });
+
+test('SVC_LOG_LEVEL: one of pino\'s levels, or refused naming the variable', (t) => {
+  t.throws(() => loadConfig({ SVC_LOG_LEVEL: 'bogus' }), { message: /^SVC_LOG_LEVEL must be one of fatal, error/ });
+  t.is(loadConfig({ SVC_LOG_LEVEL: 'debug' }).logLevel, 'debug');
+  t.is(loadConfig({}).logLevel, 'info');
+});
+
+test('a second svcd on a data dir another one holds says so, instead of "Database failed to open"', async (t) => {
+  const { startSvcd } = await import('../support/start-svcd.ts');
+  const s = await startSvcd(t, {}, { args: ['core'] });
+  const r = await runBin(BIN.svcd, ['core'], { SVC_DATA_DIR: s.dataDir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0' });
+  t.is(r.code, 1, r.stdout);
+  t.regex(r.stderr, /the ledger in .* is held by another process: is svcd already running on this data dir\?/);
+});
