@@ -5,6 +5,7 @@ import { X509Certificate, webcrypto } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import 'reflect-metadata'; // @peculiar/x509 needs it (tsyringe)
 import * as x509 from '@peculiar/x509';
 
@@ -53,7 +54,14 @@ export async function loadTlsMaterial(opts: {
       writeFileSync(certPath, gen.cert, { mode: 0o644 });
     }
   }
-  const cert = readFileSync(certPath, 'utf8'), key = readFileSync(keyPath, 'utf8');
-  const fingerprint256 = new X509Certificate(cert).fingerprint256.replaceAll(':', '').toLowerCase();
-  return { cert, key, fingerprint256, selfSigned };
+  try {
+    const cert = readFileSync(certPath, 'utf8'), key = readFileSync(keyPath, 'utf8');
+    const fingerprint256 = new X509Certificate(cert).fingerprint256.replaceAll(':', '').toLowerCase();
+    createSecureContext({ cert, key }); // a key that is not the certificate's fails here, not at the first client
+    return { cert, key, fingerprint256, selfSigned };
+  } catch (e) {
+    // OpenSSL's and errno's words alone do not say which setting to fix
+    const which = selfSigned ? `the self-signed edge certificate in ${opts.dataDir}` : 'SVC_TLS_CERT / SVC_TLS_KEY';
+    throw new Error(`${which} (${certPath}, ${keyPath}): ${(e as Error).message}`, { cause: e });
+  }
 }

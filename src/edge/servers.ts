@@ -25,11 +25,12 @@ export interface Listeners {
   close(): Promise<void>;
 }
 
+/** Listens; a failure names the settings it came from (`what`), not only errno's words. */
 function listen(
-  server: Server, opts: { host?: string; port?: number; path?: string; ipv6Only?: boolean },
+  server: Server, opts: { host?: string; port?: number; path?: string; ipv6Only?: boolean }, what: string,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => reject(new Error(`${what}: cannot listen: ${e.message}`, { cause: e })));
     server.listen(opts, () => { server.off('error', reject); resolve(); });
   });
 }
@@ -81,11 +82,16 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   countConnections(backend, 'backend');
   countConnections(admin, 'admin');
   const edgeHost = cfg.edgeHost;
-  await listen(edge, { host: edgeHost, port: cfg.edgePort, ipv6Only: false });
-  await listen(backend, { host: '127.0.0.1', port: cfg.backendPort });
+  await listen(edge, { host: edgeHost, port: cfg.edgePort, ipv6Only: false },
+    `SVC_EDGE_HOST / SVC_EDGE_PORT (${edgeHost}, ${cfg.edgePort})`);
+  await listen(backend, { host: '127.0.0.1', port: cfg.backendPort }, `SVC_BACKEND_PORT (${cfg.backendPort})`);
   if (existsSync(adminPath)) unlinkSync(adminPath); // a stale socket from a killed process
   const oldMask = process.umask(0o177);
-  try { await listen(admin, { path: adminPath }); } finally { process.umask(oldMask); }
+  try {
+    await listen(admin, { path: adminPath }, `the admin socket ${adminPath}`);
+  } finally {
+    process.umask(oldMask);
+  }
   chmodSync(adminPath, 0o600);
 
   const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));

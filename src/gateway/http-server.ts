@@ -45,7 +45,9 @@ export async function listenGateway(
   countConnections(server, 'http');
   return new Promise((resolve, reject) => {
     server.once('listening', () => resolve(server));
-    server.once('error', reject);
+    server.once('error', (e) => {
+      reject(new Error(`SVC_HTTP_HOST / SVC_HTTP_PORT (${host}, ${port}): cannot listen: ${e.message}`, { cause: e }));
+    });
     server.listen(port, host);
   });
 }

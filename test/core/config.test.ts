@@ -56,3 +56,48 @@ test('a second svcd on a data dir another one holds says so, instead of "Databas
   t.is(r.code, 1, r.stdout);
   t.regex(r.stderr, /the ledger in .* is held by another process: is svcd already running on this data dir\?/);
 });
+
+test('TLS files that are not a certificate and its key fail at start naming SVC_TLS_CERT / SVC_TLS_KEY', async (t) => {
+  const { writeFileSync } = await import('node:fs');
+  const { generateKeyPairSync } = await import('node:crypto');
+  const root = mkdtempSync(join(tmpdir(), 'svc-tls-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+    .export({ type: 'pkcs8', format: 'pem' });
+  writeFileSync(join(root, 'garbage.pem'), 'not a certificate\n');
+  writeFileSync(join(root, 'key.pem'), other);
+  const env = (cert: string) => ({
+    SVC_DATA_DIR: join(root, `d-${cert}`), SVC_TLS_CERT: join(root, cert), SVC_TLS_KEY: join(root, 'key.pem'),
+    SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0',
+  });
+  // a real certificate with a key that is not its own: OpenSSL said only "key values mismatch"
+  const { loadTlsMaterial } = await import('../../src/core/tls-material.ts');
+  const made = await loadTlsMaterial({ dataDir: root, certFile: null, keyFile: null, hosts: ['127.0.0.1'] });
+  writeFileSync(join(root, 'real.pem'), made.cert);
+  for (const cert of ['garbage.pem', 'missing.pem', 'real.pem']) {
+    const r = await runBin(BIN.svcd, ['core'], env(cert));
+    t.is(r.code, 1, r.stdout);
+    t.regex(r.stderr, new RegExp(`SVC_TLS_CERT / SVC_TLS_KEY \\(${root}/${cert.replace('.', '\\.')}, `), cert);
+  }
+});
+
+test('a listener that cannot bind names its settings: an edge host that does not resolve, an HTTP port in use',
+  async (t) => {
+    const { createServer } = await import('node:net');
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    t.teardown(() => busy.close());
+    const port = (busy.address() as { port: number }).port;
+    const root = mkdtempSync(join(tmpdir(), 'svc-bind-'));
+    t.teardown(() => rmSync(root, { recursive: true, force: true }));
+    const base = { SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_HTTP_PORT: '0', SVC_GATEWAY_PROCESSES: '0' };
+    const edgeEnv = { ...base, SVC_DATA_DIR: join(root, 'a'), SVC_EDGE_HOST: 'no-such-host.invalid' };
+    const edge = await runBin(BIN.svcd, ['core'], edgeEnv);
+    t.is(edge.code, 1, edge.stdout);
+    t.regex(edge.stderr, /SVC_EDGE_HOST \/ SVC_EDGE_PORT \(no-such-host\.invalid, 0\): cannot listen: /);
+    const httpEnv = { ...base, SVC_DATA_DIR: join(root, 'b'), SVC_HTTP_PORT: String(port) };
+    const http = await runBin(BIN.svcd, ['start'], httpEnv);
+    t.is(http.code, 1, http.stdout);
+    const named = `SVC_HTTP_HOST / SVC_HTTP_PORT \\(127\\.0\\.0\\.1, ${port}\\): cannot listen: .*EADDRINUSE`;
+    t.regex(http.stderr, new RegExp(named));
+  });
