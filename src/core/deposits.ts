@@ -10,14 +10,14 @@
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { create, del, isStoreConflict, put, replace, type Store } from '../store/store.ts';
+import { create, del, isStoreConflict, put, replace } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import {
   UNITS_PER_BASE_UNIT, decimal, invoiceHoldingAmount, loadInvoice, nearestOpenInvoice, settleInvoice,
   type DepositAttachment, type InvoiceRecord,
 } from './invoices.ts';
-import { KeyedMutex } from './keyed-mutex.ts';
+import { locksPerOwner } from './keyed-mutex.ts';
 
 /** A token transfer to a rail's address, as a watcher saw it at its trusted head. */
 export interface Deposit {
@@ -81,12 +81,8 @@ export function depositId(rail: Rail['rail'], txId: string, logIndex: number): s
 export const depositReference = (d: Deposit): string => `${d.tx_id}:${d.log_index}`;
 
 /** Check-then-write on one deposit's record: one transfer at a time in a node (under it, machine then rail locks). */
-const depositLocks = new WeakMap<Store, KeyedMutex>();
-function withDeposit<T>(ctx: CoreContext, id: string, fn: () => Promise<T>): Promise<T> {
-  let locks = depositLocks.get(ctx.store);
-  if (!locks) depositLocks.set(ctx.store, (locks = new KeyedMutex()));
-  return locks.run(id, fn);
-}
+const depositLocks = locksPerOwner();
+const withDeposit = <T>(ctx: CoreContext, id: string, fn: () => Promise<T>) => depositLocks(ctx.store, id, fn);
 
 export async function loadDeposit(ctx: CoreContext, id: string): Promise<DepositRecord | undefined> {
   return (await ctx.store.get('deposits', id)) as unknown as DepositRecord | undefined;
@@ -136,7 +132,7 @@ export async function recordDeposit(
         // settled by hand with this very reference: it credited once already; the deposit is queued
       } catch (e) {
         if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
-        // its reference settled another invoice by hand: credited once already; the deposit is queued
+        // its reference settled another invoice by hand: the same, queued naming that invoice
         if (codeOf(e) === 'deposit_already_credited') creditedBy = (e as ServiceError).details?.invoice_id as string;
         else if (codeOf(e) !== 'invoice_expired' && codeOf(e) !== 'invoice_already_settled') throw e;
       }

@@ -15,7 +15,7 @@ import { create, delIf, isStoreConflict, put, replace, type Op, type Store } fro
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
-import { KeyedMutex } from './keyed-mutex.ts';
+import { locksPerOwner } from './keyed-mutex.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 import { invoiceTransitions } from '../metrics/metrics.ts';
 
@@ -77,12 +77,8 @@ const ALLOCATION_TRIES = 64;
  * invoice's, so two nodes that picked one amount cannot both write it: the loser's batch is refused and
  * withMachine runs fundAccount again, which picks afresh (a bounded number of times, then busy).
  */
-const railLocks = new WeakMap<Store, KeyedMutex>();
-function withRail<T>(ctx: CoreContext, rail: Rail['rail'], fn: () => Promise<T>): Promise<T> {
-  let locks = railLocks.get(ctx.store);
-  if (!locks) railLocks.set(ctx.store, (locks = new KeyedMutex()));
-  return locks.run(rail, fn);
-}
+const railLocks = locksPerOwner();
+const withRail = <T>(ctx: CoreContext, rail: Rail['rail'], fn: () => Promise<T>) => railLocks(ctx.store, rail, fn);
 
 export function invoiceView(inv: InvoiceRecord): Record<string, unknown> {
   const { expires_ms: _e, ...rest } = inv;
@@ -109,12 +105,9 @@ export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<
 }
 
 /** Check-then-write on one payment reference: one settlement with it at a time in a node. */
-const referenceLocks = new WeakMap<Store, KeyedMutex>();
-function withReference<T>(ctx: CoreContext, reference: string, fn: () => Promise<T>): Promise<T> {
-  let locks = referenceLocks.get(ctx.store);
-  if (!locks) referenceLocks.set(ctx.store, (locks = new KeyedMutex()));
-  return locks.run(reference, fn);
-}
+const referenceLocks = locksPerOwner();
+const withReference = <T>(ctx: CoreContext, reference: string, fn: () => Promise<T>) =>
+  referenceLocks(ctx.store, reference, fn);
 
 /** The settlement_refs key of a payment reference (the key codec's: any well-formed text, ordered). */
 export const referenceKey = (reference: string): string => key(idPart(reference));
@@ -344,21 +337,21 @@ export async function settleInvoice(
 export async function indexSettlementReferences(store: Store): Promise<number> {
   if (await store.get('meta', 'settlement_refs_v1')) return 0;
   let ops: Op[] = [];
-  let n = 0;
+  const seen = new Set<string>();
   for await (const [, v] of store.entries('invoices')) {
     const inv = v as unknown as InvoiceRecord;
     if (inv.state !== 'settled' || inv.settlement_reference === undefined) continue;
     const k = referenceKey(inv.settlement_reference);
-    if (ops.some((o) => o.key === k) || (await store.get('settlement_refs', k))) continue;
+    if (seen.has(k) || (await store.get('settlement_refs', k))) continue;
+    seen.add(k);
     ops.push(put('settlement_refs', k, { invoice_id: inv.invoice_id, settled_at: inv.settled_at ?? null }));
-    n++;
     if (ops.length >= 1000) {
       await store.write(ops);
       ops = [];
     }
   }
-  await store.write([...ops, put('meta', 'settlement_refs_v1', { indexed: n })]);
-  return n;
+  await store.write([...ops, put('meta', 'settlement_refs_v1', { indexed: seen.size })]);
+  return seen.size;
 }
 
 /** What LIST_INVOICES filters on: the state as callers see it (a pending invoice past expiry is expired). */
