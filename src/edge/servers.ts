@@ -30,8 +30,9 @@ function listen(
   server: Server, opts: { host?: string; port?: number; path?: string; ipv6Only?: boolean }, what: string,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`${what}: cannot listen: ${e.message}`, { cause: e })));
-    server.listen(opts, () => { server.off('error', reject); resolve(); });
+    const failed = (e: Error) => reject(new Error(`${what}: cannot listen: ${e.message}`, { cause: e }));
+    server.once('error', failed);
+    server.listen(opts, () => { server.off('error', failed); resolve(); });
   });
 }
 
