@@ -2,6 +2,7 @@
 // and validated once at start; a bad value stops svcd with a message naming the variable.
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { defaultShare } from '../protocol/budgets.ts';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
 import { isSolanaAddress } from './watchers/solana-parse.ts';
 import { isTronAddress, tronToHex } from './watchers/tron-address.ts';
@@ -374,8 +375,6 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
   // at least one whole line (body), or a legal 1 MiB one could never be read
   const lineBudgetBytes = int(env, 'SVC_LINE_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40);
   const bodyBudgetBytes = int(env, 'SVC_BODY_BUDGET_BYTES', 16 * MiB, MiB, 2 ** 40);
-  // what one client address may hold of a budget by default: an eighth, and room for two whole lines
-  const share = (budget: number) => Math.min(budget, Math.max(2 * MiB, Math.floor(budget / 8)));
   return {
     handshakeTimeoutMs: int(env, 'SVC_HANDSHAKE_TIMEOUT_MS', 10_000, 100, 600_000),
     edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
@@ -384,7 +383,7 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
     coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 10_000, 100, 600_000),
     lineBudgetBytes,
     lineBudgetPerAddressBytes:
-      int(env, 'SVC_LINE_BUDGET_PER_ADDRESS_BYTES', share(lineBudgetBytes), MiB, lineBudgetBytes),
+      int(env, 'SVC_LINE_BUDGET_PER_ADDRESS_BYTES', defaultShare(lineBudgetBytes), MiB, lineBudgetBytes),
     httpHeadersTimeoutMs,
     httpRequestTimeoutMs,
     httpKeepAliveTimeoutMs: int(env, 'SVC_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
@@ -392,6 +391,6 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
     httpMaxConnectionsPerAddress: int(env, 'SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS', 64, 0, 1_000_000),
     bodyBudgetBytes,
     bodyBudgetPerAddressBytes:
-      int(env, 'SVC_BODY_BUDGET_PER_ADDRESS_BYTES', share(bodyBudgetBytes), MiB, bodyBudgetBytes),
+      int(env, 'SVC_BODY_BUDGET_PER_ADDRESS_BYTES', defaultShare(bodyBudgetBytes), MiB, bodyBudgetBytes),
   };
 }

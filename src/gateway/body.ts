@@ -4,7 +4,7 @@
 // connection after the answer instead of being read on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ServiceError } from '../errors.ts';
-import { AddressedBudget, type BudgetShare } from '../protocol/budgets.ts';
+import { AddressedBudget, defaultShare, type BudgetShare } from '../protocol/budgets.ts';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-depth.ts';
 
 export const MAX_BODY = 1 << 20;
@@ -12,7 +12,7 @@ export const MAX_BODY = 1 << 20;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 const DEFAULT_BODY_BUDGET = 16 << 20;
 
-let budget = new AddressedBudget(DEFAULT_BODY_BUDGET, DEFAULT_BODY_BUDGET / 8);
+let budget = new AddressedBudget(DEFAULT_BODY_BUDGET, defaultShare(DEFAULT_BODY_BUDGET));
 const responses = new WeakMap<IncomingMessage, ServerResponse>();
 
 /** Registers the response to a request, so a body refused half-read can close the connection. */

@@ -56,17 +56,15 @@ export async function listenGateway(
  * The Koa handler, with each request's response registered for readJsonBody; an HTTP/1.1 request
  * without Host (RFC 9112 §3.2: 400) is answered here in the ApiError shape, and its connection closed.
  */
+const NO_HOST = 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)';
+
 function track(handle: RequestListener): RequestListener {
   return (req, res) => {
     if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
-      const e = new ServiceError('invalid_request', 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)');
-      const { status, body } = toHttpError(e, randomUUID());
+      const a = apiError(new ServiceError('invalid_request', NO_HOST));
       res.shouldKeepAlive = false;
-      const json = JSON.stringify(body);
-      res.writeHead(status, {
-        'content-type': 'application/json', 'content-length': Buffer.byteLength(json), 'x-request-id': body.request_id,
-      });
-      res.end(json);
+      res.writeHead(a.status, a.headers);
+      res.end(a.json);
       return;
     }
     trackResponse(req, res);
@@ -82,13 +80,20 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   // a response already started on this socket must not be corrupted (Node's own rule)
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
-    const { status, body } = toHttpError(clientErrorOf(err), randomUUID());
-    const json = JSON.stringify(body);
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n`
-      + `content-length: ${Buffer.byteLength(json)}\r\nx-request-id: ${body.request_id}\r\n`
-      + `connection: close\r\n\r\n${json}`);
+    const a = apiError(clientErrorOf(err));
+    const head = Object.entries(a.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${a.status} ${STATUS_CODES[a.status]}\r\n${head}connection: close\r\n\r\n${a.json}`);
   }
   socket.destroy();
+}
+
+/** An answer Koa never sees, in the ApiError shape: its status, headers and JSON body. */
+function apiError(e: ServiceError): { status: number; headers: Record<string, string | number>; json: string } {
+  const { status, body } = toHttpError(e, randomUUID());
+  const json = JSON.stringify(body);
+  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json),
+    'x-request-id': body.request_id };
+  return { status, headers, json };
 }
 
 function clientErrorOf(err: NodeJS.ErrnoException): ServiceError {

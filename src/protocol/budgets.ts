@@ -34,6 +34,14 @@ export class ByteBudget implements Budget {
   }
 }
 
+/**
+ * What one client address may hold of a budget unless configured: an eighth, and at least two whole
+ * lines or bodies (2 MiB), never more than the budget.
+ */
+export function defaultShare(budget: number): number {
+  return Math.min(budget, Math.max(2 << 20, Math.floor(budget / 8)));
+}
+
 /** One reader's charge on an AddressedBudget; `refused`: which limit its last refusal met. */
 export interface BudgetShare extends Budget {
   readonly refused: 'address' | 'total' | null;
