@@ -3,10 +3,10 @@
 // another address's POST and its svc/1 line that arrives in pieces are still served. The budgets are
 // made small here (4 MiB each, 2 MiB a share by default) so eight held connections pass the total.
 import test from 'ava';
-import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as netConnect } from 'node:net';
 import { sharedSvcd } from '../support/start-svcd.ts';
 import { until } from '../support/until.ts';
+import { heldTcp, heldTls } from '../support/raw-wire.ts';
 
 const MiB = 1 << 20;
 const HOLDERS = 8; // × (1 MiB − 10 B) from one address: twice the 4 MiB total
@@ -24,26 +24,8 @@ const s = sharedSvcd(test, {
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^SVC_\w+_PER_ADDRESS_BYTES$/.test(k))),
 }) as ReturnType<typeof sharedSvcd>;
 
-interface Held { socket: Socket; data: string; closed: boolean }
-function held(socket: Socket): Held {
-  const h: Held = { socket, data: '', closed: false };
-  socket.setEncoding('utf8');
-  socket.on('data', (d: string) => { h.data += d; });
-  socket.on('close', () => { h.closed = true; });
-  socket.on('error', () => { /* a reset after the answer */ });
-  return h;
-}
-const tcp = (port: number, localAddress: string) => new Promise<Held>((resolve, reject) => {
-  const h = held(netConnect({ host: '127.0.0.1', port, localAddress }, () => resolve(h)));
-  h.socket.once('error', reject);
-});
-const tls = (localAddress: string) => new Promise<Held>((resolve, reject) => {
-  const raw = netConnect({ host: '127.0.0.1', port: s.edgePort, localAddress });
-  const socket = tlsConnect({ socket: raw, rejectUnauthorized: false, ALPNProtocols: ['svc/1'] });
-  const h = held(socket);
-  socket.once('secureConnect', () => resolve(h));
-  socket.once('error', reject);
-});
+const tcp = heldTcp;
+const tls = (localAddress: string) => heldTls(s.edgePort, localAddress);
 
 test.serial('HTTP: one address holding bodies gets its share; another address\'s POST is served', async (t) => {
   const port = Number(new URL(s.ready.http!).port);

@@ -3,11 +3,12 @@
 // crash. Limits are shortened through env vars so it runs in seconds; it asserts bounds, not durations.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { connect as netConnect, createServer, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
+import { heldTcp, heldTls, type Held } from '../support/raw-wire.ts';
 
 const RSS_BOUND = 100e6;
 const HOLDERS = 1000;
@@ -51,17 +52,6 @@ function watchRss(): () => number {
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /** A client socket and everything the server sent it until it closed. */
-interface Held { socket: Socket; data: string; closed: boolean }
-
-function held(socket: Socket): Held {
-  const h: Held = { socket, data: '', closed: false };
-  socket.setEncoding('utf8');
-  socket.on('data', (d: string) => { h.data += d; });
-  socket.on('close', () => { h.closed = true; });
-  socket.on('error', () => { /* a reset after the server's answer is part of being closed */ });
-  return h;
-}
-
 /** Opens `n` connections with `open` (source address by index), at most 50 handshakes at a time. */
 async function openMany(n: number, open: (source: string) => Promise<Held>): Promise<Held[]> {
   const all: Held[] = [];
@@ -72,14 +62,7 @@ async function openMany(n: number, open: (source: string) => Promise<Held>): Pro
   return all;
 }
 
-const edgeTls = (localAddress: string): Promise<Held> => new Promise((resolve, reject) => {
-  const raw = netConnect({ host: '127.0.0.1', port: s.edgePort, localAddress });
-  const socket = tlsConnect({ socket: raw, rejectUnauthorized: false, ALPNProtocols: ['svc/1'] });
-  socket.once('secureConnect', () => resolve(h));
-  socket.once('error', reject);
-  socket.once('close', () => reject(new Error(`closed before the handshake finished (from ${localAddress})`)));
-  const h = held(socket);
-});
+const edgeTls = (localAddress: string) => heldTls(s.edgePort, localAddress);
 
 /**
  * A handshake the server dropped on a loaded machine (its handshake deadline passed while 50 others
@@ -95,11 +78,7 @@ async function retryHandshake(open: () => Promise<Held>, attempts = 4): Promise<
   }
 }
 
-const tcp = (port: number, localAddress: string): Promise<Held> => new Promise((resolve, reject) => {
-  const socket = netConnect({ host: '127.0.0.1', port, localAddress }, () => resolve(h));
-  socket.once('error', reject);
-  const h = held(socket);
-});
+const tcp = heldTcp;
 
 interface Reply { id: unknown; ok: boolean; error?: { code: string; message: string } }
 const replyLines = (h: Held) => h.data.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Reply);
@@ -241,12 +220,11 @@ test.serial('caps: the total per listener is enforced (a small svcd: edge 6, bac
   const small = await Svcd.start({ SVC_EDGE_MAX_CONNECTIONS: '6', SVC_BACKEND_MAX_CONNECTIONS: '2' });
   t.teardown(async () => { await small.stop(); small.cleanup(); });
   const opened: Held[] = [];
-  const open = (port: number, source: string) => new Promise<Held>((resolve, reject) => {
-    const socket = netConnect({ host: '127.0.0.1', port, localAddress: source }, () => resolve(h));
-    socket.once('error', reject);
-    const h = held(socket);
+  const open = async (port: number, source: string) => {
+    const h = await heldTcp(port, source);
     opened.push(h);
-  });
+    return h;
+  };
   try {
     const edge = await Promise.all(SOURCES.slice(0, 6).map((a) => open(small.edgePort, a)));
     const over = await open(small.edgePort, SOURCES[6]!);

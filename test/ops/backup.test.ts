@@ -22,6 +22,17 @@ function listFiles(root: string, dir = root): string[] {
   });
 }
 
+/** Rewrites `dir`'s manifest to list its files as they now are: what a forger of the backup would do. */
+function rewriteManifest(dir: string): void {
+  const mpath = join(dir, 'backup-manifest.json');
+  const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
+  manifest.files = listFiles(dir).filter((p) => p !== 'backup-manifest.json').map((p) => ({
+    path: p, sha256: createHash('sha256').update(readFileSync(join(dir, p))).digest('hex'),
+    bytes: statSync(join(dir, p)).size,
+  }));
+  writeFileSync(mpath, JSON.stringify(manifest));
+}
+
 const until = async (cond: () => boolean) => {
   while (!cond()) await new Promise((r) => setTimeout(r, 20));
 };
@@ -140,13 +151,7 @@ test('backup during paid flows, restore: the restored node verifies every earlie
   const available = String(BigInt(acct.available as string) + 1n);
   await store.write([put('accounts', idPart(machine), { ...acct, available })]);
   await store.close();
-  const mpath = join(forged, 'backup-manifest.json');
-  const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
-  manifest.files = listFiles(forged).filter((p) => p !== 'backup-manifest.json').map((p) => ({
-    path: p, sha256: createHash('sha256').update(readFileSync(join(forged, p))).digest('hex'),
-    bytes: statSync(join(forged, p)).size,
-  }));
-  writeFileSync(mpath, JSON.stringify(manifest));
+  rewriteManifest(forged);
   const f = await runBin(BIN.svcd, ['restore', forged, join(tmp, 'restore-forged')]);
   t.is(f.code, 1, f.stdout);
   t.regex(f.stderr, new RegExp(`audit: ledger: ${machine}: available \\d+ but journal sums to \\d+`));
@@ -187,16 +192,10 @@ test('a node that rotated its keys: the backup holds every key file, old ones to
   // a key set that lost its first signing key: the restore refuses, the receipts of that key do not verify
   const partial = join(tmp, 'partial');
   cpSync(dir, partial, { recursive: true });
-  const mpath = join(partial, 'backup-manifest.json');
-  const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
   const ring = JSON.parse(readFileSync(join(partial, 'keyring.json'), 'utf8'));
   ring.signing = ring.signing.slice(1);
   writeFileSync(join(partial, 'keyring.json'), JSON.stringify(ring));
-  manifest.files = listFiles(partial).filter((p) => p !== 'backup-manifest.json').map((p) => ({
-    path: p, sha256: createHash('sha256').update(readFileSync(join(partial, p))).digest('hex'),
-    bytes: statSync(join(partial, p)).size,
-  }));
-  writeFileSync(mpath, JSON.stringify(manifest));
+  rewriteManifest(partial);
   const x = await runBin(BIN.svcd, ['restore', partial, join(tmp, 'restore-partial')]);
   t.is(x.code, 1, x.stdout);
   t.regex(x.stderr, new RegExp(`receipt: ${receipts[0]} does not verify \\(unknown_key\\)`));
@@ -221,13 +220,7 @@ test('a backup changed since it was taken: --expect-sha256 refuses it; key files
     const copy = join(tmp, name);
     cpSync(dir, copy, { recursive: true });
     await edit(copy);
-    const mpath = join(copy, 'backup-manifest.json');
-    const manifest = JSON.parse(readFileSync(mpath, 'utf8'));
-    manifest.files = listFiles(copy).filter((p) => p !== 'backup-manifest.json').map((p) => ({
-      path: p, sha256: createHash('sha256').update(readFileSync(join(copy, p))).digest('hex'),
-      bytes: statSync(join(copy, p)).size,
-    }));
-    writeFileSync(mpath, JSON.stringify(manifest));
+    rewriteManifest(copy);
     return copy;
   };
   // a planted token: no money moves, so the invariant and the audit cannot see it

@@ -1,8 +1,9 @@
 // Raw bytes on the wire for adversarial tests: HTTP/1.1 requests built byte by byte (bad methods, paths,
 // headers and framing that node:http and fetch refuse to send) and svc/1 lines over a TLS socket with no
 // client-side checks. Every exchange has a client timeout, so a server that hangs fails the test instead.
-// Also raw svc/1 frames on the admin socket, and the shape check of a svc/1 error frame.
-import { connect as netConnect } from 'node:net';
+// Also raw svc/1 frames on the admin socket, the shape check of a svc/1 error frame, and held
+// connections from a chosen source address (loopback 127.0.0.x) that keep what the server sent them.
+import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { ExecutionContext } from 'ava';
 import type { ErrorCode } from '../../src/errors.ts';
@@ -191,3 +192,33 @@ export function adminExchange(path: string, line: string): Promise<string> {
     s.on('error', reject);
   });
 }
+
+/** A connection held open: everything the server sent it, and whether it was closed. */
+export interface Held { socket: Socket; data: string; closed: boolean }
+
+/** Keeps what `socket` receives and whether it closed. */
+export function held(socket: Socket): Held {
+  const h: Held = { socket, data: '', closed: false };
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => { h.data += d; });
+  socket.on('close', () => { h.closed = true; });
+  socket.on('error', () => { /* a reset after the server's answer is part of being closed */ });
+  return h;
+}
+
+/** A TCP connection to 127.0.0.1:`port` from `localAddress`, held. */
+export const heldTcp = (port: number, localAddress: string): Promise<Held> => new Promise((resolve, reject) => {
+  const socket = netConnect({ host: '127.0.0.1', port, localAddress }, () => resolve(h));
+  socket.once('error', reject);
+  const h = held(socket);
+});
+
+/** A svc/1 TLS connection (ALPN svc/1, certificate unchecked) to 127.0.0.1:`port` from `localAddress`, held. */
+export const heldTls = (port: number, localAddress: string): Promise<Held> => new Promise((resolve, reject) => {
+  const raw = netConnect({ host: '127.0.0.1', port, localAddress });
+  const socket = tlsConnect({ socket: raw, rejectUnauthorized: false, ALPNProtocols: ['svc/1'] });
+  socket.once('secureConnect', () => resolve(h));
+  socket.once('error', reject);
+  socket.once('close', () => reject(new Error(`closed before the handshake finished (from ${localAddress})`)));
+  const h = held(socket);
+});
