@@ -40,6 +40,9 @@ export const ERRORS = {
     status: 409, expose: true,
     doc: 'the chain deposit, or the payment reference, already credited an invoice (the message names it)',
   },
+  deposit_dismissed: {
+    status: 409, expose: true, doc: 'the chain deposit was dismissed by the operator (refunded or written off)',
+  },
   too_many_open_invoices: {
     status: 409, expose: true, doc: 'the machine_id has the most pending invoices allowed (SVC_MAX_OPEN_INVOICES)',
   },

@@ -7,7 +7,7 @@ import { idFromPart } from '../store/key-codec.ts';
 import type { Store, StoreSnapshot } from '../store/store.ts';
 import { Ledger, type JournalEntry, type LedgerCheck } from './ledger.ts';
 import type { DepositRecord } from './deposits.ts';
-import { UNITS_PER_BASE_UNIT, type InvoiceRecord } from './invoices.ts';
+import { UNITS_PER_BASE_UNIT, storedReference, type InvoiceRecord } from './invoices.ts';
 import type { NodeIdentity } from './node-identity.ts';
 import type { QuoteRecord } from './quotes.ts';
 import { allSignerKeys, verifyReceipt, type SignedReceipt } from './receipts.ts';
@@ -138,7 +138,7 @@ async function auditAt(
   for await (const [, v] of store.entries('deposits', at)) {
     const d = v as unknown as DepositRecord;
     deposits.set(d.deposit_id, d);
-    if (d.state === 'unmatched') continue;
+    if (d.state === 'unmatched' || d.state === 'dismissed') continue;
     const inv = d.invoice_id ? invoices.get(d.invoice_id) : undefined;
     if (!inv || inv.state !== 'settled' || inv.deposit_id !== d.deposit_id) {
       const which = `${d.deposit_id} is ${d.state} to invoice ${String(d.invoice_id)}`;
@@ -150,13 +150,14 @@ async function auditAt(
   // invoice: the amount that arrived, which a claim may take for an over- or underpayment); nothing
   // else was credited
   const byState = new Map<string, { count: number; units: bigint }>();
-  // one payment reference credits one invoice (settlement_refs holds it since stop 25; earlier
-  // ledgers may hold a pair, which this names)
+  // one payment reference credits one invoice, in any spelling (settlement_refs holds each in its
+  // canonical one; an older ledger may hold a pair, which this names)
   const byReference = new Map<string, string>();
   for (const inv of invoices.values()) {
     if (inv.state === 'settled' && inv.settlement_reference !== undefined) {
-      const first = byReference.get(inv.settlement_reference);
-      if (first === undefined) byReference.set(inv.settlement_reference, inv.invoice_id);
+      const canonical = await storedReference(store, inv.rail, inv.settlement_reference);
+      const first = byReference.get(canonical);
+      if (first === undefined) byReference.set(canonical, inv.invoice_id);
       else {
         const ref = JSON.stringify(inv.settlement_reference);
         problems.push(`invoice: ${first} and ${inv.invoice_id} were both settled with payment reference ${ref}`);

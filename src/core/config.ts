@@ -82,6 +82,12 @@ export interface Config {
   readyFile: string | null;
   pulsePeriodMs: number;
   invoiceTtlMs: number;
+  /**
+   * How long an invoice's amount stays with it past its expiry, settled or not: until then no new invoice
+   * on the rail gets that amount, so a payment still on its way can only match the invoice it was for.
+   * Optional for in-process test contexts (invoices.ts's default applies).
+   */
+  invoiceAmountHoldMs?: number;
   /** pending invoices one machine_id may hold at once (each holds a unique amount on its rail) */
   maxOpenInvoices: number;
   /**
@@ -222,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
     invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
+    invoiceAmountHoldMs: int(env, 'SVC_INVOICE_AMOUNT_HOLD_MS', 2 * 3_600_000, 60_000, 30 * 86_400_000),
     maxOpenInvoices: int(env, 'SVC_MAX_OPEN_INVOICES', 20, 1, 10_000),
     sweepIntervalMs: int(env, 'SVC_SWEEP_INTERVAL_MS', 1000, 50, 3_600_000),
     kernelThreads: env.SVC_KERNEL_THREADS ? int(env, 'SVC_KERNEL_THREADS', 1, 1, 256) : undefined,

@@ -25,6 +25,7 @@ import {
   type InvoiceRecord,
 } from './invoices.ts';
 import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
+import { indexRecordedTransfers } from './transfers.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
@@ -137,7 +138,9 @@ export class Core {
       await store.close();
       throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
     }
-    // one payment reference credits one invoice: references settled before the index existed join it
+    // one payment reference credits one invoice: transfers recorded and references settled before their
+    // indexes existed join them
+    await indexRecordedTransfers(store);
     await indexSettlementReferences(store);
     const pool = new KernelPool({ threads: config.kernelThreads });
     const chain = new PulseChain(store, identity, config.pulsePeriodMs, now);
@@ -477,7 +480,7 @@ export class Core {
       case 'SETTLE_INVOICE':
         return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string));
       case 'CREDIT_LATE_PAYMENT':
-        return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, true));
+        return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, 'late'));
       case 'UNMATCHED': {
         const { deposits, more } = await listUnmatched(ctx);
         return { deposits: deposits.map(depositView), more };

@@ -13,10 +13,12 @@ import { key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
+import { decide, matchTransfer, paidAtMs, type QueueMatch } from './deposit-match.ts';
 import {
-  UNITS_PER_BASE_UNIT, decimal, invoiceHoldingAmount, loadInvoice, nearestOpenInvoice, settleInvoice,
-  type DepositAttachment, type InvoiceRecord,
+  UNITS_PER_BASE_UNIT, decimal, loadInvoice, settle, type DepositAttachment, type InvoiceRecord, type SettleMode,
+  type Settled,
 } from './invoices.ts';
+import { transferIndexOp } from './transfers.ts';
 import { locksPerOwner } from './keyed-mutex.ts';
 
 /** A token transfer to a rail's address, as a watcher saw it at its trusted head. */
@@ -40,20 +42,25 @@ export interface Deposit {
   confirmations: number;
 }
 
-/**
- * Why a deposit is in the queue: its amount is held by no invoice (`no_open_invoice`; with an open
- * invoice nearby: `amount_mismatch`, an over- or under-payment), or the invoice holding it could no
- * longer take it (`invoice_expired`: a late payment; `invoice_already_settled`: settled by hand).
- */
-export type UnmatchedReason =
-  | 'no_open_invoice' | 'amount_mismatch' | 'invoice_expired' | 'invoice_already_settled'
-  // its reference (tx_id:log_index) already credited another invoice, settled by hand with it
-  | 'reference_already_credited';
+import type { UnmatchedReason } from './deposit-match.ts';
+export type { UnmatchedReason };
+
+/** What an operator did with a queued deposit instead of crediting it (DISMISS). */
+export interface Dismissal {
+  outcome: 'refunded' | 'written_off';
+  note: string;
+  at: string;
+  /** the refund's own transaction, when the operator names it */
+  refund_reference?: string;
+}
 
 export interface DepositRecord extends Deposit {
   deposit_id: string;
-  /** credited: settled its invoice on sight; unmatched: in the queue; claimed: credited by the operator */
-  state: 'credited' | 'unmatched' | 'claimed';
+  /**
+   * credited: settled its invoice on sight; unmatched: in the queue; claimed: credited by the operator;
+   * dismissed: taken out of the queue by the operator without a credit (refunded or written off)
+   */
+  state: 'credited' | 'unmatched' | 'claimed' | 'dismissed';
   amount_decimal: string;
   seen_at: string;
   invoice_id?: string;
@@ -62,6 +69,9 @@ export interface DepositRecord extends Deposit {
   reason?: UnmatchedReason;
   nearest_invoice_id?: string;
   nearest_amount_due?: string;
+  /** amount_mismatch: how many invoices open at the transfer's time were within the tolerance (the nearest named) */
+  candidates?: number;
+  dismissal?: Dismissal;
   /** the unmatched queue's key while it waits there */
   queue_key?: string;
   /** a watcher saw its block replaced after it was recorded (docs/settlement.md "Reorgs"): reported, not reversed */
@@ -98,8 +108,8 @@ const asJson = (r: DepositRecord) => r as unknown as Record<string, unknown>;
 const codeOf = (e: unknown) => (e as { code?: unknown } | null)?.code;
 
 /**
- * Records a deposit once: the first time it credits the open invoice holding its exact amount, or
- * joins the unmatched queue; any later time (a re-scan, a restart, another watcher) it returns the
+ * Records a deposit once: the first time it credits the invoice it pays (deposit-match.ts), or joins the
+ * unmatched queue naming why; any later time (a re-scan, a restart, another watcher) it returns the
  * stored record and changes nothing (`fresh` false).
  */
 export async function recordDeposit(
@@ -114,41 +124,67 @@ export async function recordDeposit(
       ...d, tx_id: txKey(d.tx_id), deposit_id: id, state: 'unmatched',
       amount_decimal: decimal(BigInt(d.amount)), seen_at: now.toISOString(),
     };
-    const inv = await invoiceHoldingAmount(ctx, d.rail, d.amount);
-    let creditedBy: string | undefined;
-    if (inv && inv.state === 'pending' && now.getTime() < inv.expires_ms) {
-      const rec: DepositRecord = {
-        ...seen, state: 'credited', invoice_id: inv.invoice_id, machine_id: inv.machine_id,
-        credited_at: now.toISOString(),
-      };
-      const attach: DepositAttachment = {
-        deposit_id: id, ops: [create('deposits', id, asJson(rec))], ref: { deposit_id: id },
-      };
-      try {
-        const settled = await settleInvoice(ctx, inv.invoice_id, depositReference(d), false, attach);
-        if (attach.landed) return { deposit: rec, fresh: true };
-        // another node recorded this deposit first and settled the invoice with it
-        if (settled.deposit_id === id) return { deposit: (await loadDeposit(ctx, id)) ?? rec, fresh: false };
-        // settled by hand with this very reference: it credited once already; the deposit is queued
-      } catch (e) {
-        if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
-        // its reference settled another invoice by hand: the same, queued naming that invoice
-        if (codeOf(e) === 'deposit_already_credited') creditedBy = (e as ServiceError).details?.invoice_id as string;
-        else if (codeOf(e) !== 'invoice_expired' && codeOf(e) !== 'invoice_already_settled') throw e;
-      }
+    const paidMs = paidAtMs(d.block_time);
+    const match = await matchTransfer(ctx, d.rail, d.amount, paidMs, now.getTime());
+    let toQueue: QueueMatch;
+    if ('credit' in match) {
+      const credited = await creditOnSight(ctx, seen, match.credit, match.mode);
+      if ('deposit' in credited) return credited;
+      toQueue = credited;
+    } else {
+      toQueue = match;
     }
-    const rec: DepositRecord = creditedBy !== undefined
-      ? { ...seen, reason: 'reference_already_credited', nearest_invoice_id: creditedBy, queue_key: queueKey(now, id) }
-      : await unmatched(ctx, seen, inv && (await loadInvoice(ctx, inv.invoice_id)), now);
-    const queued = put('unmatched_deposits', rec.queue_key!, { deposit_id: id });
+    const rec = queued(seen, toQueue, now);
     try {
-      await ctx.store.write([create('deposits', id, asJson(rec)), queued]);
+      await ctx.store.write([
+        create('deposits', id, asJson(rec)), put('unmatched_deposits', rec.queue_key!, { deposit_id: id }),
+        transferIndexOp(d.rail, seen.tx_id, d.log_index, id),
+      ]);
     } catch (e) {
       if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
       throw e;
     }
     return { deposit: rec, fresh: true };
   });
+}
+
+/**
+ * Settles `inv` with the deposit, its record in the same batch: the recorded deposit, or (the invoice
+ * could not take it after all: settled or expired meanwhile, its reference used by hand) the queue entry
+ * to write instead.
+ */
+async function creditOnSight(
+  ctx: CoreContext, seen: DepositRecord, inv: InvoiceRecord, mode: SettleMode,
+): Promise<{ deposit: DepositRecord; fresh: boolean } | QueueMatch> {
+  const id = seen.deposit_id;
+  const rec: DepositRecord = {
+    ...seen, state: 'credited', invoice_id: inv.invoice_id, machine_id: inv.machine_id,
+    credited_at: ctx.now().toISOString(),
+  };
+  const attach: DepositAttachment = {
+    deposit_id: id, ref: { deposit_id: id }, ...(seen.block_time ? { paidAt: seen.block_time } : {}),
+    ops: [create('deposits', id, asJson(rec)), transferIndexOp(seen.rail, seen.tx_id, seen.log_index, id)],
+  };
+  try {
+    const settled = await settle(ctx, inv.invoice_id, depositReference(seen), mode, attach);
+    if (settled.landed) return { deposit: rec, fresh: true };
+    // another node recorded this deposit first and settled the invoice with it
+    if (settled.invoice.deposit_id === id) return { deposit: (await loadDeposit(ctx, id)) ?? rec, fresh: false };
+    // settled by hand with this very reference: it credited once already
+    return { queue: 'invoice_already_settled', invoice: settled.invoice };
+  } catch (e) {
+    if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
+    const code = codeOf(e);
+    // its reference settled another invoice by hand: queued naming that invoice
+    if (code === 'deposit_already_credited') {
+      const other = (e as ServiceError).details?.invoice_id as string;
+      return { queue: 'reference_already_credited', invoice: await loadInvoice(ctx, other) };
+    }
+    if (code !== 'invoice_expired' && code !== 'invoice_already_settled') throw e;
+    const now = await loadInvoice(ctx, inv.invoice_id);
+    const again = decide(now, paidAtMs(seen.block_time), ctx.now().getTime());
+    return 'queue' in again ? again : { queue: 'invoice_expired', invoice: now };
+  }
 }
 
 /** A store conflict while recording: another node recorded the deposit first (its record), or else the error. */
@@ -163,20 +199,13 @@ async function recordedElsewhere(
 /** A deposit's place in the unmatched queue: oldest first. */
 const queueKey = (now: Date, depositId: string) => key(numPart(now.getTime()), depositId);
 
-/** The queue entry for a deposit no open invoice took, naming the invoice it most likely meant. */
-async function unmatched(
-  ctx: CoreContext, seen: DepositRecord, holder: InvoiceRecord | undefined, now: Date,
-): Promise<DepositRecord> {
-  const queue_key = queueKey(now, seen.deposit_id);
-  if (holder) {
-    const reason: UnmatchedReason = holder.state === 'settled' ? 'invoice_already_settled' : 'invoice_expired';
-    return { ...seen, reason, nearest_invoice_id: holder.invoice_id, nearest_amount_due: holder.amount_due, queue_key };
-  }
-  const near = await nearestOpenInvoice(ctx, seen.rail, BigInt(seen.amount), now.getTime());
-  if (!near) return { ...seen, reason: 'no_open_invoice', queue_key };
+/** The queue entry for a deposit no invoice took, naming why and the invoice it concerns, if any. */
+function queued(seen: DepositRecord, match: QueueMatch, now: Date): DepositRecord {
+  const inv = match.invoice;
   return {
-    ...seen, reason: 'amount_mismatch', nearest_invoice_id: near.invoice_id, nearest_amount_due: near.amount_due,
-    queue_key,
+    ...seen, reason: match.queue, queue_key: queueKey(now, seen.deposit_id),
+    ...(inv ? { nearest_invoice_id: inv.invoice_id, nearest_amount_due: inv.amount_due } : {}),
+    ...(match.candidates !== undefined ? { candidates: match.candidates } : {}),
   };
 }
 
@@ -194,6 +223,17 @@ export async function listUnmatched(
   return { deposits, more };
 }
 
+/** The refusal for acting on a deposit that has left the queue (credited, claimed or dismissed). */
+function notQueued(dep: DepositRecord): ServiceError {
+  if (dep.state === 'dismissed') {
+    const d = dep.dismissal!;
+    const msg = `deposit ${dep.deposit_id} was dismissed (${d.outcome}) at ${d.at}: it can never be credited`;
+    return new ServiceError('deposit_dismissed', msg, { outcome: d.outcome, at: d.at });
+  }
+  const msg = `deposit ${dep.deposit_id} was already credited to invoice ${dep.invoice_id ?? '?'} (${dep.state})`;
+  return new ServiceError('deposit_already_credited', msg, { invoice_id: dep.invoice_id ?? null, state: dep.state });
+}
+
 /**
  * CLAIM: the operator credits a queued deposit to an invoice, once: the amount actually paid (an
  * over- or under-payment credits what arrived), the invoice settled by it (`settled_late` when it
@@ -206,44 +246,65 @@ export async function claimDeposit(
   return withDeposit(ctx, id, async () => {
     const dep = await loadDeposit(ctx, id);
     if (!dep) throw new ServiceError('not_found', `no deposit ${id}`);
-    if (dep.state !== 'unmatched') {
-      const msg = `deposit ${id} was already credited to invoice ${dep.invoice_id ?? '?'} (${dep.state})`;
-      throw new ServiceError('deposit_already_credited', msg, { invoice_id: dep.invoice_id ?? null, state: dep.state });
-    }
+    if (dep.state !== 'unmatched') throw notQueued(dep);
     const inv = await loadInvoice(ctx, invoiceId);
     if (inv.rail !== dep.rail) {
       throw new ServiceError('invalid_request', `deposit ${id} is on ${dep.rail}, invoice ${invoiceId} on ${inv.rail}`);
     }
-    const now = ctx.now();
     const { queue_key, ...rest } = dep;
     const rec: DepositRecord = {
-      ...rest, state: 'claimed', invoice_id: inv.invoice_id, machine_id: inv.machine_id, credited_at: now.toISOString(),
+      ...rest, state: 'claimed', invoice_id: inv.invoice_id, machine_id: inv.machine_id,
+      credited_at: ctx.now().toISOString(),
     };
-    let settled: InvoiceRecord;
+    let settled: Settled;
     try {
-      settled = await settleInvoice(ctx, invoiceId, depositReference(dep), 'either', {
+      settled = await settle(ctx, invoiceId, depositReference(dep), 'claim', {
         deposit_id: id,
         // compared with the unmatched record read above: a claim of it on another node meanwhile refuses this one
         ops: [replace('deposits', id, asJson(rec), asJson(dep)),
           ...(queue_key ? [del('unmatched_deposits', queue_key)] : [])],
         ref: { deposit_id: id, claim: 'true' },
         creditUnits: BigInt(dep.amount) * UNITS_PER_BASE_UNIT,
+        ...(dep.block_time ? { paidAt: dep.block_time } : {}),
       });
     } catch (e) {
       const now = isStoreConflict(e) ? await loadDeposit(ctx, id) : undefined;
-      if (now && now.state !== 'unmatched') {
-        const msg = `deposit ${id} was already credited to invoice ${now.invoice_id ?? '?'} (${now.state})`;
-        const details = { invoice_id: now.invoice_id ?? null, state: now.state };
-        throw new ServiceError('deposit_already_credited', msg, details);
-      }
+      if (now && now.state !== 'unmatched') throw notQueued(now);
       throw e;
     }
-    if (settled.deposit_id !== id) {
-      const ref = JSON.stringify(settled.settlement_reference);
+    if (!settled.landed) {
+      const ref = JSON.stringify(settled.invoice.settlement_reference);
       const msg = `invoice ${invoiceId} was already settled with reference ${ref}`;
-      throw new ServiceError('invoice_already_settled', msg, { settlement_reference: settled.settlement_reference });
+      throw new ServiceError('invoice_already_settled', msg, { settlement_reference: settled.invoice.settlement_reference });
     }
-    return { deposit: rec, invoice: settled };
+    return { deposit: rec, invoice: settled.invoice };
+  });
+}
+
+/**
+ * DISMISS: the operator takes a queued deposit out of the queue without crediting it: refunded to its
+ * payer or written off, with a note. Final: a dismissed deposit can never be claimed. The record keeps
+ * the dismissal, and the audit lists it.
+ */
+export async function dismissDeposit(
+  ctx: CoreContext, id: string, d: Omit<Dismissal, 'at'>,
+): Promise<DepositRecord> {
+  return withDeposit(ctx, id, async () => {
+    const dep = await loadDeposit(ctx, id);
+    if (!dep) throw new ServiceError('not_found', `no deposit ${id}`);
+    if (dep.state !== 'unmatched') throw notQueued(dep);
+    const { queue_key, ...rest } = dep;
+    const rec: DepositRecord = { ...rest, state: 'dismissed', dismissal: { ...d, at: ctx.now().toISOString() } };
+    try {
+      await ctx.store.write([
+        replace('deposits', id, asJson(rec), asJson(dep)), ...(queue_key ? [del('unmatched_deposits', queue_key)] : []),
+      ]);
+    } catch (e) {
+      const now = isStoreConflict(e) ? await loadDeposit(ctx, id) : undefined;
+      if (now && now.state !== 'unmatched') throw notQueued(now);
+      throw e;
+    }
+    return rec;
   });
 }
 

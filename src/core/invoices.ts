@@ -3,18 +3,22 @@
 // carries a suffix of 1..99,999 base units that is unique among the rail's open invoices, so one
 // address can match payments to invoices; the payer is credited exactly the amount due. A machine
 // has at most SVC_MAX_OPEN_INVOICES pending invoices. States: pending → settled (credited exactly
-// once, by one payment reference) or expired; an expired invoice is credited only by the operator
-// (CREDIT_LATE_PAYMENT) and then shows `settled_late`. Chain deposits (deposits.ts) feed the same
-// path, their deposit record written in the credit's batch.
+// once, by one payment reference) or expired; an expired invoice is credited by the operator
+// (CREDIT_LATE_PAYMENT, then `settled_late`), or by a chain transfer made before it expired. Chain
+// deposits (deposits.ts) feed the same path, their deposit record written in the credit's batch. An
+// amount stays with its invoice until its expiry plus SVC_INVOICE_AMOUNT_HOLD_MS, settled or not, so
+// that a payment still on its way (or a second one) can only be matched to the invoice it was for.
 import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { idPart, key } from '../store/key-codec.ts';
-import { create, delIf, isStoreConflict, put, replace, type Op, type Store } from '../store/store.ts';
+import { create, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
+import { canonicalOrAsIs } from './payment-reference.ts';
+import { resolveReference } from './transfers.ts';
 import { locksPerOwner } from './keyed-mutex.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 import { invoiceTransitions } from '../metrics/metrics.ts';
@@ -48,6 +52,8 @@ export interface InvoiceRecord {
   settled_late?: boolean;
   /** the chain deposit that paid it (deposits.ts), when a watcher or a claim settled it */
   deposit_id?: string;
+  /** when the payment was made (its block's time), when a chain transfer settled it */
+  paid_at?: string;
   expired_at?: string;
 }
 
@@ -60,9 +66,28 @@ export interface DepositAttachment {
   ops: Op[];
   ref: Record<string, string>;
   creditUnits?: bigint;
-  /** set by settleInvoice once the batch carrying `ops` landed (not when the invoice was settled already) */
-  landed?: boolean;
+  /** the transfer's block time, when the chain gives one: the invoice's paid_at */
+  paidAt?: string;
 }
+
+/**
+ * Which invoices a settlement takes: `open` (SETTLE_INVOICE) an unexpired one; `late`
+ * (CREDIT_LATE_PAYMENT) an expired one, shown settled_late; `claim` (CLAIM) either, settled_late if
+ * expired; `paid_in_time` (a watcher's transfer whose block time is within the invoice's life) either,
+ * not late, however long the transfer took to become final.
+ */
+export type SettleMode = 'open' | 'late' | 'claim' | 'paid_in_time';
+
+/** A settlement's outcome: the invoice, and whether this call's batch landed (false: it was settled already). */
+export interface Settled { invoice: InvoiceRecord; landed: boolean }
+
+/** The amount index's entry: the invoice holding an amount, and the one that held it before, if any. */
+export interface AmountHolder extends Json { invoice_id: string; created_ms?: number; expires_ms: number }
+interface AmountEntry extends AmountHolder, Json { previous?: AmountHolder }
+
+/** How long past its invoice's expiry an amount stays with it, unless configured. */
+export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
+const holdMs = (ctx: CoreContext): number => ctx.config.invoiceAmountHoldMs ?? DEFAULT_AMOUNT_HOLD_MS;
 
 /** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */
 const BASE = 1_000_000n;
@@ -133,9 +158,19 @@ function referenceUsed(reference: string, other: string): ServiceError {
 export async function invoiceHoldingAmount(
   ctx: CoreContext, rail: Rail['rail'], amount: string,
 ): Promise<InvoiceRecord | undefined> {
-  const held = await ctx.store.get('invoice_amounts', key(rail, amount));
-  if (!held) return undefined;
-  return (await ctx.store.get('invoices', held.invoice_id as string)) as unknown as InvoiceRecord | undefined;
+  return (await amountHolders(ctx, rail, amount)).holder;
+}
+
+/** The invoice holding `amount` on the rail, and the one that held it before (a late payment's likely invoice). */
+export async function amountHolders(
+  ctx: CoreContext, rail: Rail['rail'], amount: string,
+): Promise<{ holder?: InvoiceRecord; previous?: InvoiceRecord }> {
+  const held = (await ctx.store.get('invoice_amounts', key(rail, amount))) as AmountEntry | undefined;
+  if (!held) return {};
+  const load = async (h: AmountHolder | undefined) =>
+    h && ((await ctx.store.get('invoices', h.invoice_id)) as unknown as InvoiceRecord | undefined);
+  const [holder, previous] = await Promise.all([load(held), load(held.previous)]);
+  return { ...(holder ? { holder } : {}), ...(previous ? { previous } : {}) };
 }
 
 /**
@@ -158,16 +193,6 @@ export async function nearestOpenInvoice(
 /** The machine's invoices that are still open at `nowMs` (expired ones drop out by time). */
 function openInvoices(rec: MachineRecord | undefined, nowMs: number): Record<string, number> {
   return Object.fromEntries(Object.entries(rec?.open_invoices ?? {}).filter(([, exp]) => exp > nowMs));
-}
-
-/**
- * Deletes the rail's amount index entry only while it still points to this invoice (it may be reused):
- * compared, so that another node's reuse of it in between refuses this batch instead of being deleted.
- */
-async function releaseAmountOps(ctx: CoreContext, inv: InvoiceRecord): Promise<Op[]> {
-  const k = key(inv.rail, inv.amount_due);
-  const held = await ctx.store.get('invoice_amounts', k);
-  return held?.invoice_id === inv.invoice_id ? [delIf('invoice_amounts', k, held)] : [];
 }
 
 /**
@@ -207,7 +232,10 @@ export async function fundAccount(
       const claimed = () => ({ ...claimedRecord(claimToken!, now), ...(idem ? { replay_record: idem.record } : {}) });
       const next: MachineRecord = { ...(rec ?? claimed()), open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
       const reply = claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };
-      const amountEntry = { invoice_id: inv.invoice_id, expires_ms: expiresMs };
+      const amountEntry: AmountEntry = {
+        invoice_id: inv.invoice_id, created_ms: now.getTime(), expires_ms: expiresMs,
+        ...(taken ? { previous: holderOf(taken) } : {}),
+      };
       const amountKey = key(rail.rail, inv.amount_due);
       await ctx.store.write([
         put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
@@ -224,18 +252,24 @@ export async function fundAccount(
   });
 }
 
+const holderOf = (e: Json): AmountHolder => ({
+  invoice_id: e.invoice_id as string, expires_ms: e.expires_ms as number,
+  ...(typeof e.created_ms === 'number' ? { created_ms: e.created_ms } : {}),
+});
+
 /**
- * A unique amount on the rail: `base` plus a random suffix no open invoice holds, and the expired entry
- * it replaces (if any), which the write compares. Caller holds the rail lock.
+ * A unique amount on the rail: `base` plus a random suffix no invoice holds, and the entry it takes over
+ * (if any), which the write compares. An amount is free once its invoice's expiry plus the hold has
+ * passed: until then a payment for it may still arrive or become final. Caller holds the rail lock.
  */
 async function allocateAmount(
   ctx: CoreContext, rail: Rail, base: bigint, nowMs: number,
-): Promise<{ amount: bigint; taken: Record<string, unknown> | undefined }> {
+): Promise<{ amount: bigint; taken: Json | undefined }> {
   const max = ctx.config.invoiceSuffixMax ?? SUFFIX_MAX;
   for (let tries = 0; tries < ALLOCATION_TRIES; tries++) {
     const amount = base + BigInt(randomInt(1, max + 1));
     const taken = await ctx.store.get('invoice_amounts', key(rail.rail, amount.toString()));
-    if (!taken || (taken.expires_ms as number) <= nowMs) return { amount, taken };
+    if (!taken || (taken.expires_ms as number) + holdMs(ctx) <= nowMs) return { amount, taken };
   }
   throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
 }
@@ -247,49 +281,31 @@ export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Prom
     const cur = await loadInvoice(ctx, inv.invoice_id);
     if (cur.state !== 'pending' || ctx.now().getTime() < cur.expires_ms) return cur;
     const next: InvoiceRecord = { ...cur, state: 'expired', expired_at: ctx.now().toISOString() };
-    await withRail(ctx, cur.rail, async () => {
-      await ctx.store.write([
-        put('invoices', cur.invoice_id, next as unknown as Record<string, unknown>),
-        ...(await releaseAmountOps(ctx, cur)),
-      ]);
-    });
+    // its amount stays held (allocateAmount): a payment made in time may still become final
+    await ctx.store.write([put('invoices', cur.invoice_id, next as unknown as Record<string, unknown>)]);
     INVOICES_ENTERING.expired.v++;
     return next;
   });
 }
 
 /**
- * Credits an invoice's amount exactly once, in the same synced batch as its new state. SETTLE_INVOICE
- * (`late` false) takes only an unexpired invoice: after expiry the amount suffix may belong to a
- * newer invoice, so matching a payment to this one is an operator's decision, made explicitly with
- * CREDIT_LATE_PAYMENT (`late` true), which takes only an expired one. Either way a settled invoice
- * is final: the same reference again returns it unchanged, another reference is 409. A deposit's
- * claim (`late` 'either') takes the invoice pending or expired; `deposit` rides in the same batch.
+ * Credits an invoice's amount exactly once, in the same synced batch as its new state. Which invoices it
+ * takes depends on `mode` (SettleMode): after expiry an amount may be taken over by a newer invoice, so
+ * crediting an expired one is the operator's explicit decision (CREDIT_LATE_PAYMENT, CLAIM), or a
+ * watcher's, for a transfer made before the expiry. The reference is canonicalised first (one transfer,
+ * one spelling: payment-reference.ts). A settled invoice is final: the same reference again returns it
+ * unchanged, another reference is 409. `deposit` rides in the same batch.
  */
-export async function settleInvoice(
-  ctx: CoreContext, invoiceId: string, reference: string, late: boolean | 'either' = false,
-  deposit?: DepositAttachment,
-): Promise<InvoiceRecord> {
+export async function settle(
+  ctx: CoreContext, invoiceId: string, given: string, mode: SettleMode, deposit?: DepositAttachment,
+): Promise<Settled> {
   const first = await loadInvoice(ctx, invoiceId);
+  const reference = await resolveReference(ctx.store, first.rail, given);
   return ctx.ledger.withMachine(first.machine_id, async () => {
     const inv = await loadInvoice(ctx, invoiceId);
-    if (inv.state === 'settled') {
-      if (inv.settlement_reference === reference) return inv;
-      const recorded = inv.settlement_reference ?? null;
-      const msg = `invoice ${inv.invoice_id} was already settled with reference ${JSON.stringify(recorded)}`;
-      throw new ServiceError('invoice_already_settled', msg, { settlement_reference: recorded });
-    }
+    if (inv.state === 'settled') return { invoice: settledAlready(inv, reference), landed: false };
     const now = ctx.now();
-    const expired = inv.state === 'expired' || now.getTime() >= inv.expires_ms;
-    if (late === 'either') late = expired;
-    if (expired && !late) {
-      const msg = `invoice expired at ${inv.expires_at}; a late payment is credited with CREDIT_LATE_PAYMENT`;
-      throw new ServiceError('invoice_expired', msg);
-    }
-    if (!expired && late) {
-      const msg = `invoice is pending until ${inv.expires_at}: settle it with SETTLE_INVOICE`;
-      throw new ServiceError('invoice_not_expired', msg);
-    }
+    const late = lateness(inv, mode, now);
     return withReference(ctx, reference, async () => {
       const other = await creditedElsewhere(ctx, reference, inv.invoice_id);
       if (other) throw referenceUsed(reference, other);
@@ -301,47 +317,74 @@ export async function settleInvoice(
         ...inv, state: 'settled', settled_at: now.toISOString(), settlement_reference: reference,
         ...(late ? { settled_late: true } : {}),
         ...(deposit ? { deposit_id: deposit.deposit_id } : {}),
+        ...(deposit?.paidAt ? { paid_at: deposit.paidAt } : {}),
       };
       const machine = await getMachine(ctx.store, inv.machine_id);
       const { [inv.invoice_id]: _settled, ...open } = machine?.open_invoices ?? {};
       const refEntry = { invoice_id: inv.invoice_id, settled_at: next.settled_at };
-      return withRail(ctx, inv.rail, async () => {
-        try {
-          await ctx.store.write([
-            put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
-            ...(await releaseAmountOps(ctx, inv)),
-            ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
-            ...ops,
-            ...(deposit?.ops ?? []),
-            // new: another node's settlement with this reference meanwhile refuses the whole batch
-            create('settlement_refs', referenceKey(reference), refEntry),
-          ]);
-        } catch (e) {
-          const elsewhere = isStoreConflict(e) ? await creditedElsewhere(ctx, reference, inv.invoice_id) : null;
-          if (elsewhere) throw referenceUsed(reference, elsewhere);
-          throw e;
-        }
-        if (deposit) deposit.landed = true;
-        INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
-        return next;
-      });
+      try {
+        await ctx.store.write([
+          put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
+          ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
+          ...ops,
+          ...(deposit?.ops ?? []),
+          // new: another node's settlement with this reference meanwhile refuses the whole batch
+          create('settlement_refs', referenceKey(reference), refEntry),
+        ]);
+      } catch (e) {
+        const elsewhere = isStoreConflict(e) ? await creditedElsewhere(ctx, reference, inv.invoice_id) : null;
+        if (elsewhere) throw referenceUsed(reference, elsewhere);
+        throw e;
+      }
+      INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
+      return { invoice: next, landed: true };
     });
   });
 }
 
+/** SETTLE_INVOICE and CREDIT_LATE_PAYMENT: settle() for the invoice alone (`open` or `late`). */
+export async function settleInvoice(
+  ctx: CoreContext, invoiceId: string, reference: string, mode: 'open' | 'late' = 'open',
+): Promise<InvoiceRecord> {
+  return (await settle(ctx, invoiceId, reference, mode)).invoice;
+}
+
+/** A settled invoice asked to settle again: itself for its own reference (a replay), else 409. */
+function settledAlready(inv: InvoiceRecord, reference: string): InvoiceRecord {
+  const recorded = inv.settlement_reference ?? null;
+  if (recorded !== null && canonicalOrAsIs(inv.rail, recorded) === reference) return inv;
+  const msg = `invoice ${inv.invoice_id} was already settled with reference ${JSON.stringify(recorded)}`;
+  throw new ServiceError('invoice_already_settled', msg, { settlement_reference: recorded });
+}
+
+/** Whether settling `inv` now in `mode` is a late credit; refuses the invoices the mode does not take. */
+function lateness(inv: InvoiceRecord, mode: SettleMode, now: Date): boolean {
+  const expired = inv.state === 'expired' || now.getTime() >= inv.expires_ms;
+  if (mode === 'open' && expired) {
+    const msg = `invoice expired at ${inv.expires_at}; a late payment is credited with CREDIT_LATE_PAYMENT`;
+    throw new ServiceError('invoice_expired', msg);
+  }
+  if (mode === 'late' && !expired) {
+    const msg = `invoice is pending until ${inv.expires_at}: settle it with SETTLE_INVOICE`;
+    throw new ServiceError('invoice_not_expired', msg);
+  }
+  return mode === 'late' || (mode === 'claim' && expired);
+}
+
 /**
- * Indexes the references of invoices settled before settlement_refs existed (once per store; a second
- * node doing it meanwhile writes the same entries). Where two settled invoices share a reference the
- * first keeps it, and the audit names the pair.
+ * Indexes the references of invoices settled before settlement_refs held canonical references (once per
+ * store; a second node doing it meanwhile writes the same entries): each under its canonical spelling, a
+ * bare transaction id under its only recorded transfer. Where two settled invoices share a reference the
+ * first keeps it, and the audit names the pair. Run after indexRecordedTransfers.
  */
 export async function indexSettlementReferences(store: Store): Promise<number> {
-  if (await store.get('meta', 'settlement_refs_v1')) return 0;
+  if (await store.get('meta', 'settlement_refs_v2')) return 0;
   let ops: Op[] = [];
   const seen = new Set<string>();
   for await (const [, v] of store.entries('invoices')) {
     const inv = v as unknown as InvoiceRecord;
     if (inv.state !== 'settled' || inv.settlement_reference === undefined) continue;
-    const k = referenceKey(inv.settlement_reference);
+    const k = referenceKey(await storedReference(store, inv.rail, inv.settlement_reference));
     if (seen.has(k) || (await store.get('settlement_refs', k))) continue;
     seen.add(k);
     ops.push(put('settlement_refs', k, { invoice_id: inv.invoice_id, settled_at: inv.settled_at ?? null }));
@@ -350,8 +393,17 @@ export async function indexSettlementReferences(store: Store): Promise<number> {
       ops = [];
     }
   }
-  await store.write([...ops, put('meta', 'settlement_refs_v1', { indexed: seen.size })]);
+  await store.write([...ops, put('meta', 'settlement_refs_v2', { indexed: seen.size })]);
   return seen.size;
+}
+
+/** A reference as an invoice recorded it, in the spelling settle() checks: resolved if it can be, else as it is. */
+export async function storedReference(store: Store, rail: Rail['rail'], text: string): Promise<string> {
+  try {
+    return await resolveReference(store, rail, text);
+  } catch {
+    return canonicalOrAsIs(rail, text);
+  }
 }
 
 /** What LIST_INVOICES filters on: the state as callers see it (a pending invoice past expiry is expired). */

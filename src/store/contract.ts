@@ -17,6 +17,8 @@ export const SUBLEVELS = [
   'leases', 'idempotency_running', 'node_keys',
   // each payment reference an invoice was settled with, and that invoice: one payment credits one invoice
   'settlement_refs',
+  // each recorded chain transfer by (rail, transaction, index): a bare transaction id names its only transfer
+  'deposit_txs',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

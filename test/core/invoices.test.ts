@@ -11,6 +11,10 @@ import { Ledger } from '../../src/core/ledger.ts';
 import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { until } from '../support/until.ts';
+import { txRef } from '../support/references.ts';
+
+/** A payment reference on the invoices' rail. */
+const R = (seed: string) => txRef(seed, 'USDT_TRON');
 
 test('credit-late-payment credits an expired invoice once (settle-invoice refuses it): settled_late', async (t) => {
   const s = await Svcd.start({ SVC_INVOICE_TTL_MS: '2000' });
@@ -24,13 +28,13 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   const unpolled = await fund({ machine_id: 'late-n', units: 2, network: 'Base', asset: 'USDC' });
   // while it is pending, the late path is refused: SETTLE_INVOICE is the way
   const lateArgs = (reference: string) => ({ invoice_id: inv.invoice_id, reference });
-  const early = await t.throwsAsync(a.request('CREDIT_LATE_PAYMENT', lateArgs('too-early')));
+  const early = await t.throwsAsync(a.request('CREDIT_LATE_PAYMENT', lateArgs(R('too-early'))));
   t.is((early as any).code, 'invoice_not_expired');
   // admin only: neither the public edge nor the backend takes it
-  const viaEdge = await t.throwsAsync(c.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
+  const viaEdge = await t.throwsAsync(c.request('CREDIT_LATE_PAYMENT', lateArgs(R('x'))));
   t.is((viaEdge as any).code, 'forbidden');
   const backend = await s.backend();
-  const viaBackend = await t.throwsAsync(backend.request('CREDIT_LATE_PAYMENT', lateArgs('x')));
+  const viaBackend = await t.throwsAsync(backend.request('CREDIT_LATE_PAYMENT', lateArgs(R('x'))));
   t.is((viaBackend as any).code, 'forbidden');
   backend.close();
 
@@ -44,37 +48,37 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   // invoice_expired (the catalogue's test for it): a raw svc/1 error frame on the admin socket, the client's
   // error, and the CLI's JSON error all name it and the way out
   const frameLine = await adminExchange(s.ready.admin_socket,
-    frame(7, 'SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'late-tx' }));
+    frame(7, 'SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: R('late-tx') }));
   t.regex(isErrorFrame(t, frameLine, 7, 'invoice_expired').message, /CREDIT_LATE_PAYMENT/);
-  const viaClient = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'x' }));
+  const viaClient = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: R('x') }));
   t.deepEqual([(viaClient as any).code, (viaClient as any).status], ['invoice_expired', 409]);
-  const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx']);
+  const refused = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', R('late-tx')]);
   t.is(refused.code, 1);
   t.is(cliJson(refused).error.code, 'invoice_expired');
   t.regex(cliJson(refused).error.message, /CREDIT_LATE_PAYMENT/);
 
-  const late = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
+  const late = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', R('late-tx')]);
   t.is(late.code, 0, late.stderr);
   const credited = cliJson(late);
-  t.deepEqual([credited.state, credited.settled_late, credited.settlement_reference], ['settled', true, 'late-tx']);
+  t.deepEqual([credited.state, credited.settled_late, credited.settlement_reference], ['settled', true, R('late-tx')]);
   t.is(credited.credit_units, String(BigInt(inv.amount_due as string) * 100n));
   const bal = await c.request('BALANCE', { machine_id: 'late-m' }, { token });
   t.is(bal.available_units, credited.credit_units);
 
   // exactly once: the same reference replays, through either admin command; another is 409 naming the first
-  const again = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'late-tx']);
+  const again = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', R('late-tx')]);
   t.deepEqual([again.code, cliJson(again).settled_at], [0, credited.settled_at]);
-  t.is((await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'late-tx'])).code, 0);
-  const other = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', 'another-tx']);
+  t.is((await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', R('late-tx')])).code, 0);
+  const other = await s.svcAdmin(['--json', 'credit-late-payment', inv.invoice_id, '--reference', R('another-tx')]);
   t.is(other.code, 1);
   t.is(cliJson(other).error.code, 'invoice_already_settled');
-  t.regex(cliJson(other).error.message, /"late-tx"/);
+  t.regex(cliJson(other).error.message, new RegExp(`"${R('late-tx')}"`));
   t.is((await c.request('BALANCE', { machine_id: 'late-m' }, { token })).available_units, credited.credit_units);
   const shown = await c.request('INVOICE_STATUS', { invoice_id: inv.invoice_id, machine_id: 'late-m' }, { token });
   t.deepEqual([shown.state, shown.settled_late], ['settled', true]);
 
   // an invoice nobody looked at since it expired (still stored as pending) takes the same path
-  const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', 'late-tx-2']);
+  const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', txRef('late-tx-2', 'USDC_BASE')]);
   t.is(second.code, 0, second.stderr);
   t.deepEqual([cliJson(second).state, cliJson(second).settled_late], ['settled', true]);
   c.close(); a.close();
@@ -88,7 +92,7 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   t.true(check.ok, check.problems.join('; '));
   t.is(journal.length, 1, 'one credit, journaled');
   t.deepEqual([journal[0]!.kind, journal[0]!.d_available, journal[0]!.ref], [
-    'credit', credited.credit_units, { invoice_id: inv.invoice_id, reference: 'late-tx', late: 'true' },
+    'credit', credited.credit_units, { invoice_id: inv.invoice_id, reference: R('late-tx'), late: 'true' },
   ]);
 });
 
@@ -103,7 +107,7 @@ test('an invoice that expires or is credited late leaves alone the amount a newe
   await store.write([put('invoice_amounts', k, { invoice_id: 'inv_newer', expires_ms: clock.ms + 1000 })]);
   t.is((await refreshInvoice(ctx, invoice)).state, 'expired');
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'expiry left the newer invoice its amount');
-  t.true((await settleInvoice(ctx, invoice.invoice_id, 'late-tx', true)).settled_late);
+  t.true((await settleInvoice(ctx, invoice.invoice_id, R('late-tx'), 'late')).settled_late);
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'nor did the late credit');
   t.true((await ctx.ledger.verify()).ok);
 });

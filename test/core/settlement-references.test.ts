@@ -14,6 +14,10 @@ import {
 import { recordDeposit } from '../../src/core/deposits.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { put } from '../../src/store/store.ts';
+import { txId, txRef } from '../support/references.ts';
+
+/** A payment reference on the invoices' rail. */
+const R = (seed: string) => txRef(seed, 'USDT_TRON');
 
 const fund = async (ctx: Parameters<typeof fundAccount>[0], machine: string) =>
   (await fundAccount(ctx, { machine_id: machine, units: 1, network: 'TRON', asset: 'USDT' }, undefined)).invoice;
@@ -25,21 +29,21 @@ const code = async (p: Promise<unknown>) => {
 test('a reference that settled one invoice is refused for another, by settle and by the late path', async (t) => {
   const { ctx, clock } = await coreFixture(t, { invoiceTtlMs: 1000, maxOpenInvoices: 20 });
   const a = await fund(ctx, 'ref-a'), b = await fund(ctx, 'ref-b');
-  await settleInvoice(ctx, a.invoice_id, '0xabc123:0');
-  const again = await t.throwsAsync(settleInvoice(ctx, b.invoice_id, '0xabc123:0'), { instanceOf: ServiceError });
+  await settleInvoice(ctx, a.invoice_id, R('0xabc123:0'));
+  const again = await t.throwsAsync(settleInvoice(ctx, b.invoice_id, R('0xabc123:0')), { instanceOf: ServiceError });
   t.is((again as ServiceError).code, 'deposit_already_credited');
   t.regex(again!.message, new RegExp(`already credited invoice ${a.invoice_id}`));
-  t.deepEqual((again as ServiceError).details, { invoice_id: a.invoice_id, reference: '0xabc123:0' });
-  t.is((await settleInvoice(ctx, a.invoice_id, '0xabc123:0')).state, 'settled', 'its own replay still answers');
-  t.is((await settleInvoice(ctx, b.invoice_id, '0xabc123:1')).state, 'settled', 'another reference settles it');
+  t.deepEqual((again as ServiceError).details, { invoice_id: a.invoice_id, reference: R('0xabc123:0') });
+  t.is((await settleInvoice(ctx, a.invoice_id, R('0xabc123:0'))).state, 'settled', 'its own replay still answers');
+  t.is((await settleInvoice(ctx, b.invoice_id, R('0xabc123:1'))).state, 'settled', 'another reference settles it');
   // the late path: an expired invoice credited by hand with a reference another invoice already took
   const c = await fund(ctx, 'ref-c');
   clock.advance(1500);
-  t.is(await code(settleInvoice(ctx, c.invoice_id, '0xabc123:1', true)), 'deposit_already_credited');
-  t.true((await settleInvoice(ctx, c.invoice_id, 'late-0', true)).settled_late);
+  t.is(await code(settleInvoice(ctx, c.invoice_id, R('0xabc123:1'), 'late')), 'deposit_already_credited');
+  t.true((await settleInvoice(ctx, c.invoice_id, R('late-0'), 'late')).settled_late);
   const d = await fund(ctx, 'ref-d');
   clock.advance(1500);
-  t.is(await code(settleInvoice(ctx, d.invoice_id, 'late-0', true)), 'deposit_already_credited');
+  t.is(await code(settleInvoice(ctx, d.invoice_id, R('late-0'), 'late')), 'deposit_already_credited');
   const balances = await Promise.all(['ref-a', 'ref-b', 'ref-c', 'ref-d'].map((m) => ctx.ledger.account(m)));
   t.deepEqual(balances.map((x) => x.available > 0n), [true, true, true, false], 'ref-d was credited nothing');
   t.deepEqual((await audit(ctx.store)).discrepancies, []);
@@ -49,7 +53,7 @@ test('concurrent settlements of many invoices with one reference credit exactly 
   const { ctx } = await coreFixture(t, { maxOpenInvoices: 20 });
   const invoices: InvoiceRecord[] = [];
   for (let i = 0; i < 12; i++) invoices.push(await fund(ctx, `race-${i}`));
-  const outcomes = await Promise.all(invoices.map((inv) => code(settleInvoice(ctx, inv.invoice_id, 'tx-race:0'))));
+  const outcomes = await Promise.all(invoices.map((inv) => code(settleInvoice(ctx, inv.invoice_id, R('tx-race:0')))));
   t.is(outcomes.filter((o) => o === 'no error').length, 1, outcomes.join(', '));
   t.is(outcomes.filter((o) => o === 'deposit_already_credited').length, 11);
   t.deepEqual((await audit(ctx.store)).discrepancies, []);
@@ -59,9 +63,9 @@ test('a watcher\'s deposit whose reference an operator used for another invoice 
   async (t) => {
     const { ctx } = await coreFixture(t, { maxOpenInvoices: 20 });
     const byHand = await fund(ctx, 'hand-m'), matching = await fund(ctx, 'chain-m');
-    await settleInvoice(ctx, byHand.invoice_id, '0xfeed:3');
+    await settleInvoice(ctx, byHand.invoice_id, txRef('feed', 'USDT_TRON', 3));
     const { deposit } = await recordDeposit(ctx, {
-      rail: matching.rail, tx_id: '0xfeed', log_index: 3, amount: matching.amount_due, from: 'TFrom',
+      rail: matching.rail, tx_id: txId('feed', 'USDT_TRON'), log_index: 3, amount: matching.amount_due, from: 'TFrom',
       block_number: 10,
     } as Parameters<typeof recordDeposit>[1]);
     t.is(deposit.state, 'unmatched');
@@ -75,23 +79,24 @@ test('a ledger from before the index: indexed at open; a pair sharing a referenc
   async (t) => {
     const { ctx, store } = await coreFixture(t, { maxOpenInvoices: 20 });
     const a = await fund(ctx, 'old-a'), b = await fund(ctx, 'old-b');
-    await settleInvoice(ctx, a.invoice_id, 'old-ref');
-    await settleInvoice(ctx, b.invoice_id, 'other-ref');
+    await settleInvoice(ctx, a.invoice_id, R('old-ref'));
+    await settleInvoice(ctx, b.invoice_id, R('other-ref'));
     // as an older node left it: b settled with a's reference too, and no index
     const settledB = (await store.get('invoices', b.invoice_id))!;
     await store.write([
-      put('invoices', b.invoice_id, { ...settledB, settlement_reference: 'old-ref' }),
-      { type: 'del', sub: 'settlement_refs', key: referenceKey('old-ref') },
-      { type: 'del', sub: 'settlement_refs', key: referenceKey('other-ref') },
-      { type: 'del', sub: 'meta', key: 'settlement_refs_v1' },
+      // its spelling of a's reference in capitals, as a node before canonical references took it
+      put('invoices', b.invoice_id, { ...settledB, settlement_reference: `0x${R('old-ref').toUpperCase()}` }),
+      { type: 'del', sub: 'settlement_refs', key: referenceKey(R('old-ref')) },
+      { type: 'del', sub: 'settlement_refs', key: referenceKey(R('other-ref')) },
+      { type: 'del', sub: 'meta', key: 'settlement_refs_v2' },
     ]);
     const report = await audit(store);
-    t.true(report.discrepancies.some((p: string) => /were both settled with payment reference "old-ref"/.test(p)),
-      report.discrepancies.join('\n'));
+    const pair = new RegExp(`were both settled with payment reference "(0x)?${R('old-ref')}"`, 'i');
+    t.true(report.discrepancies.some((p: string) => pair.test(p)), report.discrepancies.join('\n'));
     t.is(await indexSettlementReferences(store), 1, 'one entry: the first invoice keeps the reference');
     t.is(await indexSettlementReferences(store), 0, 'once');
     const c = await fund(ctx, 'old-c');
-    t.is(await code(settleInvoice(ctx, c.invoice_id, 'old-ref')), 'deposit_already_credited');
+    t.is(await code(settleInvoice(ctx, c.invoice_id, R('old-ref'))), 'deposit_already_credited');
   });
 
 test('svc-admin: a reference that is blank or holds control, line or bidi characters is invalid_request',
@@ -105,7 +110,6 @@ test('svc-admin: a reference that is blank or holds control, line or bidi charac
       const e = await t.throwsAsync(a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: bad }));
       t.is((e as { code?: string }).code, 'invalid_request', JSON.stringify(bad));
     }
-    const fine = '0x9f2c…e1:0 (bank ref 77)';
-    const ok = await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: fine });
+    const ok = await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: R('fine') });
     t.is(ok.state, 'settled');
   });

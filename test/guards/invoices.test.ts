@@ -9,17 +9,21 @@
 import test from 'ava';
 import {
   decimal, fundAccount, invoiceHoldingAmount, invoiceView, listInvoices, loadInvoice, nearestOpenInvoice,
-  railFor, refreshInvoice, settleInvoice, type InvoiceRecord,
+  DEFAULT_AMOUNT_HOLD_MS, railFor, refreshInvoice, settle, settleInvoice, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
 import { getMachine } from '../../src/core/machines.ts';
 import { invoiceTransitions } from '../../src/metrics/metrics.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
 import { LIMITS } from '../../src/protocol/schemas.ts';
 import { validateArgs } from '../../src/protocol/validate.ts';
-import { idPart } from '../../src/store/key-codec.ts';
+import { idPart, key } from '../../src/store/key-codec.ts';
 import { del, put } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { ledgerHolds, refused } from '../support/money.ts';
+import { txRef } from '../support/references.ts';
+
+/** A payment reference on the invoices' rail. */
+const R = (seed: string) => txRef(seed, 'USDT_TRON');
 
 const TRON = { network: 'TRON', asset: 'USDT' };
 const BASE = { network: 'Base', asset: 'USDC' };
@@ -161,7 +165,7 @@ test('invoice guard: the nearest open invoice to a payment, on its rail only, by
   t.is(await invoiceHoldingAmount(f.ctx, 'USDT_TRON', '7000001'), undefined);
 });
 
-test.serial('invoice guard: expiry on read marks once, counted once, frees the amount; a later read changes '
+test.serial('invoice guard: expiry on read marks once, counted once, keeps the amount held; a later read changes '
   + 'nothing', async (t) => {
   const f = await coreFixture(t);
   const inv = await invoice(f, 'm-e');
@@ -172,14 +176,14 @@ test.serial('invoice guard: expiry on read marks once, counted once, frees the a
   const expired = await refreshInvoice(f.ctx, inv);
   t.deepEqual([expired.state, expired.expired_at], ['expired', new Date(inv.expires_ms).toISOString()]);
   t.deepEqual(await loadInvoice(f.ctx, inv.invoice_id), expired, 'written');
-  t.is(await amountHolder(f, inv), undefined, 'its amount is free again');
+  t.is(await amountHolder(f, inv), inv.invoice_id, 'its amount stays held: a payment made in time may still land');
   f.clock.advance(5000);
   t.deepEqual(await refreshInvoice(f.ctx, inv), expired, 'the stale pending copy finds it expired already');
   t.deepEqual(await refreshInvoice(f.ctx, expired), expired);
   t.deepEqual(await moved(before), { created: 0, settled: 0, settled_late: 0, expired: 1 });
   // an invoice settled meanwhile is not expired by a stale pending copy
   const paid = await invoice(f, 'm-p');
-  await settleInvoice(f.ctx, paid.invoice_id, 'tx-p');
+  await settleInvoice(f.ctx, paid.invoice_id, R('tx-p'));
   f.clock.set(paid.expires_ms + 1);
   t.is((await refreshInvoice(f.ctx, paid)).state, 'settled');
   t.is((await loadInvoice(f.ctx, paid.invoice_id)).state, 'settled');
@@ -188,16 +192,20 @@ test.serial('invoice guard: expiry on read marks once, counted once, frees the a
 test('invoice guard: an old invoice never releases an amount a newer invoice holds', async (t) => {
   const f = await coreFixture(t, { invoiceSuffixMax: 1 });
   const old = await invoice(f, 'm-old');
-  f.clock.set(old.expires_ms); // old is past its expiry but not yet marked: its amount is free to take
+  f.clock.set(old.expires_ms + DEFAULT_AMOUNT_HOLD_MS - 1); // past its expiry, within the hold: still its own
+  await refused(t, invoice(f, 'm-new'), 'busy');
+  f.clock.set(old.expires_ms + DEFAULT_AMOUNT_HOLD_MS); // the hold is over, and it was never marked: free to take
   const fresh = await invoice(f, 'm-new');
   t.is(fresh.amount_due, old.amount_due);
   t.is(await amountHolder(f, fresh), fresh.invoice_id);
   t.is((await refreshInvoice(f.ctx, old)).state, 'expired');
   t.is(await amountHolder(f, fresh), fresh.invoice_id, 'expiring the old one left the new one\'s entry');
-  await settleInvoice(f.ctx, old.invoice_id, 'late-tx', true);
+  await settleInvoice(f.ctx, old.invoice_id, R('late-tx'), 'late');
   t.is(await amountHolder(f, fresh), fresh.invoice_id, 'crediting the old one late left it too');
-  await settleInvoice(f.ctx, fresh.invoice_id, 'tx');
-  t.is(await amountHolder(f, fresh), undefined, 'settling the holder frees it');
+  await settleInvoice(f.ctx, fresh.invoice_id, R('tx'));
+  t.is(await amountHolder(f, fresh), fresh.invoice_id, 'settling the holder keeps it: a second payment is named');
+  const entry = await f.store.get('invoice_amounts', key(fresh.rail, fresh.amount_due));
+  t.like(entry, { previous: { invoice_id: old.invoice_id, expires_ms: old.expires_ms } }, 'the old holder is kept');
 });
 
 test('invoice guard: expiry is decided by the clock read under the machine lock; a final invoice is read '
@@ -218,7 +226,7 @@ test('invoice guard: expiry is decided by the clock read under the machine lock;
   await holder;
   t.is((await read).state, 'pending', 'the time read under the lock decides');
   t.is((await loadInvoice(f.ctx, inv.invoice_id)).state, 'pending');
-  await settleInvoice(f.ctx, inv.invoice_id, 'tx-l');
+  await settleInvoice(f.ctx, inv.invoice_id, R('tx-l'));
   const settled = await loadInvoice(f.ctx, inv.invoice_id);
   f.clock.set(inv.expires_ms + 1);
   let stop!: () => void;
@@ -240,7 +248,7 @@ test('invoice guard: an invoice whose machine record is gone still settles and c
   t.truthy(rec);
   await f.store.write([del('machines', idPart('m-gone'))]); // e.g. a restore that lost the machines sublevel
   t.is(await getMachine(f.store, 'm-gone'), undefined);
-  const settled = await settleInvoice(f.ctx, inv.invoice_id, 'tx-g');
+  const settled = await settleInvoice(f.ctx, inv.invoice_id, R('tx-g'));
   t.is(settled.state, 'settled');
   t.is(await getMachine(f.store, 'm-gone'), undefined, 'no machine record is made up');
   t.is((await f.ctx.ledger.account('m-gone')).available, BigInt(inv.credit_units));
@@ -253,8 +261,8 @@ test('invoice guard: an invoice marked expired stays expired when the clock step
   f.clock.set(inv.expires_ms);
   await refreshInvoice(f.ctx, inv);
   f.clock.set(inv.expires_ms - 10_000); // NTP stepped the clock back
-  await refused(t, settleInvoice(f.ctx, inv.invoice_id, 'tx'), 'invoice_expired');
-  const late = await settleInvoice(f.ctx, inv.invoice_id, 'tx', true);
+  await refused(t, settleInvoice(f.ctx, inv.invoice_id, R('tx')), 'invoice_expired');
+  const late = await settleInvoice(f.ctx, inv.invoice_id, R('tx'), 'late');
   t.true(late.settled_late);
 });
 
@@ -265,9 +273,9 @@ test.serial('invoice guard: settling credits the machine, journals why, counts i
   const [a, b, c] = [await invoice(f, 'm-s', 1, TRON, tokens), await invoice(f, 'm-s', 2, TRON, tokens),
     await invoice(f, 'm-s', 3, TRON, tokens)];
   const before = await transitions();
-  const settled = await settleInvoice(f.ctx, a.invoice_id, 'tx-a');
+  const settled = await settleInvoice(f.ctx, a.invoice_id, R('tx-a'));
   t.deepEqual([settled.state, settled.settlement_reference, settled.settled_at],
-    ['settled', 'tx-a', f.clock.now().toISOString()]);
+    ['settled', R('tx-a'), f.clock.now().toISOString()]);
   t.false('settled_late' in settled);
   t.false('deposit_id' in settled);
   const m = await getMachine(f.store, 'm-s');
@@ -277,18 +285,18 @@ test.serial('invoice guard: settling credits the machine, journals why, counts i
   await refused(t, invoice(f, 'm-s', 5, TRON, tokens), 'too_many_open_invoices');
   const journal = await f.ctx.ledger.journal('m-s');
   t.deepEqual(journal.map((j) => [j.kind, j.d_available, j.ref]),
-    [['credit', a.credit_units, { invoice_id: a.invoice_id, reference: 'tx-a' }]]);
-  const p = await refused(t, settleInvoice(f.ctx, c.invoice_id, 'x', true), 'invoice_not_expired');
+    [['credit', a.credit_units, { invoice_id: a.invoice_id, reference: R('tx-a') }]]);
+  const p = await refused(t, settleInvoice(f.ctx, c.invoice_id, R('x'), 'late'), 'invoice_not_expired');
   t.is(p.message, `invoice is pending until ${c.expires_at}: settle it with SETTLE_INVOICE`);
   // a late credit says so in its journal entry
   f.clock.set(b.expires_ms);
-  await settleInvoice(f.ctx, b.invoice_id, 'tx-b', true);
+  await settleInvoice(f.ctx, b.invoice_id, R('tx-b'), 'late');
   const last = (await f.ctx.ledger.journal('m-s')).at(-1)!;
-  t.deepEqual(last.ref, { invoice_id: b.invoice_id, reference: 'tx-b', late: 'true' });
+  t.deepEqual(last.ref, { invoice_id: b.invoice_id, reference: R('tx-b'), late: 'true' });
   t.deepEqual(await moved(before), { created: 1, settled: 1, settled_late: 1, expired: 0 });
-  const e = await refused(t, settleInvoice(f.ctx, a.invoice_id, 'tx-other'), 'invoice_already_settled');
-  t.is(e.message, `invoice ${a.invoice_id} was already settled with reference "tx-a"`);
-  const x = await refused(t, settleInvoice(f.ctx, c.invoice_id.replace(/.$/, '0'), 'x'), 'not_found');
+  const e = await refused(t, settleInvoice(f.ctx, a.invoice_id, R('tx-other')), 'invoice_already_settled');
+  t.is(e.message, `invoice ${a.invoice_id} was already settled with reference "${R('tx-a')}"`);
+  const x = await refused(t, settleInvoice(f.ctx, c.invoice_id.replace(/.$/, '0'), R('x')), 'not_found');
   t.regex(x.message, /^no invoice inv_/);
   await ledgerHolds(t, f);
 });
@@ -301,26 +309,28 @@ test('invoice guard: a chain deposit settles pending or expired alike, its recor
     deposit_id: id, ops: [put('meta', `deposit-${id}`, { id })], ref: { deposit_id: id, tx: `0x${id}` },
     ...(units === undefined ? {} : { creditUnits: units }),
   });
-  const d1: ReturnType<typeof attach> & { landed?: boolean } = attach('d1', 5n);
-  const one = await settleInvoice(f.ctx, pending.invoice_id, 'tx-d1', 'either', d1);
-  t.deepEqual([one.state, one.deposit_id, one.settled_late], ['settled', 'd1', undefined]);
-  t.true(d1.landed);
+  const one = await settle(f.ctx, pending.invoice_id, R('tx-d1'), 'claim', attach('d1', 5n));
+  t.deepEqual([one.invoice.state, one.invoice.deposit_id, one.invoice.settled_late], ['settled', 'd1', undefined]);
+  t.true(one.landed);
   t.deepEqual(await f.store.get('meta', 'deposit-d1'), { id: 'd1' });
   t.is((await f.ctx.ledger.account('m-d')).available, 5n, 'the units it paid, not the amount due');
   const j = (await f.ctx.ledger.journal('m-d')).at(-1)!;
-  t.deepEqual(j.ref, { invoice_id: pending.invoice_id, reference: 'tx-d1', deposit_id: 'd1', tx: '0xd1' });
+  t.deepEqual(j.ref, { invoice_id: pending.invoice_id, reference: R('tx-d1'), deposit_id: 'd1', tx: '0xd1' });
   // past its expiry, a deposit's claim settles it late
   const expiring = await invoice(f, 'm-d2');
   f.clock.set(expiring.expires_ms);
-  const d2: ReturnType<typeof attach> & { landed?: boolean } = attach('d2');
-  const two = await settleInvoice(f.ctx, expiring.invoice_id, 'tx-d2', 'either', d2);
-  t.deepEqual([two.state, two.settled_late, two.deposit_id], ['settled', true, 'd2']);
+  const two = await settle(f.ctx, expiring.invoice_id, R('tx-d2'), 'claim', attach('d2'));
+  t.deepEqual([two.invoice.state, two.invoice.settled_late, two.invoice.deposit_id], ['settled', true, 'd2']);
   t.is((await f.ctx.ledger.account('m-d2')).available, BigInt(expiring.credit_units), 'the amount due');
   // the same reference again: the invoice as settled, and the deposit's batch did not land twice
-  const d3: ReturnType<typeof attach> & { landed?: boolean } = attach('d3');
-  t.deepEqual(await settleInvoice(f.ctx, expiring.invoice_id, 'tx-d2', 'either', d3), two);
-  t.is(d3.landed, undefined);
+  const three = await settle(f.ctx, expiring.invoice_id, R('tx-d2'), 'claim', attach('d3'));
+  t.deepEqual(three, { invoice: two.invoice, landed: false });
   t.is(await f.store.get('meta', 'deposit-d3'), undefined);
+  // a transfer made in time settles an expired invoice on time, however late it became final
+  const slow = await invoice(f, 'm-d4');
+  f.clock.set(slow.expires_ms + 60_000);
+  const four = await settle(f.ctx, slow.invoice_id, R('tx-d4'), 'paid_in_time', attach('d4'));
+  t.deepEqual([four.invoice.state, four.invoice.settled_late], ['settled', undefined]);
   await ledgerHolds(t, f);
 });
 
@@ -341,9 +351,9 @@ test('invoice guard: LIST_INVOICES filters by state as callers see it, by machin
   const a = await invoice(f, 'm-la', 1, TRON, tokens); // settled
   const b = await invoice(f, 'm-la', 2, TRON, tokens); // settled late
   const c = await invoice(f, 'm-lb', 1, TRON, tokens); // pending, then past expiry unmarked
-  await settleInvoice(f.ctx, a.invoice_id, 'tx-a');
+  await settleInvoice(f.ctx, a.invoice_id, R('tx-a'));
   f.clock.set(b.expires_ms);
-  await settleInvoice(f.ctx, b.invoice_id, 'tx-b', true);
+  await settleInvoice(f.ctx, b.invoice_id, R('tx-b'), 'late');
   f.clock.set(b.expires_ms - 1); // before c's expiry (same ttl, created no earlier)
   const d = await invoice(f, 'm-lb', 3, TRON, tokens); // pending until later
   const list = (x: Record<string, unknown>) => listInvoices(f.ctx, listArgs(x));

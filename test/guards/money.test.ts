@@ -6,7 +6,9 @@
 import test from 'ava';
 import { createHash, createHmac } from 'node:crypto';
 import { execute } from '../../src/core/executions.ts';
-import { fundAccount, loadInvoice, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
+import {
+  DEFAULT_AMOUNT_HOLD_MS, fundAccount, loadInvoice, refreshInvoice, settleInvoice,
+} from '../../src/core/invoices.ts';
 import {
   authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
 } from '../../src/core/machines.ts';
@@ -19,6 +21,10 @@ import { create, put, replace, type Json, type Op } from '../../src/store/store.
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { credit, ledgerHolds, quote, refused } from '../support/money.ts';
 import type { NodeIdentity } from '../../src/core/node-identity.ts';
+import { txRef } from '../support/references.ts';
+
+/** A payment reference on the invoices' rail. */
+const R = (seed: string) => txRef(seed, 'USDT_TRON');
 
 /** A receipt's verdict by `id`'s published key set (what VERIFY_RECEIPT and the audit check it with). */
 function verdict(id: NodeIdentity, r: SignedReceipt): { valid: boolean; reason?: string } {
@@ -39,9 +45,9 @@ test('invoice guard: SETTLE_INVOICE takes an invoice until 1 ms before expires_m
   t.is(a.expires_ms, f.clock.ms + 60_000);
   f.clock.set(a.expires_ms - 1);
   t.is((await refreshInvoice(f.ctx, await loadInvoice(f.ctx, b.invoice_id))).state, 'pending', '1 ms before');
-  t.is((await settleInvoice(f.ctx, a.invoice_id, 'tx-a')).state, 'settled');
+  t.is((await settleInvoice(f.ctx, a.invoice_id, R('tx-a'))).state, 'settled');
   f.clock.set(b.expires_ms);
-  const e = await refused(t, settleInvoice(f.ctx, b.invoice_id, 'tx-b'), 'invoice_expired');
+  const e = await refused(t, settleInvoice(f.ctx, b.invoice_id, R('tx-b')), 'invoice_expired');
   t.regex(e.message, /CREDIT_LATE_PAYMENT/);
   t.is(e.status, 409);
   t.is((await loadInvoice(f.ctx, b.invoice_id)).state, 'pending', 'nothing written');
@@ -54,17 +60,17 @@ test('invoice guard: CREDIT_LATE_PAYMENT refuses a pending invoice (invoice_not_
   const f = await coreFixture(t);
   const { invoice } = await fundAccount(f.ctx, { machine_id: 'm-l', units: 1, ...TRON }, undefined);
   f.clock.set(invoice.expires_ms - 1);
-  await refused(t, settleInvoice(f.ctx, invoice.invoice_id, 'late', true), 'invoice_not_expired');
+  await refused(t, settleInvoice(f.ctx, invoice.invoice_id, R('late'), 'late'), 'invoice_not_expired');
   f.clock.set(invoice.expires_ms);
-  const late = await settleInvoice(f.ctx, invoice.invoice_id, 'late', true);
-  t.deepEqual([late.state, late.settled_late, late.settlement_reference], ['settled', true, 'late']);
+  const late = await settleInvoice(f.ctx, invoice.invoice_id, R('late'), 'late');
+  t.deepEqual([late.state, late.settled_late, late.settlement_reference], ['settled', true, R('late')]);
   t.is((await f.ctx.ledger.account('m-l')).available, BigInt(invoice.credit_units));
   // an invoice already marked expired on read takes the same path
   const { invoice: other } = await fundAccount(f.ctx, { machine_id: 'm-l2', units: 1, ...TRON }, undefined);
   f.clock.set(other.expires_ms);
   t.is((await refreshInvoice(f.ctx, other)).state, 'expired');
-  await refused(t, settleInvoice(f.ctx, other.invoice_id, 'x'), 'invoice_expired');
-  t.true((await settleInvoice(f.ctx, other.invoice_id, 'x', true)).settled_late);
+  await refused(t, settleInvoice(f.ctx, other.invoice_id, R('x')), 'invoice_expired');
+  t.true((await settleInvoice(f.ctx, other.invoice_id, R('x'), 'late')).settled_late);
   await ledgerHolds(t, f);
 });
 
@@ -72,17 +78,17 @@ test('invoice guard: an invoice is credited exactly once; the same reference rep
   'invoice_already_settled', async (t) => {
   const f = await coreFixture(t);
   const { invoice } = await fundAccount(f.ctx, { machine_id: 'm-o', units: 1, ...TRON }, undefined);
-  const first = await settleInvoice(f.ctx, invoice.invoice_id, 'tx-1');
-  t.deepEqual(await settleInvoice(f.ctx, invoice.invoice_id, 'tx-1'), first);
-  const e = await refused(t, settleInvoice(f.ctx, invoice.invoice_id, 'tx-2'), 'invoice_already_settled');
-  t.deepEqual(e.details, { settlement_reference: 'tx-1' });
+  const first = await settleInvoice(f.ctx, invoice.invoice_id, R('tx-1'));
+  t.deepEqual(await settleInvoice(f.ctx, invoice.invoice_id, R('tx-1')), first);
+  const e = await refused(t, settleInvoice(f.ctx, invoice.invoice_id, R('tx-2')), 'invoice_already_settled');
+  t.deepEqual(e.details, { settlement_reference: R('tx-1') });
   f.clock.set(invoice.expires_ms + 1);
-  await refused(t, settleInvoice(f.ctx, invoice.invoice_id, 'tx-3', true), 'invoice_already_settled');
-  t.deepEqual(await settleInvoice(f.ctx, invoice.invoice_id, 'tx-1', true), first, 'final, even after expiry');
+  await refused(t, settleInvoice(f.ctx, invoice.invoice_id, R('tx-3'), 'late'), 'invoice_already_settled');
+  t.deepEqual(await settleInvoice(f.ctx, invoice.invoice_id, R('tx-1'), 'late'), first, 'final, even after expiry');
   const journal = await f.ctx.ledger.journal('m-o');
   t.deepEqual(journal.map((j) => [j.kind, j.d_available]), [['credit', invoice.credit_units]]);
   t.is(invoice.credit_units, String(BigInt(invoice.amount_due) * 100n), 'credited exactly the amount due');
-  await refused(t, settleInvoice(f.ctx, 'inv_nothing', 'tx'), 'not_found');
+  await refused(t, settleInvoice(f.ctx, 'inv_nothing', R('tx')), 'not_found');
   await ledgerHolds(t, f);
 });
 
@@ -104,7 +110,7 @@ test('invoice guard: a machine holds at most maxOpenInvoices pending invoices; t
   const { machine_token: tk, invoice: i1 } = await fundAccount(g.ctx, args, undefined);
   await fundAccount(g.ctx, args, tk);
   await fundAccount(g.ctx, args, tk);
-  await settleInvoice(g.ctx, i1.invoice_id, 'tx');
+  await settleInvoice(g.ctx, i1.invoice_id, R('tx'));
   t.is((await fundAccount(g.ctx, args, tk)).invoice.state, 'pending');
 });
 
@@ -168,7 +174,8 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
     + 'HTTP, auth.token over svc/1); the first funding invoice of a machine_id returns its token']);
 });
 
-test('invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',
+test('invoice guard: amounts are unique among a rail\'s invoices; an expired holder frees its amount once its hold '
+  + 'has passed',
   async (t) => {
   const f = await coreFixture(t);
   // every suffix of a 1 svcC invoice on TRON is held by an open invoice: no amount is left
@@ -182,7 +189,9 @@ test('invoice guard: amounts are unique among a rail\'s open invoices; an expire
   const args = { machine_id: 'm-u', units: 1, ...TRON };
   await refused(t, fundAccount(f.ctx, args, undefined), 'busy');
   t.is((await fundAccount(f.ctx, { ...args, units: 2 }, undefined)).invoice.units, 2, 'other amounts are free');
-  f.clock.set(now + 1);
+  f.clock.set(now + 1 + DEFAULT_AMOUNT_HOLD_MS - 1);
+  await refused(t, fundAccount(f.ctx, { ...args, machine_id: 'm-u2' }, undefined), 'busy');
+  f.clock.set(now + 1 + DEFAULT_AMOUNT_HOLD_MS);
   const { invoice } = await fundAccount(f.ctx, { ...args, machine_id: 'm-u2' }, undefined);
   t.is((await f.store.get('invoice_amounts', key('USDT_TRON', invoice.amount_due)))?.invoice_id, invoice.invoice_id);
 });

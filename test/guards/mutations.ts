@@ -51,7 +51,8 @@ const T = {
   fundToken: 'invoice guard: a claimed machine needs its token for FUND_ACCOUNT (missing, wrong or rotated: '
     + 'unauthorized)',
   token: 'machine guard: checkToken refuses no record, no token, a wrong token, and takes only the current one',
-  amounts: 'invoice guard: amounts are unique among a rail\'s open invoices; an expired holder frees its amount',
+  amounts: 'invoice guard: amounts are unique among a rail\'s invoices; an expired holder frees its amount once its '
+    + 'hold has passed',
   quoteId: 'quote guard: quote ids are MAC\'d, bound to their machine and spelled one way only',
   acceptExpiry: 'quote guard: ACCEPT_QUOTE takes a quote until 1 ms before expires_ms and refuses it from '
     + 'expires_ms on (quote_expired)',

@@ -1,0 +1,71 @@
+// The transfers a watcher recorded, by transaction: (rail, transaction id, index) → deposit id, written
+// with each deposit's first record. It turns a bare transaction id an operator types into the one
+// transfer it names (or refuses it as ambiguous or unknown), so that every spelling of one payment is
+// one reference (payment-reference.ts) before the one-reference-one-invoice check (invoices.ts).
+import { ServiceError } from '../errors.ts';
+import { key, numFromPart, numPart } from '../store/key-codec.ts';
+import { put, type Op, type Store } from '../store/store.ts';
+import type { Rail } from './config.ts';
+import { formatReference, parseReference } from './payment-reference.ts';
+
+type RailId = Rail['rail'];
+
+/** The index entry of one recorded transfer, for its deposit's first batch. */
+export function transferIndexOp(rail: RailId, tx: string, index: number, depositId: string): Op {
+  return put('deposit_txs', key(rail, tx, numPart(index)), { deposit_id: depositId });
+}
+
+/** The indexes of the recorded transfers of one transaction to the rail's address, in order. */
+export async function recordedIndexes(store: Store, rail: RailId, tx: string): Promise<number[]> {
+  const out: number[] = [];
+  const prefix = key(rail, tx, '');
+  for await (const [k] of store.entries('deposit_txs', { gte: prefix, lt: key(rail, tx, '\uffff') })) {
+    out.push(numFromPart(k.slice(prefix.length)));
+  }
+  return out;
+}
+
+/**
+ * A reference as an operator wrote it → its canonical form (`<tx>:<index>`). A bare transaction id
+ * stands for its only recorded transfer to the rail's address; none recorded, or several, is refused
+ * with what to write instead.
+ */
+export async function resolveReference(store: Store, rail: RailId, text: string): Promise<string> {
+  const ref = parseReference(rail, text);
+  if (ref.index !== null) return formatReference(ref.tx, ref.index);
+  const found = await recordedIndexes(store, rail, ref.tx);
+  if (found.length === 1) return formatReference(ref.tx, found[0]!);
+  const msg = found.length === 0
+    ? `no transfer of transaction ${ref.tx} to the ${rail} address is recorded (yet): name the transfer as ` +
+      `${ref.tx}:<index> (its log index, or on Solana its token account index)`
+    : `transaction ${ref.tx} holds ${found.length} recorded transfers to the ${rail} address ` +
+      `(indexes ${found.join(', ')}): name one as ${ref.tx}:<index>`;
+  throw new ServiceError('invalid_request', msg, { field: 'reference', indexes: found });
+}
+
+/** Indexes the deposits recorded before deposit_txs existed (once per store; idempotent). */
+export async function indexRecordedTransfers(store: Store): Promise<number> {
+  if (await store.get('meta', 'deposit_txs_v1')) return 0;
+  let ops: Op[] = [];
+  let n = 0;
+  for await (const [id, v] of store.entries('deposits')) {
+    const tx = canonicalTx(v.rail as RailId, v.tx_id as string);
+    ops.push(transferIndexOp(v.rail as RailId, tx, v.log_index as number, id));
+    n++;
+    if (ops.length >= 1000) {
+      await store.write(ops);
+      ops = [];
+    }
+  }
+  await store.write([...ops, put('meta', 'deposit_txs_v1', { indexed: n })]);
+  return n;
+}
+
+/** A recorded transaction id in canonical form (as it was, when it is not one: a ledger's own oddity). */
+function canonicalTx(rail: RailId, tx: string): string {
+  try {
+    return parseReference(rail, tx).tx;
+  } catch {
+    return tx;
+  }
+}
