@@ -14,6 +14,7 @@ import { buildHttpRequest, rawHttp, RawLines, sendAndVanish, type RawReply } fro
 import { viaEdge } from '../support/registry-call.ts';
 import type { Svcd } from '../support/svcd.ts';
 import { startSvcd, stopCheckingLedger } from '../support/start-svcd.ts';
+import { txRef } from '../support/references.ts';
 
 // the same seed gives the same requests (prng, test/helpers.ts)
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 0x5ec0_2026);
@@ -470,7 +471,8 @@ test('machine_ids with lone surrogates are refused, or are machines of their own
   } else {
     const token = claim.body.machine_token as string;
     const admin = await s.admin();
-    await admin.request('SETTLE_INVOICE', { invoice_id: claim.body.invoice_id, reference: 'alias' });
+    const reference = txRef('alias', 'USDT_TRON');
+    await admin.request('SETTLE_INVOICE', { invoice_id: claim.body.invoice_id, reference });
     admin.close();
     const asB = await viaEdge(c, 'BALANCE', { machine_id: B }, { token });
     t.is(asB.status, 401, `A's token does not open B: ${asB.status} ${JSON.stringify(asB.body)}`);

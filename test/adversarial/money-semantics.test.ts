@@ -10,6 +10,7 @@ import { Svcd, fundMachine } from '../support/svcd.ts';
 import { Store } from '../../src/store/store.ts';
 import { idPart, key } from '../../src/store/key-codec.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { txRef } from '../support/references.ts';
 
 const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60' },
   { checkLedger: true });
@@ -152,7 +153,8 @@ test('funding denial: 10,000 invoice attempts from one machine → 20 open; othe
   // paying one frees a slot
   const admin = await own.admin();
   t.teardown(() => admin.close());
-  await admin.request('SETTLE_INVOICE', { invoice_id: made[0]!.value.invoice_id, reference: 'flood-tx' });
+  const reference = txRef('flood-tx', 'USDT_TRON');
+  await admin.request('SETTLE_INVOICE', { invoice_id: made[0]!.value.invoice_id, reference });
   t.is((await clients[0]!.request('FUND_ACCOUNT', args, { token })).state, 'pending');
   t.is(await code(clients[0]!.request('FUND_ACCOUNT', args, { token })), 'too_many_open_invoices');
 });
@@ -178,7 +180,7 @@ test.serial('invoices: a suffix of 1..99,999 base units; settling credits exactl
   const due = BigInt(inv.amount_due as string);
   t.true(due > 2_000_000n && due < 2_100_000n, String(due));
   t.is(inv.credit_units, String(due * 100n));
-  await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: 'exact-tx' });
+  await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: txRef('exact-tx', 'USDT_SOLANA') });
   const bal = await c.request('BALANCE', { machine_id: 'exact-credit' }, { token: inv.machine_token as string });
   t.is(bal.available_units, String(due * 100n), 'the payer gets what they paid, suffix included');
 });

@@ -19,6 +19,7 @@ import type { SignedPulse } from '../../src/protocol/pulse-format.ts';
 import { COMMANDS } from '../../src/protocol/registry.ts';
 import { until } from '../support/until.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
+import { txRef } from '../support/references.ts';
 
 // short pulse periods, so a pulse with a predecessor exists soon
 const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '300' }, { args: ['core'] });
@@ -260,7 +261,7 @@ test('svc-admin list-invoices filters by state and machine_id and pages with a c
   const a2 = await fund('list-a');
   const a3 = await fund('list-a');
   const b1 = await fund('list-b');
-  t.is((await s.svcAdmin(['settle-invoice', a2, '--reference', 'list-tx-a2'])).code, 0);
+  t.is((await s.svcAdmin(['settle-invoice', a2, '--reference', txRef('list-tx-a2', 'USDT_TRON')])).code, 0);
   const list = async (...args: string[]) => {
     const r = await s.svcAdmin(['--json', 'list-invoices', ...args]);
     t.is(r.code, 0, r.stderr);
@@ -304,7 +305,7 @@ test('list-invoices: a pending invoice past expires_at is expired, a late credit
     return listed.invoices.length > 0 && listed;
   }, { every: 100 });
   t.deepEqual(expired.invoices.map((i: { invoice_id: string }) => i.invoice_id), [inv]);
-  t.is((await x.svcAdmin(['credit-late-payment', inv, '--reference', 'late-1'])).code, 0);
+  t.is((await x.svcAdmin(['credit-late-payment', inv, '--reference', txRef('late-1', 'USDC_BASE')])).code, 0);
   const late = cliJson(await x.svcAdmin(['--json', 'list-invoices', '--state', 'settled_late']));
   t.deepEqual(late.invoices.map((i: { invoice_id: string; state: string }) => [i.invoice_id, i.state]),
     [[inv, 'settled']]);
@@ -312,18 +313,19 @@ test('list-invoices: a pending invoice past expires_at is expired, a late credit
 });
 
 test('svc-admin settle-invoice: the same reference again is idempotent, another reference is an error', async (t) => {
+  const [ONE, TWO] = [txRef('tx-one', 'USDT_TRON'), txRef('tx-two', 'USDT_TRON')];
   const f = await s.svc(['--json', '--machine-id', 'settle-twice', 'fund-account', '--units', '2', '--network', 'TRON',
     '--asset', 'USDT']);
   const inv = cliJson(f).invoice_id as string;
-  const first = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
+  const first = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', ONE]);
   t.is(first.code, 0, first.stderr);
-  const again = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-one']);
+  const again = await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', ONE]);
   t.is(again.code, 0);
   t.deepEqual(cliJson(again), cliJson(first), 'the same reference returns the same invoice');
-  const other = await s.svcAdmin(['settle-invoice', inv, '--reference', 'tx-two']);
+  const other = await s.svcAdmin(['settle-invoice', inv, '--reference', TWO]);
   t.is(other.code, 1);
-  t.regex(other.stderr, /^error: invoice_already_settled: .*already settled with reference "tx-one"/);
-  const otherJson = oneJsonError(t, await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', 'tx-two']));
+  t.regex(other.stderr, new RegExp(`^error: invoice_already_settled: .*already settled with reference "${ONE}"`));
+  const otherJson = oneJsonError(t, await s.svcAdmin(['--json', 'settle-invoice', inv, '--reference', TWO]));
   t.deepEqual([otherJson.code, otherJson.source], ['invoice_already_settled', 'svc']);
   const bal = cliJson(await s.svc(['--json', '--machine-id', 'settle-twice', 'balance'],
     { SVC_MACHINE_TOKEN: cliJson(f).machine_token }));

@@ -7,6 +7,9 @@ import { cliJson, fundMachine } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 import { ManualClock, fundCore, openCore } from '../support/core-fixture.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
+import { txRef } from '../support/references.ts';
+
+const [SOL1, SOL2] = [txRef('sol-tx-1', 'USDT_SOLANA'), txRef('sol-tx-2', 'USDT_SOLANA')];
 
 // the ledger invariant after every test that moved money: checked on the stopped data dir
 const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '1500', SVC_SWEEP_INTERVAL_MS: '100' },
@@ -29,15 +32,15 @@ test.serial('GET_PULSE flow with the real CLIs: ' +
   const pending = cliJson(await s.svc([...m, '--json', 'invoice-status', inv.invoice_id]));
   t.is(pending.state, 'pending');
   t.is(pending.machine_token, undefined, 'the token is returned once');
-  const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']);
+  const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', SOL1]);
   t.is(settled.code, 0, settled.stderr);
   t.is(cliJson(settled).state, 'settled');
-  const again = cliJson(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-1']));
+  const again = cliJson(await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', SOL1]));
   t.is(again.state, 'settled', 'settling twice with the same reference credits once');
-  const other = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', 'sol-tx-2']);
+  const other = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id, '--reference', SOL2]);
   t.is(other.code, 1, 'another reference for a settled invoice is refused, not a silent success');
   t.is(cliJson(other).error.code, 'invoice_already_settled');
-  t.regex(cliJson(other).error.message, /already settled with reference "sol-tx-1"/);
+  t.regex(cliJson(other).error.message, new RegExp(`already settled with reference "${SOL1}"`));
 
   const bal = cliJson(await s.svc([...m, '--json', 'balance']));
   t.deepEqual([bal.available_units, bal.reserved_units], [String(credit), '0']);

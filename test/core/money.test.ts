@@ -7,6 +7,7 @@ import { Store } from '../../src/store/store.ts';
 import { Ledger, type JournalEntry } from '../../src/core/ledger.ts';
 import { price } from '../../src/protocol/pricing.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { txRef } from '../support/references.ts';
 
 async function ledgerOf(dataDir: string) {
   const store = await Store.open(dataDir);
@@ -72,7 +73,7 @@ test('the same execution sent 20 times at once captures once; concurrent settlem
     const token = inv.machine_token as string;
     // nine settlements at once, three payment references: one reference wins, its repeats replay, the others are 409
     const settle = (i: number) => a[i % 3]!.request('SETTLE_INVOICE', {
-      invoice_id: inv.invoice_id, reference: `tx-${i % 3}`,
+      invoice_id: inv.invoice_id, reference: txRef(`tx-${i % 3}`, 'USDT_TRON'),
     });
     const settles = await Promise.allSettled(Array.from({ length: 9 }, (_, i) => settle(i)));
     const won = settles.filter((r): r is PromiseFulfilledResult<Record<string, unknown>> => r.status === 'fulfilled');

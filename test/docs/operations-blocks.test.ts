@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fundMachine, paidExecution, Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 import { bash, docBlock, ROOT } from './blocks.ts';
+import { txRef } from '../support/references.ts';
 
 const DOC = 'docs/operations.md';
 
@@ -57,7 +58,8 @@ test('docs/operations.md: key rotation, day-to-day and the restore drill run as 
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: tmp };
   for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
   Object.assign(env, {
-    INVOICE: String(inv.invoice_id), TX: 'tx-ops-doc-1', LATE_INVOICE: String(late.invoice_id), LATE_TX: 'tx-ops-doc-2',
+    INVOICE: String(inv.invoice_id), TX: txRef('tx-ops-doc-1', 'USDT_TRON'), LATE_INVOICE: String(late.invoice_id),
+    LATE_TX: txRef('tx-ops-doc-2', 'USDT_TRON'),
     MACHINE: machine, RECEIPT: receipt,
   });
   const runBlock = async (marker: string, extra: NodeJS.ProcessEnv = {}) => {

@@ -6,6 +6,7 @@ import test from 'ava';
 import { Svcd } from '../support/svcd.ts';
 import { httpJson } from '../support/http-from.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
+import { txRef } from '../support/references.ts';
 
 const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60' }, { checkLedger: true });
 let base: string;
@@ -25,7 +26,8 @@ test.serial('paid GET_PULSE flow over HTTP: invoice (token once) → settle → 
   const auth = { authorization: `Bearer ${inv.body.machine_token}` };
   const st = await call('GET', `/api/v1/invoices/${inv.body.invoice_id}?machine_id=http-m`, undefined, auth);
   t.deepEqual([st.status, st.body.state, st.body.machine_token], [200, 'pending', undefined]);
-  t.is((await s.svcAdmin(['settle-invoice', inv.body.invoice_id, '--reference', 'base-tx'])).code, 0);
+  const settle = ['settle-invoice', inv.body.invoice_id, '--reference', txRef('base-tx', 'USDC_BASE')];
+  t.is((await s.svcAdmin(settle)).code, 0);
   const bal = await call('POST', '/api/v1/balance', { machine_id: 'http-m' }, auth);
   t.is(bal.body.available_units, String(BigInt(inv.body.amount_due) * 100n), 'credited exactly the amount due');
   const q = await call('POST', '/api/v1/quotes/get-pulse', { machine_id: 'http-m', bits: 128 });

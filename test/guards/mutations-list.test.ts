@@ -25,7 +25,10 @@ function literal(e: ts.Expression): string | undefined {
   return undefined;
 }
 
-/** Titles of `test(title, …)`, `test.serial(title, …)` and such, and of wrappers called `(test, title, …)`. */
+/**
+ * Titles of `test(title, …)`, `test.serial(title, …)` and such, of wrappers called `(test, title, …)`, and of
+ * onBothStores(title, …) (settlement-paths.test.ts): `title (LevelDB)` and `title (PostgreSQL)`.
+ */
 function titlesIn(file: string): Set<string> {
   const src = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true);
   const out = new Set<string>();
@@ -38,6 +41,9 @@ function titlesIn(file: string): Set<string> {
       const arg = at >= 0 ? n.arguments[at] : undefined;
       const title = arg ? literal(arg) : undefined;
       if (title !== undefined) out.add(title);
+      // onBothStores(title, …) registers the title once per store engine
+      const both = callee === 'onBothStores' && first ? literal(first) : undefined;
+      if (both !== undefined) for (const e of ['LevelDB', 'PostgreSQL']) out.add(`${both} (${e})`);
     }
     ts.forEachChild(n, visit);
   };

@@ -17,6 +17,7 @@ export interface Mutation {
 const G = 'test/guards';
 const PROOFS = `${G}/proofs.test.ts`, MONEY = `${G}/money.test.ts`, LEDGER = `${G}/ledger.test.ts`;
 const RATE = `${G}/rate-limit.test.ts`, CODECS = `${G}/codecs.test.ts`;
+const PATHS = 'test/watchers/settlement-paths.test.ts';
 /** the offline verifiers (the embedding kit's; src/client/verify.ts only wraps them) */
 const KIT = 'src/kit/verify.ts';
 
@@ -48,6 +49,14 @@ const T = {
     + 'invoice_already_settled',
   cap: 'invoice guard: a machine holds at most maxOpenInvoices pending invoices; they stop counting at '
     + 'their exact expiry',
+  madeInTime: 'a payment made in time but final after expiry pays its invoice; the amount is not handed out '
+    + 'meanwhile (LevelDB)',
+  afterHold: 'a transfer recorded after its amount passed to a newer invoice pays the invoice it was made for; '
+    + 'one older than both is queued before_invoice (LevelDB)',
+  queueSays: 'the queue says what happened: a second payment, a hand-settled invoice, a near amount, an '
+    + 'unknown one (LevelDB)',
+  spelling: 'one payment credits one invoice in every spelling of its reference (LevelDB)',
+  dismissed: 'a dismissed deposit leaves the queue for good: never claimed, never dismissed twice (LevelDB)',
   fundToken: 'invoice guard: a claimed machine needs its token for FUND_ACCOUNT (missing, wrong or rotated: '
     + 'unauthorized)',
   token: 'machine guard: checkToken refuses no record, no token, a wrong token, and takes only the current one',
@@ -93,8 +102,8 @@ export const MUTATIONS: Mutation[] = [
     'if (!w || nowMs - w.start >= this.#rules[klass].windowSec * 1000) {', 'if (!w) {', RATE, T.window),
   m('ledger-reserved-sum', 'ledger invariant: reserved = Σ journal', 'src/core/ledger.ts', 'Ledger.verify',
     'if (res !== s.r)', 'if (false)', LEDGER, T.reserved),
-  m('invoice-expiry-settle', 'invoice expiry at settlement', 'src/core/invoices.ts', 'settleInvoice',
-    'if (expired && !late) {', 'if (false && !late) {', MONEY, T.settle),
+  m('invoice-expiry-settle', 'invoice expiry at settlement', 'src/core/invoices.ts', 'lateness',
+    'if (mode === \'open\' && expired) {', 'if (false) {', MONEY, T.settle),
   m('line-limit-complete', 'limit on a complete svc/1 line', 'src/protocol/line-codec.ts', 'LineDecoder.nextLine',
     'if (this.#len + piece.length > this.#max)', 'if (nl < 0 && this.#len + piece.length > this.#max)',
     CODECS, T.lineComplete),
@@ -164,12 +173,13 @@ export const MUTATIONS: Mutation[] = [
   m('ledger-change-negative', 'a change never goes negative', 'src/core/ledger.ts', 'Ledger.change',
     'if (next.available < 0n || next.reserved < 0n) {', 'if (next.available < 0n) {', LEDGER, T.change),
   // invoices and machines
-  m('invoice-late-not-expired', 'late credit only for an expired invoice', 'src/core/invoices.ts', 'settleInvoice',
-    'if (!expired && late) {', 'if (false) {', MONEY, T.late),
-  m('invoice-expiry-boundary', 'invoice expires at expires_ms', 'src/core/invoices.ts', 'settleInvoice',
+  m('invoice-late-not-expired', 'late credit only for an expired invoice', 'src/core/invoices.ts', 'lateness',
+    'if (mode === \'late\' && !expired) {', 'if (false) {', MONEY, T.late),
+  m('invoice-expiry-boundary', 'invoice expires at expires_ms', 'src/core/invoices.ts', 'lateness',
     'now.getTime() >= inv.expires_ms', 'now.getTime() > inv.expires_ms', MONEY, T.settle),
   m('invoice-other-reference', 'a settled invoice refuses another reference', 'src/core/invoices.ts',
-    'settleInvoice', 'if (inv.settlement_reference === reference) return inv;', 'return inv;', MONEY, T.once),
+    'settledAlready', 'if (recorded !== null && canonicalOrAsIs(inv.rail, recorded) === reference) return inv;',
+    'return inv;', MONEY, T.once),
   m('invoice-cap', 'open invoices are capped', 'src/core/invoices.ts', 'fundAccount',
     'if (Object.keys(open).length >= cap) {', 'if (Object.keys(open).length > cap) {', MONEY, T.cap),
   m('invoice-open-expiry', 'expired invoices leave the cap', 'src/core/invoices.ts', 'openInvoices',
@@ -180,9 +190,29 @@ export const MUTATIONS: Mutation[] = [
     'if (!rec || !token || !matches)', 'if (!rec || !token)', MONEY, T.token),
   m('machine-no-record', 'an unclaimed machine has no token', 'src/core/machines.ts', 'checkToken',
     'if (!rec || !token || !matches)', 'if (!token || (rec && !matches))', MONEY, T.token),
-  m('invoice-amount-unique', 'amounts unique among open invoices', 'src/core/invoices.ts', 'allocateAmount',
-    'if (!taken || (taken.expires_ms as number) <= nowMs) return { amount, taken };', 'return { amount, taken };',
-    MONEY, T.amounts),
+  m('invoice-amount-unique', 'amounts unique among invoices', 'src/core/invoices.ts', 'allocateAmount',
+    'if (!taken || (taken.expires_ms as number) + holdMs(ctx) <= nowMs) return { amount, taken };',
+    'return { amount, taken };', MONEY, T.amounts),
+  m('invoice-amount-hold', 'an expired invoice keeps its amount through the hold', 'src/core/invoices.ts',
+    'allocateAmount', '(taken.expires_ms as number) + holdMs(ctx) <= nowMs', '(taken.expires_ms as number) <= nowMs',
+    PATHS, T.madeInTime),
+  m('deposit-before-invoice', 'a transfer never pays an invoice opened after it', 'src/core/deposit-match.ts',
+    'invoiceAt', 'paidMs >= createdMs(inv) - CLOCK_SKEW_MS', 'true', PATHS, T.afterHold),
+  m('deposit-paid-in-time', 'a transfer made after expiry is late, not on time', 'src/core/deposit-match.ts', 'decide',
+    'return paidMs < inv.expires_ms ?', 'return true ?', PATHS, T.afterHold),
+  m('deposit-duplicate', 'a second payment of a settled invoice is queued', 'src/core/deposit-match.ts', 'decide',
+    'if (inv.state === \'settled\') {', 'if (false) {', PATHS, T.queueSays),
+  m('deposit-near-tolerance', 'another invoice is named only within the tolerance', 'src/core/deposit-match.ts',
+    'nearby', 'if (gap * AMOUNT_TOLERANCE_DIVISOR <= due)', 'if (true)', PATHS, T.queueSays),
+  m('reference-canonical-tx', 'a transaction id has one spelling', 'src/core/payment-reference.ts', 'txOf',
+    'return family === \'evm\' ? `0x${hex.toLowerCase()}` : hex.toLowerCase();', 'return tx;', PATHS, T.spelling),
+  m('reference-canonical-index', 'an index has one spelling', 'src/core/payment-reference.ts', 'indexOf',
+    '  return n;\n}', '  return index as unknown as number;\n}', PATHS, T.spelling),
+  m('reference-bare-resolved', 'a bare transaction id names its only transfer', 'src/core/transfers.ts',
+    'resolveReference', 'if (found.length === 1) return formatReference(ref.tx, found[0]!);',
+    'if (found.length >= 1) return formatReference(ref.tx, found[0]!);', PATHS, T.spelling),
+  m('deposit-dismissed-final', 'a dismissed deposit is never claimed', 'src/core/deposits.ts', 'claimDeposit',
+    '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    const inv', '    const inv', PATHS, T.dismissed),
   // quotes
   m('quote-tag', 'quote id MAC', 'src/core/quote-token.ts', 'decodeQuoteId',
     'if (!timingSafeEqual(raw.subarray(bodyLen), tag(key, body, machineId))) return',

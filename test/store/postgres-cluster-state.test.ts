@@ -31,6 +31,7 @@ import { create, delIf, isStoreConflict, put, replace } from '../../src/store/st
 import { ManualClock, openCore } from '../support/core-fixture.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile, twoStores } from '../support/postgres.ts';
+import { txRef } from '../support/references.ts';
 
 const postgres = postgresForFile(test);
 const TRON = { network: 'TRON', asset: 'USDT' };
@@ -83,7 +84,7 @@ const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === 'fulfilled'
 async function funded(ctx: CoreContext, machine: string, units = 5): Promise<string> {
   const args = { machine_id: machine, units, network: 'Base', asset: 'USDC' };
   const { invoice, machine_token } = await fundAccount(ctx, args, undefined);
-  await settleInvoice(ctx, invoice.invoice_id, `ref-${machine}`);
+  await settleInvoice(ctx, invoice.invoice_id, txRef(`ref-${machine}`, invoice.rail));
   return machine_token!;
 }
 

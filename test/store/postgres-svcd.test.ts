@@ -12,6 +12,7 @@ import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { startSvcd } from '../support/start-svcd.ts';
 import { BIN, cliJson, paidExecution, runBin } from '../support/svcd.ts';
+import { txRef } from '../support/references.ts';
 
 const postgres = postgresForFile(test);
 
@@ -23,7 +24,8 @@ testNeeding(test, 'svcd on PostgreSQL: settle, paid executions, receipts, audit,
   const c = await s.edge();
   t.teardown(() => c.close());
   const inv = await c.request('FUND_ACCOUNT', { machine_id: M, units: 3, network: 'TRON', asset: 'USDT' });
-  const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id as string, '--reference', 'pg-tx-1']);
+  const reference = txRef('pg-tx-1', 'USDT_TRON');
+  const settled = await s.svcAdmin(['--json', 'settle-invoice', inv.invoice_id as string, '--reference', reference]);
   t.is(settled.code, 0, settled.stderr);
   t.is(cliJson(settled).state, 'settled');
   const token = inv.machine_token as string;

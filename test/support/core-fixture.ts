@@ -15,7 +15,9 @@ import { PulseChain } from '../../src/core/pulse-chain.ts';
 import { TransparencyLog } from '../../src/core/tlog.ts';
 import { Kernels, KernelPool } from '../../src/kernels/index.ts';
 import { DEFAULT_RATES } from '../../src/protocol/rate-limit.ts';
+import { PgStore } from '../../src/store/pg-store.ts';
 import { Store } from '../../src/store/store.ts';
+import { txRef } from './references.ts';
 
 /** A clock that only moves when told to. */
 export class ManualClock {
@@ -28,12 +30,15 @@ export class ManualClock {
 
 export interface Fixture { ctx: CoreContext; clock: ManualClock; store: Store; identity: NodeIdentity; dir: string }
 
-/** Opens a fresh context for one test; closed and removed at teardown. `pool`: start a real one-thread pool. */
+/**
+ * Opens a fresh context for one test; closed and removed at teardown. `pool`: start a real one-thread pool.
+ * `postgres`: a PostgreSQL database URL to keep the ledger in (a PgStore), instead of LevelDB in the dir.
+ */
 export async function coreFixture(
-  t: ExecutionContext, over: Partial<Config> = {}, opts: { pool?: boolean } = {},
+  t: ExecutionContext, over: Partial<Config> = {}, opts: { pool?: boolean; postgres?: string } = {},
 ): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), 'guard-'));
-  const store = await Store.open(dir);
+  const store = opts.postgres ? await PgStore.open(opts.postgres, { poolSize: 4 }) : await Store.open(dir);
   t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
   const identity = NodeIdentity.loadOrCreate(dir);
   const kernels = Kernels.create();
@@ -86,6 +91,7 @@ export async function openCore(
 export async function fundCore(core: Core, machine: string, units = 5): Promise<string> {
   const inv = await core.handle('FUND_ACCOUNT', { machine_id: machine, units, network: 'Base', asset: 'USDC' },
     undefined, 'gateway', '127.0.0.1');
-  await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `ref-${machine}` }, undefined, 'admin');
+  const reference = txRef(`ref-${machine}`);
+  await core.handle('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference }, undefined, 'admin');
   return inv.machine_token as string;
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcClient } from '../../src/client/client.ts';
 import { serviceByName } from '../../src/protocol/services.ts';
+import { txRef } from './references.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = {
@@ -183,7 +184,8 @@ export async function fundMachine(s: Svcd, machineId: string, units: number): Pr
   const a = await s.admin();
   try {
     const inv = await c.request('FUND_ACCOUNT', { machine_id: machineId, units, network: 'TRON', asset: 'USDT' });
-    await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference: `test-${machineId}` });
+    const reference = txRef(`test-${machineId}`, 'USDT_TRON');
+    await a.request('SETTLE_INVOICE', { invoice_id: inv.invoice_id, reference });
     return inv.machine_token as string;
   } finally {
     c.close(); a.close();
