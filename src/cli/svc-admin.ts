@@ -1,5 +1,5 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
-// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, BACKUP,
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, DISMISS, BACKUP,
 // AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
 // only the service's user reaches it). Its arguments, their choices and the help examples come from the command's
 // schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
@@ -26,6 +26,11 @@ const NOTES: Record<string, string> = {
   RECOVER_RUNTIME: 'restart the kernel pool, release expired reservations, verify the ledger (RECOVER_RUNTIME)',
   ROTATE_TOKEN: 'issue a new machine token; the old one stops working (ROTATE_TOKEN)',
   LIST_INVOICES: 'list invoices, filtered by state and machine_id, a page at a time (LIST_INVOICES)',
+  UNMATCHED: 'chain deposits no invoice took, oldest first, as a table (UNMATCHED): why each waits (--reason), the '
+    + 'invoice it concerns, the transfer; --state claimed|dismissed|credited lists those instead',
+  CLAIM: 'credit a queued deposit to an invoice of its rail, once, for the amount it paid (CLAIM)',
+  DISMISS: 'take a queued deposit out of the queue without a credit: refunded to its payer or written off, with a '
+    + 'note (DISMISS); final: it can never be claimed',
   BACKUP: 'copy the ledger (one consistent snapshot, while svcd serves) and the key files to <dir>, a new '
     + 'or empty dir on svcd\'s host, with backup-manifest.json; restore with `svcd restore <dir> <data dir>`',
   ROTATE_NODE_KEY: 'replace the node signing, result-tag and BCT keys (ROTATE_NODE_KEY): new receipts, pulses '
@@ -37,7 +42,8 @@ const NOTES: Record<string, string> = {
 
 /** Example values for the arguments the admin commands take. */
 const SAMPLE: Record<string, string> = {
-  invoice_id: 'inv_…', machine_id: 'my-agent', reference: '<tx-hash>', limit: '50', cursor: '<next_cursor>',
+  invoice_id: 'inv_…', machine_id: 'my-agent', reference: '<tx-hash>:<log-index>', limit: '50',
+  cursor: '<next_cursor>', deposit_id: 'dep_…', note: '"refunded to the sender"', refund_reference: '<tx-hash>:<index>',
 };
 
 /** One line per invoice, for LIST_INVOICES without --json. */
@@ -50,7 +56,24 @@ function invoiceTable(r: Record<string, unknown>): string {
   const next = r.next_cursor === null ? '(end)' : `next page: --cursor ${String(r.next_cursor)}`;
   return [...rows, `${rows.length} invoice(s), ${String(r.scanned)} read; ${next}`].join('\n');
 }
-const TEXT: Record<string, (r: Record<string, unknown>) => string> = { LIST_INVOICES: invoiceTable };
+/** UNMATCHED without --json: a table, one deposit a row, the columns an operator acts on. */
+function depositTable(r: Record<string, unknown>): string {
+  const deposits = r.deposits as Record<string, unknown>[];
+  const cell = (v: unknown) => (v === undefined || v === null ? '-' : String(v));
+  const rows = deposits.map((d) => [
+    d.deposit_id, d.state, d.reason, d.rail, d.amount_decimal, d.block_time ?? d.seen_at,
+    d.invoice_id ?? d.nearest_invoice_id, `${cell(d.tx_id)}:${cell(d.log_index)}`,
+  ].map(cell));
+  const head = ['DEPOSIT', 'STATE', 'REASON', 'RAIL', 'AMOUNT', 'PAID AT', 'INVOICE', 'TRANSFER'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const more = r.more ? ' (more: narrow with --rail, --reason, or raise --limit)' : '';
+  return [line(head), ...rows.map(line), `${rows.length} deposit(s)${more}`].join('\n');
+}
+
+const TEXT: Record<string, (r: Record<string, unknown>) => string> = {
+  LIST_INVOICES: invoiceTable, UNMATCHED: depositTable,
+};
 
 /** The command line a spec's arguments make: *_id arguments it requires positional, the rest flags. */
 function argsOf(spec: CommandSpec) {
@@ -125,7 +148,8 @@ export function buildAdminProgram(state: Run): Command {
   }
   examples(program, [
     ['svc-admin list-invoices --state pending', 'what is waiting for a payment'],
-    ['svc-admin settle-invoice inv_… --reference <tx-hash>', 'credit a paid invoice'],
+    ['svc-admin settle-invoice inv_… --reference <tx-hash>:<log-index>', 'credit a paid invoice'],
+    ['svc-admin unmatched --reason invoice_expired', 'late payments waiting for a decision'],
     ['svc-admin --data-dir /var/lib/svc recover-runtime'],
   ]);
   return program;

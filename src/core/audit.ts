@@ -35,6 +35,13 @@ export interface PeriodRow {
 
 export interface InvoiceRow { state: string; rail: string; count: number; credit_units: string }
 
+/** Chain deposits by state and rail: what arrived (token base units), credited or not. */
+export interface DepositRow { state: string; rail: string; count: number; amount: string }
+/** A deposit the operator dismissed: received, never credited (refunded or written off). */
+export interface DismissedRow {
+  deposit_id: string; rail: string; amount: string; outcome: string; note: string; at: string; refund_reference: string;
+}
+
 export interface AuditReport {
   format: 'svc_audit_v1';
   generated_at: string;
@@ -49,6 +56,9 @@ export interface AuditReport {
   machines: MachineRow[];
   periods: PeriodRow[];
   invoices: InvoiceRow[];
+  /** chain deposits by state: money received, credited on sight, claimed, waiting or dismissed */
+  deposits: DepositRow[];
+  dismissed: DismissedRow[];
 }
 
 const add = (m: Map<string, bigint>, k: string, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
@@ -283,8 +293,29 @@ async function auditAt(
       available_units: available.toString(), receipts, captures: captures.size, executed_quotes: executed,
       accepted_quotes: accepted,
     },
-    machines, periods: periodRows, invoices: invoiceRows,
+    machines, periods: periodRows, invoices: invoiceRows, ...depositRows(deposits.values()),
   };
+}
+
+/** The deposits section: totals by state and rail, and every dismissal with its note. */
+function depositRows(all: Iterable<DepositRecord>): { deposits: DepositRow[]; dismissed: DismissedRow[] } {
+  const by = new Map<string, { count: number; amount: bigint }>();
+  const dismissed: DismissedRow[] = [];
+  for (const d of all) {
+    const k = `${d.state}|${d.rail}`;
+    const b = by.get(k) ?? { count: 0, amount: 0n };
+    by.set(k, { count: b.count + 1, amount: b.amount + BigInt(d.amount) });
+    if (d.state !== 'dismissed' || !d.dismissal) continue;
+    const { outcome, note, at, refund_reference } = d.dismissal;
+    dismissed.push({
+      deposit_id: d.deposit_id, rail: d.rail, amount: d.amount, outcome, note, at, refund_reference: refund_reference ?? '',
+    });
+  }
+  const deposits = [...by].map(([k, b]) => {
+    const [state, rail] = k.split('|') as [string, string];
+    return { state, rail, count: b.count, amount: b.amount.toString() };
+  }).sort((a, b) => (a.state + a.rail < b.state + b.rail ? -1 : 1));
+  return { deposits, dismissed };
 }
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break; a leading =+-@ is defused. */

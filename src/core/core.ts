@@ -24,7 +24,9 @@ import {
   fundAccount, indexSettlementReferences, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice,
   type InvoiceRecord,
 } from './invoices.ts';
-import { claimDeposit, depositView, listUnmatched } from './deposits.ts';
+import {
+  claimDeposit, depositView, dismissDeposit, listUnmatched, type DepositFilter, type Dismissal,
+} from './deposits.ts';
 import { indexRecordedTransfers } from './transfers.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
@@ -482,8 +484,13 @@ export class Core {
       case 'CREDIT_LATE_PAYMENT':
         return invoiceView(await settleInvoice(ctx, a.invoice_id as string, a.reference as string, 'late'));
       case 'UNMATCHED': {
-        const { deposits, more } = await listUnmatched(ctx);
+        const { deposits, more } = await listUnmatched(ctx, a as unknown as DepositFilter);
         return { deposits: deposits.map(depositView), more };
+      }
+      case 'DISMISS': {
+        const d = a as { deposit_id: string; outcome: Dismissal['outcome']; note: string; refund_reference?: string };
+        const { deposit_id, ...dismissal } = d;
+        return { deposit: depositView(await dismissDeposit(ctx, deposit_id, dismissal)) };
       }
       case 'CLAIM': {
         const r = await claimDeposit(ctx, a.deposit_id as string, a.invoice_id as string);

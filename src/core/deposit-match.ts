@@ -4,6 +4,7 @@
 // amount is not handed to a new invoice until its old one's expiry plus the hold (invoices.ts), so a
 // payment that became final late is matched to the invoice it was for or queued, never to a stranger's.
 // Reads only; deposits.ts writes what this decides. Policy: docs/settlement.md "Matching and crediting".
+import type { UNMATCHED_REASONS } from '../protocol/schemas.ts';
 import { key } from '../store/key-codec.ts';
 import type { Json } from '../store/store.ts';
 import type { Rail } from './config.ts';
@@ -15,8 +16,11 @@ import { amountHolders, type InvoiceRecord, type SettleMode } from './invoices.t
  * (chain timestamps and the node's clock differ by seconds; Solana's block times are estimates).
  */
 export const CLOCK_SKEW_MS = 120_000;
-/** An over- or underpayment names an invoice only when within this part of its amount due (1 in 100). */
-export const AMOUNT_TOLERANCE_DIVISOR = 100n;
+/**
+ * An over- or underpayment names an invoice only when within this part of its amount due (1 in 20: 5%,
+ * which covers a rounded amount and an exchange's withdrawal fee on all but the smallest invoices).
+ */
+export const AMOUNT_TOLERANCE_DIVISOR = 20n;
 
 /**
  * Why a deposit is in the queue (docs/settlement.md "Matching and crediting"). Of the invoice holding its
@@ -27,9 +31,7 @@ export const AMOUNT_TOLERANCE_DIVISOR = 100n;
  * (an invoice open then asked for an amount within AMOUNT_TOLERANCE_DIVISOR of it: named), `unknown_amount`
  * (invoices were open, none near), `no_open_invoice` (none was open on the rail).
  */
-export type UnmatchedReason =
-  | 'invoice_expired' | 'invoice_already_settled' | 'duplicate_payment' | 'reference_already_credited'
-  | 'before_invoice' | 'amount_mismatch' | 'unknown_amount' | 'no_open_invoice';
+export type UnmatchedReason = (typeof UNMATCHED_REASONS)[number];
 
 /** What to do with a transfer: credit an invoice (in a mode settle() takes), or queue it, naming why. */
 export type QueueMatch = { queue: UnmatchedReason; invoice?: InvoiceRecord; candidates?: number };

@@ -9,6 +9,7 @@
 // claim or a reorg mark on another cannot both land).
 import { createHash } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
+import type { DEPOSIT_STATES } from '../protocol/schemas.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace } from '../store/store.ts';
 import type { Rail } from './config.ts';
@@ -60,7 +61,7 @@ export interface DepositRecord extends Deposit {
    * credited: settled its invoice on sight; unmatched: in the queue; claimed: credited by the operator;
    * dismissed: taken out of the queue by the operator without a credit (refunded or written off)
    */
-  state: 'credited' | 'unmatched' | 'claimed' | 'dismissed';
+  state: (typeof DEPOSIT_STATES)[number];
   amount_decimal: string;
   seen_at: string;
   invoice_id?: string;
@@ -209,18 +210,37 @@ function queued(seen: DepositRecord, match: QueueMatch, now: Date): DepositRecor
   };
 }
 
-/** UNMATCHED: the queue, oldest first (at most `limit`). */
+/** UNMATCHED's filters, validated against its schema (state and limit defaulted). */
+export interface DepositFilter { rail?: Rail['rail']; reason?: UnmatchedReason; state: DepositRecord['state']; limit: number }
+
+/**
+ * UNMATCHED: the queue, oldest first, or (another `state`) every deposit in that state in id order; at
+ * most `limit`, filtered by rail and reason. The queue is read through its index; other states scan.
+ */
 export async function listUnmatched(
-  ctx: CoreContext, limit = 1000,
+  ctx: CoreContext, f: DepositFilter = { state: 'unmatched', limit: 1000 },
 ): Promise<{ deposits: DepositRecord[]; more: boolean }> {
   const deposits: DepositRecord[] = [];
-  let more = false;
-  for await (const [, v] of ctx.store.entries('unmatched_deposits', { limit: limit + 1 })) {
-    if (deposits.length === limit) { more = true; break; }
-    const d = await loadDeposit(ctx, v.deposit_id as string);
-    if (d) deposits.push(d);
+  const fits = (d: DepositRecord) => d.state === f.state && (f.rail === undefined || d.rail === f.rail)
+    && (f.reason === undefined || d.reason === f.reason);
+  const records = f.state === 'unmatched' ? queuedRecords(ctx) : allRecords(ctx);
+  for await (const d of records) {
+    if (!fits(d)) continue;
+    if (deposits.length === f.limit) return { deposits, more: true };
+    deposits.push(d);
   }
-  return { deposits, more };
+  return { deposits, more: false };
+}
+
+async function* queuedRecords(ctx: CoreContext): AsyncGenerator<DepositRecord> {
+  for await (const [, v] of ctx.store.entries('unmatched_deposits')) {
+    const d = await loadDeposit(ctx, v.deposit_id as string);
+    if (d) yield d;
+  }
+}
+
+async function* allRecords(ctx: CoreContext): AsyncGenerator<DepositRecord> {
+  for await (const [, v] of ctx.store.entries('deposits')) yield v as unknown as DepositRecord;
 }
 
 /** The refusal for acting on a deposit that has left the queue (credited, claimed or dismissed). */

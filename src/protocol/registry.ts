@@ -4,7 +4,7 @@
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
 // verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED,
-// CLAIM, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
+// CLAIM, DISMISS, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
 // subcommands from them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
 // (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
 // share it.
@@ -12,8 +12,9 @@ import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
-  INVOICE_STATES, LIMITS, balanceResult, executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult,
-  machineId, obj, quoteBodySchema, quoteResult, receiptResult, reference, result, type Schema,
+  DEPOSIT_STATES, INVOICE_STATES, LIMITS, RAIL_IDS, UNMATCHED_REASONS, balanceResult, executionArgsSchema,
+  executionResult, id, idempotencyKey, invoiceResult, machineId, note, obj, quoteBodySchema, quoteResult,
+  receiptResult, reference, result, type Schema,
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
@@ -262,8 +263,28 @@ export const AUXILIARY: readonly CommandSpec[] = [
   ),
   admin(
     'UNMATCHED', 'Auxiliary', false,
-    'operator: list chain deposits no open invoice took (wrong amount, late, unknown), oldest first',
-    none, result({ deposits: { type: 'array' }, more: { type: 'boolean' } }, ['deposits', 'more']),
+    'operator: chain deposits no invoice took (late, duplicate, wrong amount, unknown), oldest first; filtered',
+    obj({
+      rail: { type: 'string', enum: [...RAIL_IDS], description: 'only the deposits of this rail' },
+      reason: { type: 'string', enum: [...UNMATCHED_REASONS], description: 'only the deposits queued for this reason' },
+      state: {
+        type: 'string', enum: [...DEPOSIT_STATES], default: 'unmatched',
+        description: 'unmatched (the queue), or every deposit in another state (claimed, dismissed, credited)',
+      },
+      limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'most deposits listed' },
+    }),
+    result({ deposits: { type: 'array' }, more: { type: 'boolean' } }, ['deposits', 'more']),
+  ),
+  admin(
+    'DISMISS', 'Auxiliary', false,
+    'operator: take a queued deposit out of the queue without a credit (refunded or written off); final',
+    obj({
+      deposit_id: id,
+      outcome: { type: 'string', enum: ['refunded', 'written_off'], description: 'what became of the money' },
+      note: { ...note, description: 'why, for the record (shown by unmatched --state dismissed and the audit)' },
+      refund_reference: { ...reference, description: 'the refund\'s own transaction, when refunded' },
+    }, ['deposit_id', 'outcome', 'note']),
+    result({ deposit: { type: 'object' } }, ['deposit']),
   ),
   admin(
     'CLAIM', 'Auxiliary', false,

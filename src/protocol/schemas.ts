@@ -45,6 +45,20 @@ export const reference: Schema = {
   type: 'string', minLength: 1, maxLength: 256, pattern: `^(?=\\S)(?=[\\s\\S]*\\S$)[^${HIDDEN}]+$`,
   description: 'payment reference (transaction id): printable, no control, line or bidi characters',
 };
+/** An operator's note on a record (a dismissal's why): printable as a reference is, up to 500 characters. */
+export const note: Schema = {
+  type: 'string', minLength: 1, maxLength: 500, pattern: reference.pattern,
+  description: 'a note for the record: printable, no control, line or bidi characters',
+};
+/** The four payment rails, by their keys in GET /api/v1/payment. */
+export const RAIL_IDS = ['USDT_TRON', 'USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA'] as const;
+/** Why a chain deposit waits in the unmatched queue (docs/settlement.md "Matching and crediting"). */
+export const UNMATCHED_REASONS = [
+  'invoice_expired', 'invoice_already_settled', 'duplicate_payment', 'reference_already_credited',
+  'before_invoice', 'amount_mismatch', 'unknown_amount', 'no_open_invoice',
+] as const;
+/** A chain deposit's states: credited on sight, queued, claimed by the operator, dismissed by the operator. */
+export const DEPOSIT_STATES = ['credited', 'unmatched', 'claimed', 'dismissed'] as const;
 export const units: Schema = {
   type: 'string',
   pattern: '^[0-9]{1,30}$',

@@ -55,6 +55,8 @@ export const GROUPS = [
     ] },
   { name: 'invoices', mutate: ['src/core/invoices.ts'],
     tests: [`${G}/money.test.ts`, `${G}/invoices.test.ts`, '--match', '"invoice guard*"'] },
+  { name: 'settlement', mutate: ['src/core/deposit-match.ts', 'src/core/payment-reference.ts', 'src/core/transfers.ts'],
+    tests: ['test/watchers/settlement-paths.test.ts', '--match', '"*(LevelDB)"'] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'],
     tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)

@@ -110,7 +110,7 @@ onBothStores('the queue says what happened: a second payment, a hand-settled inv
   await settleInvoice(f.ctx, byHand.invoice_id, txRef('hand-ref'));
   const after = await recordDeposit(f.ctx, transfer(byHand.amount_due, 'hand-chain', now()));
   t.like(after.deposit, { reason: 'invoice_already_settled', nearest_invoice_id: byHand.invoice_id });
-  // another machine's open invoice is named only for an amount within 1% of its own
+  // another machine's open invoice is named only for an amount within 5% of its own
   const other = await fund(f, 'm-other', 7);
   const near = await recordDeposit(f.ctx, transfer(String(BigInt(other.amount_due) - 1000n), 'near', now()));
   t.like(near.deposit, { reason: 'amount_mismatch', nearest_invoice_id: other.invoice_id, candidates: 1 });

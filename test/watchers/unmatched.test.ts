@@ -30,7 +30,9 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   t.like(byAmount(BigInt(over.amount_due) + 500_000n), {
     reason: 'amount_mismatch', nearest_invoice_id: over.invoice_id,
   });
-  t.like(byAmount(77n * UNIT + 7n), { reason: 'amount_mismatch', from: a.account(3).address.toLowerCase() });
+  // no invoice asks for an amount within 5% of it: none is named
+  t.like(byAmount(77n * UNIT + 7n), { reason: 'unknown_amount', from: a.account(3).address.toLowerCase() });
+  t.is(byAmount(77n * UNIT + 7n).nearest_invoice_id, undefined);
   for (const inv of [under, over]) t.is((await invoiceStatus(s, inv, inv.machine_token!)).state, 'pending');
 
   // the real CLI: list, claim the underpayment to its invoice (credits what arrived), claim again: refused
@@ -61,10 +63,33 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   const left = (await admin(s, 'UNMATCHED', {})).deposits;
   t.deepEqual(left.map((d: { deposit_id: string }) => d.deposit_id), [lost.deposit_id], 'never lost');
 
+  // the operator's view: a table, filtered; the stranger refunded and dismissed, never to be claimed
+  const table = await s.svcAdmin(['unmatched', '--reason', 'unknown_amount']);
+  t.is(table.code, 0, table.stderr);
+  t.regex(table.stdout, /^DEPOSIT +STATE +REASON +RAIL +AMOUNT +PAID AT +INVOICE +TRANSFER$/m);
+  t.regex(table.stdout, new RegExp(`^${lost.deposit_id} +unmatched +unknown_amount +USDC_BASE +77\\.000007 `, 'm'));
+  t.regex(table.stdout, /^1 deposit\(s\)$/m);
+  t.deepEqual(JSON.parse((await s.svcAdmin(['--json', 'unmatched', '--reason', 'duplicate_payment'])).stdout),
+    { deposits: [], more: false });
+  const refund = `0x${'ef'.repeat(32)}:0`;
+  const dismissed = await s.svcAdmin(['--json', 'dismiss', lost.deposit_id, '--outcome', 'refunded',
+    '--note', 'not ours: sent back to the payer', '--refund-reference', refund]);
+  t.is(dismissed.code, 0, dismissed.stderr);
+  t.like(JSON.parse(dismissed.stdout).deposit, { state: 'dismissed', dismissal: { outcome: 'refunded' } });
+  const late = await s.svcAdmin(['--json', 'claim', lost.deposit_id, over.invoice_id]);
+  t.is(late.code, 1);
+  t.is(JSON.parse(late.stderr).error.code, 'deposit_dismissed');
+  t.deepEqual((await admin(s, 'UNMATCHED', {})).deposits, [], 'the queue is empty');
+  const gone = await s.svcAdmin(['--json', 'unmatched', '--state', 'dismissed']);
+  t.deepEqual(JSON.parse(gone.stdout).deposits.map((d: { deposit_id: string }) => d.deposit_id), [lost.deposit_id]);
+
   // the money audit accepts claims that credit what arrived (not the invoice's credit_units)
   const audited = await s.svcAdmin(['--json', 'audit']);
   t.is(audited.code, 0, audited.stdout);
   t.deepEqual(JSON.parse(audited.stdout).discrepancies, []);
+  t.like(JSON.parse(audited.stdout).dismissed[0], {
+    deposit_id: lost.deposit_id, amount: String(77n * UNIT + 7n), outcome: 'refunded', refund_reference: refund,
+  });
 
   const check = await s.stopAndCheckLedger();
   t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
@@ -74,12 +99,13 @@ test('unmatched: a payment after its invoice expired queues as late and is claim
   const chain = await startChain(t);
   const s = await startSvcd(t, watcherEnv(chain, chain.anvil.url, { SVC_INVOICE_TTL_MS: '1500' }));
   const inv: Invoice = await openInvoice(s, 'um-late', 8);
-  // wait until the node's own clock is past the expiry (HELLO tells its time), without touching the invoice
+  // wait until the node's own clock is past the expiry (HELLO tells its time), without touching the invoice,
+  // by more than a second: block times are whole seconds, and a transfer in the expiry's second was in time
   await waitFor('the invoice to expire', async () => {
     const c = await s.edge();
     try {
       const h = await c.request('HELLO', {});
-      return Date.parse(h.time as string) > Date.parse((inv as unknown as { expires_at: string }).expires_at) + 10
+      return Date.parse(h.time as string) > Date.parse((inv as unknown as { expires_at: string }).expires_at) + 1100
         ? true : undefined;
     } finally { c.close(); }
   });
