@@ -397,24 +397,30 @@ async function printManifest(): Promise<number> {
 }
 
 /**
- * `svcd restore <backup> <data dir>`: checks a backup (manifest hashes, ledger invariant, audit with every
- * receipt verified, journal head) and only then creates the data dir from it. svcd must not run on it.
+ * `svcd restore --expect-sha256 HEX <backup> <data dir>`: checks that the backup is the one taken (its
+ * manifest's SHA-256 is the manifest_sha256 BACKUP printed), then its files, ledger invariant, audit with every
+ * receipt verified and journal head, and only then creates the data dir from it. svcd must not run on it.
+ * The hash is required: a record written into a copy with its manifest rewritten can be self-consistent
+ * (a credit with its journal entry), and only the hash kept apart from the backup tells.
  */
 async function restore(args: string[]): Promise<number> {
   const at = args.indexOf('--expect-sha256');
   const expect = at >= 0 ? args[at + 1] : undefined;
   const paths = args.filter((_, i) => at < 0 || (i !== at && i !== at + 1));
-  if (paths.length !== 2 || (at >= 0 && !/^[0-9a-fA-F]{64}$/.test(expect ?? ''))) {
-    console.error('usage: svcd restore [--expect-sha256 MANIFEST_SHA256] <backup dir> <new data dir>');
+  if (paths.length !== 2 || !/^[0-9a-fA-F]{64}$/.test(expect ?? '')) {
+    console.error('usage: svcd restore --expect-sha256 MANIFEST_SHA256 <backup dir> <new data dir>\n'
+      + '  MANIFEST_SHA256: the manifest_sha256 `svc-admin backup` printed, kept apart from the backup. It proves\n'
+      + '  the backup is the one taken: without it a copy edited with its manifest rewritten restores as clean.\n'
+      + '  Lost it, and you trust where the backup was kept? Then take it from the backup itself, knowingly:\n'
+      + '  sha256sum <backup dir>/backup-manifest.json');
     return 2;
   }
   const [backup, dataDir] = paths.map((a) => resolvePath(a)) as [string, string];
   const { restoreBackup } = await import('./core/backup.ts');
-  const r = await restoreBackup(backup, dataDir, expect);
+  const r = await restoreBackup(backup, dataDir, expect!);
   const t = r.audit.totals;
   console.log(`restored ${backup} (taken ${r.manifest.created_at}, node ${r.manifest.node_id}) into ${dataDir}`);
-  console.log(`  manifest SHA-256 ${r.manifestSha256}${expect ? ', as expected' : ' (not compared: no --expect-sha256; '
-    + 'compare it with the manifest_sha256 the backup printed)'}`);
+  console.log(`  manifest SHA-256 ${r.manifestSha256}, as expected`);
   console.log(`  ${r.manifest.files.length} files match the manifest; journal head ${r.manifest.journal_head.sha256}`);
   const l = r.audit.ledger;
   console.log(`  ledger: ${l.accounts} accounts, ${l.entries} journal entries, invariant holds`);

@@ -10,8 +10,8 @@ export const SVCD_COMMANDS = {
     + 'SVC_CORE_NODES)',
   manifest: 'print the manifest hash to publish as a DNS TXT record',
   selfcheck: 'check the WASM kernels against known answers and exit',
-  restore: '[--expect-sha256 HEX] <backup> <data dir>: check a backup (its manifest_sha256, hashes, ledger, '
-    + 'audit), then create the data dir from it',
+  restore: '--expect-sha256 HEX <backup> <data dir>: check a backup (the manifest_sha256 backup printed, hashes, '
+    + 'ledger, audit), then create the data dir from it',
   audit: '[--json] [--csv DIR]: the money audit on a stopped node\'s SVC_DATA_DIR (online: svc-admin audit)',
 } as const;
 

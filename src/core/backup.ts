@@ -231,14 +231,14 @@ function checkFiles(backup: string, manifest: BackupManifest): string[] {
 }
 
 /**
- * Restores `backup` into `dataDir` (absent or an empty directory) for a stopped node: with
- * `expectSha256`, the manifest is the one BACKUP wrote (its manifest_sha256, kept apart from the backup);
+ * Restores `backup` into `dataDir` (absent or an empty directory) for a stopped node: first the manifest
+ * is the one BACKUP wrote (`expectSha256`, the manifest_sha256 it printed, kept apart from the backup);
  * then the manifest's hashes and required key files, then, on a private copy, the ledger invariant, the
  * audit (every receipt verified against the backed-up node key) and the journal head; only then is the
  * copy renamed into place. Throws naming every problem found; nothing is left at `dataDir` then.
  */
 export async function restoreBackup(
-  backup: string, dataDir: string, expectSha256?: string,
+  backup: string, dataDir: string, expectSha256: string,
 ): Promise<RestoreResult> {
   checkTarget(dataDir, 'the data dir');
   const mpath = join(backup, MANIFEST_FILE);
@@ -247,7 +247,7 @@ export async function restoreBackup(
     'invalid_request', `backup ${backup} refused:\n  ${problems.join('\n  ')}`, { problems },
   );
   const manifestSha256 = sha256File(mpath);
-  if (expectSha256 !== undefined && manifestSha256 !== expectSha256.toLowerCase()) {
+  if (manifestSha256 !== expectSha256.toLowerCase()) {
     throw refused([`${MANIFEST_FILE}: SHA-256 ${manifestSha256} is not ${expectSha256}, the one recorded when the `
       + 'backup was taken: the backup was changed since']);
   }

@@ -15,6 +15,10 @@ import { coreFixture } from '../support/core-fixture.ts';
 import { takeBackup } from '../../src/core/backup.ts';
 import { ServiceError } from '../../src/errors.ts';
 
+/** The SHA-256 of a backup's manifest as it is now (what an operator computes who trusts the copy). */
+const manifestSha = (dir: string) => createHash('sha256').update(readFileSync(join(dir, 'backup-manifest.json')))
+  .digest('hex');
+
 function listFiles(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
@@ -79,7 +83,7 @@ test('backup during paid flows, restore: the restored node verifies every earlie
 
   // restore into a new data dir and start a node on it
   const restored = join(tmp, 'restored');
-  const r = await runBin(BIN.svcd, ['restore', dir, restored]);
+  const r = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(dir), dir, restored]);
   t.is(r.code, 0, r.stderr + r.stdout);
   t.regex(r.stdout, /invariant holds/);
   const s2 = new Svcd({}, restored);
@@ -105,7 +109,7 @@ test('backup during paid flows, restore: the restored node verifies every earlie
   t.true(checked.ok, checked.problems.join('; '));
 
   // restoring over a data dir that is not empty is refused
-  const over = await runBin(BIN.svcd, ['restore', dir, restored]);
+  const over = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(dir), dir, restored]);
   t.is(over.code, 1);
   t.regex(over.stderr, /exists and is not an empty directory/);
 
@@ -137,7 +141,7 @@ test('backup during paid flows, restore: the restored node verifies every earlie
   ];
   for (const [copy, name, why] of cases) {
     const target = join(tmp, `restore-${name}`);
-    const x = await runBin(BIN.svcd, ['restore', copy, target]);
+    const x = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(copy), copy, target]);
     t.is(x.code, 1, `${name}: ${x.stdout}`);
     t.regex(x.stderr, why, name);
     t.false(existsSync(target), `${name}: no data dir created`);
@@ -152,7 +156,8 @@ test('backup during paid flows, restore: the restored node verifies every earlie
   await store.write([put('accounts', idPart(machine), { ...acct, available })]);
   await store.close();
   rewriteManifest(forged);
-  const f = await runBin(BIN.svcd, ['restore', forged, join(tmp, 'restore-forged')]);
+  const f = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(forged), forged,
+    join(tmp, 'restore-forged')]);
   t.is(f.code, 1, f.stdout);
   t.regex(f.stderr, new RegExp(`audit: ledger: ${machine}: available \\d+ but journal sums to \\d+`));
   t.false(existsSync(join(tmp, 'restore-forged')));
@@ -186,7 +191,7 @@ test('a node that rotated its keys: the backup holds every key file, old ones to
   t.is(statSync(join(dir, keys[0]!)).mode & 0o777, 0o600);
   // the restore's audit verifies every receipt with the restored key set: all three keys are there
   const restored = join(tmp, 'restored');
-  const r = await runBin(BIN.svcd, ['restore', dir, restored]);
+  const r = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(dir), dir, restored]);
   t.is(r.code, 0, r.stderr + r.stdout);
   t.regex(r.stdout, /audit clean: 3 receipts verify/);
   // a key set that lost its first signing key: the restore refuses, the receipts of that key do not verify
@@ -196,7 +201,8 @@ test('a node that rotated its keys: the backup holds every key file, old ones to
   ring.signing = ring.signing.slice(1);
   writeFileSync(join(partial, 'keyring.json'), JSON.stringify(ring));
   rewriteManifest(partial);
-  const x = await runBin(BIN.svcd, ['restore', partial, join(tmp, 'restore-partial')]);
+  const x = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(partial), partial,
+    join(tmp, 'restore-partial')]);
   t.is(x.code, 1, x.stdout);
   t.regex(x.stderr, new RegExp(`receipt: ${receipts[0]} does not verify \\(unknown_key\\)`));
 });
@@ -234,15 +240,18 @@ test('a backup changed since it was taken: --expect-sha256 refuses it; key files
   t.is(refused.code, 1, refused.stdout);
   t.regex(refused.stderr, /backup-manifest\.json: SHA-256 [0-9a-f]{64} is not [0-9a-f]{64}, the one recorded/);
   t.false(existsSync(join(tmp, 'r1')));
+  // without the recorded hash nothing can tell the planted copy from the backup taken: restore asks for it
   const unchecked = await runBin(BIN.svcd, ['restore', planted, join(tmp, 'r2')]);
-  t.is(unchecked.code, 0, 'without the recorded hash nothing can tell: restore says so');
-  t.regex(unchecked.stdout, /manifest SHA-256 [0-9a-f]{64} \(not compared: no --expect-sha256/);
+  t.is(unchecked.code, 2, unchecked.stdout);
+  t.regex(unchecked.stderr, /usage: svcd restore --expect-sha256 MANIFEST_SHA256 <backup dir> <new data dir>/);
+  t.regex(unchecked.stderr, /sha256sum <backup dir>\/backup-manifest\.json/);
+  t.false(existsSync(join(tmp, 'r2')));
   // key files dropped from the backup and its manifest: restore would have made new ones
   const keyless = await forge('keyless', (d) => {
     rmSync(join(d, 'result-key.bin'));
     rmSync(join(d, 'bct-key.bin'));
   })();
-  const k = await runBin(BIN.svcd, ['restore', keyless, join(tmp, 'r3')]);
+  const k = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(keyless), keyless, join(tmp, 'r3')]);
   t.is(k.code, 1, k.stdout);
   t.regex(k.stderr, /result-key\.bin: not in the backup/);
   t.regex(k.stderr, /bct-key\.bin: not in the backup/);
@@ -256,7 +265,7 @@ test('a backup changed since it was taken: --expect-sha256 refuses it; key files
   const broken = join(tmp, 'broken');
   cpSync(dir, broken, { recursive: true });
   writeFileSync(join(broken, 'backup-manifest.json'), '{"format": "svc_backup_v1", "fil');
-  const bj = await runBin(BIN.svcd, ['restore', broken, join(tmp, 'r6')]);
+  const bj = await runBin(BIN.svcd, ['restore', '--expect-sha256', manifestSha(broken), broken, join(tmp, 'r6')]);
   t.is(bj.code, 1);
   t.regex(bj.stderr, /backup-manifest\.json is not JSON/);
 });
