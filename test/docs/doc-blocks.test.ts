@@ -46,7 +46,7 @@ const helps = by(KBENCH, '[\'bench:kernels\', \'bench:service\']', 'npm run ${sc
 const K_JSON = 'npm run -s bench:kernels -- --quick --sizes 64,8KiB --json --out /tmp/k.json';
 const K_COMPARE = 'npm run bench:kernels -- --quick --sizes 64 --compare /tmp/k.json';
 const ROTATE = 'node src/bin/svc-admin.mjs --data-dir /srv/svc/data rotate-node-key';
-const DRILL = 'node src/bin/svc-admin.mjs --data-dir /srv/svc/data backup /srv/backups/svc-2026-05-01';
+const DRILL = 'SHA=$(node src/bin/svc-admin.mjs --data-dir /srv/svc/data backup /srv/backups/svc-2026-05-01';
 const SETTLE = 'node src/bin/svc-admin.mjs settle-invoice "$INVOICE" --reference "$TX"';
 
 export const ROWS: Row[] = [
@@ -140,8 +140,15 @@ export const ROWS: Row[] = [
   {
     file: 'docs/settlement.md', block: 'svc-admin unmatched',
     lines: {
-      'svc-admin unmatched': [by(UNMATCHED, '[\'--json\', \'unmatched\']')],
+      'svc-admin unmatched': [by(UNMATCHED, '[\'--json\', \'unmatched\']', '[\'unmatched\', \'--reason\'')],
+      'svc-admin unmatched --rail USDC_BASE --reason invoice_expired': [
+        by(UNMATCHED, '\'unmatched\', \'--rail\', \'USDC_BASE\', \'--reason\', \'invoice_expired\''),
+      ],
+      'svc-admin unmatched --state dismissed': [by(UNMATCHED, '\'unmatched\', \'--state\', \'dismissed\'')],
       'svc-admin claim "$DEPOSIT" "$INVOICE"': [by(UNMATCHED, '\'claim\', dep.deposit_id, under.invoice_id')],
+      'svc-admin dismiss "$DEPOSIT" --outcome refunded --note "not ours: sent back" --refund-reference "$REFUND_TX"': [
+        by(UNMATCHED, '\'dismiss\', lost.deposit_id, \'--outcome\', \'refunded\''),
+      ],
     },
     how: 'svc-admin (with `--json`) on deposits a local anvil chain made: DEPOSIT and INVOICE are real ids',
   },

@@ -37,6 +37,9 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   deposit_already_credited: [
     'test/watchers/unmatched.test.ts', 'unmatched: under- and over-payments and an unknown payer queue', 'svc/1',
   ],
+  deposit_dismissed: [
+    'test/watchers/unmatched.test.ts', 'unmatched: under- and over-payments and an unknown payer queue', 'svc/1',
+  ],
   too_many_open_invoices: ['test/adversarial/money-semantics.test.ts', 'funding denial', 'svc/1'],
   idempotency_in_progress: ['test/core/flow.test.ts', 'idempotency keys: same body replays', 'svc/1'],
   idempotency_key_reused: ['test/gateway/api.test.ts', 'Idempotency-Key header', 'http'],

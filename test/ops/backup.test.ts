@@ -16,8 +16,8 @@ import { takeBackup } from '../../src/core/backup.ts';
 import { ServiceError } from '../../src/errors.ts';
 
 /** The SHA-256 of a backup's manifest as it is now (what an operator computes who trusts the copy). */
-const manifestSha = (dir: string) => createHash('sha256').update(readFileSync(join(dir, 'backup-manifest.json')))
-  .digest('hex');
+const manifestSha = (dir: string) => (existsSync(join(dir, 'backup-manifest.json'))
+  ? createHash('sha256').update(readFileSync(join(dir, 'backup-manifest.json'))).digest('hex') : '0'.repeat(64));
 
 function listFiles(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((n) => {

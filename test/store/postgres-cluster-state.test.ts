@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { RAILS, type Config } from '../../src/core/config.ts';
 import type { CoreContext } from '../../src/core/context.ts';
 import { claimDeposit, loadDeposit, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
-import { fundAccount, loadInvoice, settleInvoice, type InvoiceRecord } from '../../src/core/invoices.ts';
+import {
+  DEFAULT_AMOUNT_HOLD_MS, fundAccount, loadInvoice, settleInvoice, type InvoiceRecord,
+} from '../../src/core/invoices.ts';
 import { getMachine, newToken, rotateOps } from '../../src/core/machines.ts';
 import { Lease } from '../../src/core/leases.ts';
 import { Ledger } from '../../src/core/ledger.ts';
@@ -166,8 +168,8 @@ testNeeding(test, 'invoice amounts: two nodes creating invoices at once never sh
     // while it is open, nobody else gets the amount
     const again = await Promise.allSettled([fund(a, `xa-${round}`), fund(b, `xb-${round}`)]);
     t.deepEqual(again.map(codeOf), ['busy', 'busy']);
-    // expired, its amount is taken over by exactly one of two nodes (compare-and-set over the expired entry)
-    clock.advance(60_000);
+    // expired and past its hold, its amount is taken over by exactly one of two nodes (compare-and-set)
+    clock.advance(60_000 + DEFAULT_AMOUNT_HOLD_MS);
   }
   // another units value is another amount: both nodes, different amounts, both succeed
   const [x, y] = await Promise.all([

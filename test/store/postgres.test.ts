@@ -191,7 +191,10 @@ testNeeding(test, 'two nodes, one machine: a conflicting operation runs 5 times 
   t.deepEqual(await la.account(M), { available: 62n, reserved: 40n, seq: 4 });
   // one node's lock is per machine: another machine runs while this one is held
   let release!: () => void;
-  const held = la.withMachine(M, () => new Promise<string>((r) => { release = () => r('held'); }));
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => { entered = r; });
+  const held = la.withMachine(M, () => new Promise<string>((r) => { release = () => r('held'); entered(); }));
+  await inside; // a shared store reads the account before the operation runs: wait until it holds the lock
   t.is(await la.withMachine('other-machine', async () => 'other'), 'other');
   release();
   t.is(await held, 'held');

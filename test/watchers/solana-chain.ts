@@ -120,7 +120,8 @@ export class SolanaChain {
     const b58 = getBase58Decoder();
     const json = {
       slot: Number(this.slot),
-      blockTime: Number(this.svm.getClock().unixTimestamp),
+      // the time the stand-in made the block, as a validator's: litesvm's own clock does not follow the wall clock
+      blockTime: Math.floor(Date.now() / 1000),
       version: 0,
       meta: {
         err: failed ? { InstructionError: [0, String(res.err())] } : null,

@@ -112,9 +112,11 @@ test('unmatched: a payment after its invoice expired queues as late and is claim
   const paid = await chain.anvil.transfer(1, chain.railAddress, BigInt(inv.amount_due));
   await chain.anvil.mine(CONFIRMATIONS);
   await scannedThrough(s, paid.block);
-  const [dep] = (await admin(s, 'UNMATCHED', {})).deposits;
+  const listed = await s.svcAdmin(['--json', 'unmatched', '--rail', 'USDC_BASE', '--reason', 'invoice_expired']);
+  const [dep] = JSON.parse(listed.stdout).deposits;
   t.like(dep, { reason: 'invoice_expired', nearest_invoice_id: inv.invoice_id, amount: inv.amount_due,
     tx_id: paid.hash.toLowerCase() });
+  t.deepEqual((await admin(s, 'UNMATCHED', { rail: 'USDT_TRON' })).deposits, [], 'another rail: none');
   t.is(await balance(s, inv.machine_id, inv.machine_token!), 0n);
   const r = await admin(s, 'CLAIM', { deposit_id: dep.deposit_id, invoice_id: inv.invoice_id });
   t.like(r.invoice, { state: 'settled', settled_late: true, deposit_id: dep.deposit_id });
