@@ -14,6 +14,7 @@ import type { Machine } from './load.ts';
 export const BENCH_ENV: Record<string, string> = {
   SVC_RATE_PUBLIC_LOW: '100000000/60',
   SVC_RATE_PAID_EXECUTION: '100000000/60',
+  SVC_MAX_OPEN_INVOICES_PER_ADDRESS: '1000000',
   SVC_LOG_LEVEL: 'error',
 };
 

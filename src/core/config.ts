@@ -90,6 +90,8 @@ export interface Config {
   invoiceAmountHoldMs?: number;
   /** pending invoices one machine_id may hold at once (each holds a unique amount on its rail) */
   maxOpenInvoices: number;
+  /** pending invoices one client address may hold at once, whatever the machine_ids (optional in test contexts) */
+  maxOpenInvoicesPerAddress?: number;
   /**
    * Largest amount suffix in base units (1..99,999, DESIGN.md §4). Never from the environment: tests
    * narrow it so that nodes' picks collide (test/store/postgres-cluster-state.test.ts).
@@ -227,9 +229,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     watchers: watchers(env, rails),
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
-    invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 24 * 3_600_000, 1000, 30 * 86_400_000),
+    invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 3_600_000, 1000, 30 * 86_400_000),
     invoiceAmountHoldMs: int(env, 'SVC_INVOICE_AMOUNT_HOLD_MS', 2 * 3_600_000, 60_000, 30 * 86_400_000),
     maxOpenInvoices: int(env, 'SVC_MAX_OPEN_INVOICES', 20, 1, 10_000),
+    maxOpenInvoicesPerAddress: int(env, 'SVC_MAX_OPEN_INVOICES_PER_ADDRESS', 100, 1, 1_000_000),
     sweepIntervalMs: int(env, 'SVC_SWEEP_INTERVAL_MS', 1000, 50, 3_600_000),
     kernelThreads: env.SVC_KERNEL_THREADS ? int(env, 'SVC_KERNEL_THREADS', 1, 1, 256) : undefined,
     idleTimeoutMs: int(env, 'SVC_IDLE_TIMEOUT_MS', 120_000, 100, 86_400_000),

@@ -291,11 +291,12 @@ export class Core {
       ? `m:${args.machine_id as string}`
       : `a:${clientKey(client)}|m:${String(args.machine_id)}`;
     if (idemKey === undefined) return this.#dispatch(spec, args, auth, client);
-    return this.#idempotent(spec, args, idemKey, scope, auth);
+    return this.#idempotent(spec, args, idemKey, scope, auth, client);
   }
 
   async #idempotent(
     spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string, auth: Auth | undefined,
+    client?: string,
   ): Promise<Record<string, unknown>> {
     const { idempotency_key: _k, ...body } = args;
     const k = recordKey(scope, spec.name, idemKey);
@@ -340,7 +341,7 @@ export class Core {
         return ops;
       };
       // a claim also names this record in the machine record it writes
-      const result = await this.#dispatch(spec, args, auth, undefined, { record: k, seal });
+      const result = await this.#dispatch(spec, args, auth, client, { record: k, seal });
       // commands without effects of their own to batch with (QUOTE) write the record alone; a QUOTE's
       // may be lost in a crash like the quote itself (a retry then gets a new quote)
       if (!sealed) await this.ctx.store.write(seal(result), { sync: spec.name !== 'QUOTE' });
@@ -468,7 +469,7 @@ export class Core {
         return view(await fundAccount(ctx, args, auth?.token, idem && {
           record: idem.record,
           seal: (r) => idem.seal(view(r)),
-        }));
+        }, client === undefined ? undefined : clientKey(client)));
       }
       case 'INVOICE_STATUS': {
         const inv = await loadInvoice(ctx, a.invoice_id as string);

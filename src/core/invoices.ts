@@ -17,6 +17,7 @@ import { create, isStoreConflict, put, replace, type Json, type Op, type Store }
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
+import { clientInvoiceOps, withClient } from './invoice-clients.ts';
 import { canonicalOrAsIs } from './payment-reference.ts';
 import { resolveReference } from './transfers.ts';
 import { locksPerOwner } from './keyed-mutex.ts';
@@ -205,6 +206,7 @@ export async function fundAccount(
   a: { machine_id: string; units: number; network: string; asset: string },
   token: string | undefined,
   idem?: { record: string; seal: (r: { invoice: InvoiceRecord; machine_token?: string }) => Op[] },
+  client?: string,
 ): Promise<{ invoice: InvoiceRecord; machine_token?: string }> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
     const rec = await getMachine(ctx.store, a.machine_id);
@@ -218,11 +220,16 @@ export async function fundAccount(
       throw new ServiceError('too_many_open_invoices', msg, { open_invoices: cap });
     }
     const claimToken = rec ? undefined : newToken();
-    return withRail(ctx, rail.rail, async () => {
+    const invoiceId = newId('inv');
+    const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
+    // the client address's own bound, across machine_ids (none for a caller without an address: in process)
+    const perClient = (fn: (ops: Op[]) => Promise<{ invoice: InvoiceRecord; machine_token?: string }>) =>
+      (client === undefined ? fn([]) : withClient(ctx, client, async () =>
+        fn(await clientInvoiceOps(ctx, client, invoiceId, expiresMs))));
+    return perClient((clientOps) => withRail(ctx, rail.rail, async () => {
       const { amount, taken } = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
-      const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
       const inv: InvoiceRecord = {
-        invoice_id: newId('inv'), machine_id: a.machine_id, state: 'pending', units: a.units,
+        invoice_id: invoiceId, machine_id: a.machine_id, state: 'pending', units: a.units,
         credit_units: (amount * UNITS_PER_BASE_UNIT).toString(),
         rail: rail.rail, network: rail.network, asset: rail.asset, decimals: 6, pay_to: rail.address,
         amount_due: amount.toString(), amount_due_decimal: decimal(amount),
@@ -244,11 +251,12 @@ export async function fundAccount(
           ? replace('invoice_amounts', amountKey, amountEntry, taken)
           : create('invoice_amounts', amountKey, amountEntry),
         ...machineOps(a.machine_id, next, rec),
+        ...clientOps,
         ...(idem?.seal(reply) ?? []),
       ]);
       INVOICES_ENTERING.created.v++;
       return reply;
-    });
+    }));
   });
 }
 

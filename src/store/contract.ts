@@ -19,6 +19,8 @@ export const SUBLEVELS = [
   'settlement_refs',
   // each recorded chain transfer by (rail, transaction, index): a bare transaction id names its only transfer
   'deposit_txs',
+  // each client address's open invoices, across machine_ids (one caller cannot hold a rail's amounts)
+  'invoice_clients',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

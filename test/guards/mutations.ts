@@ -56,6 +56,7 @@ const T = {
   queueSays: 'the queue says what happened: a second payment, a hand-settled invoice, a near amount, an '
     + 'unknown one (LevelDB)',
   spelling: 'one payment credits one invoice in every spelling of its reference (LevelDB)',
+  flood: '60 client addresses flooding invoices under fresh machine_ids leave fresh payers able to fund (LevelDB)',
   dismissed: 'a dismissed deposit leaves the queue for good: never claimed, never dismissed twice (LevelDB)',
   fundToken: 'invoice guard: a claimed machine needs its token for FUND_ACCOUNT (missing, wrong or rotated: '
     + 'unauthorized)',
@@ -211,6 +212,8 @@ export const MUTATIONS: Mutation[] = [
   m('reference-bare-resolved', 'a bare transaction id names its only transfer', 'src/core/transfers.ts',
     'resolveReference', 'if (found.length === 1) return formatReference(ref.tx, found[0]!);',
     'if (found.length >= 1) return formatReference(ref.tx, found[0]!);', PATHS, T.spelling),
+  m('invoice-client-cap', 'open invoices are capped per client address', 'src/core/invoice-clients.ts',
+    'clientInvoiceOps', 'if (Object.keys(open).length >= cap) {', 'if (false) {', PATHS, T.flood),
   m('deposit-dismissed-final', 'a dismissed deposit is never claimed', 'src/core/deposits.ts', 'claimDeposit',
     '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    const inv', '    const inv', PATHS, T.dismissed),
   // quotes

@@ -167,3 +167,29 @@ onBothStores('a dismissed deposit leaves the queue for good: never claimed, neve
     t.is(await balance(f, 'dm-m'), 0n);
     await auditClean(t, f);
   });
+
+onBothStores('60 client addresses flooding invoices under fresh machine_ids leave fresh payers able to fund',
+  async (t, open) => {
+    // a rail and size with 2,000 amounts; each address may hold 20 open invoices, whatever the machine_id
+    const f = await open({ invoiceSuffixMax: 2000, maxOpenInvoicesPerAddress: 20, maxOpenInvoices: 20 });
+    const flood = async (address: string, round = 0) => {
+      let held = 0;
+      for (let i = 0; ; i++) {
+        const args = { machine_id: `flood-${round}-${address}-${i}`, units: 1, network: 'Base', asset: 'USDC' };
+        const outcome = await code(fundAccount(f.ctx, args, undefined, undefined, address));
+        if (outcome !== 'ok') return { held, outcome };
+        held++;
+      }
+    };
+    const flooders = await Promise.all(Array.from({ length: 60 }, (_, k) => flood(`10.0.${k >> 8}.${k & 255}`)));
+    t.deepEqual([...new Set(flooders.map((x) => `${x.held} then ${x.outcome}`))], ['20 then too_many_open_invoices']);
+    const fresh = [];
+    for (let i = 0; i < 20; i++) {
+      const args = { machine_id: `fresh-${i}`, units: 1, network: 'Base', asset: 'USDC' };
+      fresh.push(await code(fundAccount(f.ctx, args, undefined, undefined, `192.0.2.${i + 1}`)));
+    }
+    t.is(fresh.filter((x) => x === 'ok').length, 20, fresh.join(', '));
+    // an expired invoice leaves its address's count (its amount stays held through the hold)
+    f.clock.advance(f.ctx.config.invoiceTtlMs);
+    t.like(await flood('10.0.0.0', 1), { held: 20, outcome: 'too_many_open_invoices' });
+  });
