@@ -45,8 +45,8 @@ export const ERRORS = {
   },
   too_many_open_invoices: {
     status: 409, expose: true,
-    doc: 'the machine_id (SVC_MAX_OPEN_INVOICES) or the client address (SVC_MAX_OPEN_INVOICES_PER_ADDRESS) has the most '
-      + 'open invoices allowed',
+    doc: 'the machine_id (SVC_MAX_OPEN_INVOICES) or the client address (SVC_MAX_OPEN_INVOICES_PER_ADDRESS) has '
+      + 'the most open invoices allowed',
   },
   idempotency_in_progress: { status: 409, expose: true, doc: 'a request with this idempotency key is still running' },
   idempotency_key_reused: { status: 422, expose: true, doc: 'the idempotency key was used with a different request' },

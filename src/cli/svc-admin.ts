@@ -1,5 +1,5 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
-// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, DISMISS, BACKUP,
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, DISMISS, REORGS, BACKUP,
 // AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
 // only the service's user reaches it). Its arguments, their choices and the help examples come from the command's
 // schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
@@ -28,6 +28,8 @@ const NOTES: Record<string, string> = {
   LIST_INVOICES: 'list invoices, filtered by state and machine_id, a page at a time (LIST_INVOICES)',
   UNMATCHED: 'chain deposits no invoice took, oldest first, as a table (UNMATCHED): why each waits (--reason), the '
     + 'invoice it concerns, the transfer; --state claimed|dismissed|credited lists those instead',
+  REORGS: 'deposits a watcher saw reorged out after it recorded them (REORGS): their credits stand; check each '
+    + 'transfer on the chain (re-included under a new transaction?) and settle the difference with its payer',
   CLAIM: 'credit a queued deposit to an invoice of its rail, once, for the amount it paid (CLAIM)',
   DISMISS: 'take a queued deposit out of the queue without a credit: refunded to its payer or written off, with a '
     + 'note (DISMISS); final: it can never be claimed',
@@ -43,7 +45,8 @@ const NOTES: Record<string, string> = {
 /** Example values for the arguments the admin commands take. */
 const SAMPLE: Record<string, string> = {
   invoice_id: 'inv_…', machine_id: 'my-agent', reference: '<tx-hash>:<log-index>', limit: '50',
-  cursor: '<next_cursor>', deposit_id: 'dep_…', note: '"refunded to the sender"', refund_reference: '<tx-hash>:<index>',
+  cursor: '<next_cursor>', deposit_id: 'dep_…', note: '"refunded to the sender"',
+  refund_reference: '<tx-hash>:<index>',
 };
 
 /** One line per invoice, for LIST_INVOICES without --json. */
@@ -72,7 +75,7 @@ function depositTable(r: Record<string, unknown>): string {
 }
 
 const TEXT: Record<string, (r: Record<string, unknown>) => string> = {
-  LIST_INVOICES: invoiceTable, UNMATCHED: depositTable,
+  LIST_INVOICES: invoiceTable, UNMATCHED: depositTable, REORGS: depositTable,
 };
 
 /** The command line a spec's arguments make: *_id arguments it requires positional, the rest flags. */

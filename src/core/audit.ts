@@ -37,6 +37,10 @@ export interface InvoiceRow { state: string; rail: string; count: number; credit
 
 /** Chain deposits by state and rail: what arrived (token base units), credited or not. */
 export interface DepositRow { state: string; rail: string; count: number; amount: string }
+/** A deposit reorged out after it was recorded (and, if credited, the invoice it credited). */
+export interface ReorgedRow {
+  deposit_id: string; rail: string; amount: string; state: string; invoice_id: string; at: string;
+}
 /** A deposit the operator dismissed: received, never credited (refunded or written off). */
 export interface DismissedRow {
   deposit_id: string; rail: string; amount: string; outcome: string; note: string; at: string; refund_reference: string;
@@ -59,6 +63,8 @@ export interface AuditReport {
   /** chain deposits by state: money received, credited on sight, claimed, waiting or dismissed */
   deposits: DepositRow[];
   dismissed: DismissedRow[];
+  /** deposits a watcher saw reorged out after recording them: their credits stand, each to be checked */
+  reorged: ReorgedRow[];
 }
 
 const add = (m: Map<string, bigint>, k: string, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
@@ -298,24 +304,32 @@ async function auditAt(
 }
 
 /** The deposits section: totals by state and rail, and every dismissal with its note. */
-function depositRows(all: Iterable<DepositRecord>): { deposits: DepositRow[]; dismissed: DismissedRow[] } {
+function depositRows(
+  all: Iterable<DepositRecord>,
+): { deposits: DepositRow[]; dismissed: DismissedRow[]; reorged: ReorgedRow[] } {
   const by = new Map<string, { count: number; amount: bigint }>();
   const dismissed: DismissedRow[] = [];
+  const reorged: ReorgedRow[] = [];
   for (const d of all) {
+    if (d.reorged_at) {
+      const { deposit_id, rail, amount, state } = d;
+      reorged.push({ deposit_id, rail, amount, state, invoice_id: d.invoice_id ?? '', at: d.reorged_at });
+    }
     const k = `${d.state}|${d.rail}`;
     const b = by.get(k) ?? { count: 0, amount: 0n };
     by.set(k, { count: b.count + 1, amount: b.amount + BigInt(d.amount) });
     if (d.state !== 'dismissed' || !d.dismissal) continue;
     const { outcome, note, at, refund_reference } = d.dismissal;
     dismissed.push({
-      deposit_id: d.deposit_id, rail: d.rail, amount: d.amount, outcome, note, at, refund_reference: refund_reference ?? '',
+      deposit_id: d.deposit_id, rail: d.rail, amount: d.amount, outcome, note, at,
+      refund_reference: refund_reference ?? '',
     });
   }
   const deposits = [...by].map(([k, b]) => {
     const [state, rail] = k.split('|') as [string, string];
     return { state, rail, count: b.count, amount: b.amount.toString() };
   }).sort((a, b) => (a.state + a.rail < b.state + b.rail ? -1 : 1));
-  return { deposits, dismissed };
+  return { deposits, dismissed, reorged };
 }
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break; a leading =+-@ is defused. */

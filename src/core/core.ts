@@ -14,7 +14,7 @@ import { SERVICES, type ExecutionCommand } from '../protocol/services.ts';
 import { PROTOCOL } from '../protocol/wire.ts';
 import { CORE_VERSION as VERSION } from '../protocol/versions.ts';
 import { create, delIf, isStoreConflict, openStore, put, replace, type Json, type Op } from '../store/store.ts';
-import type { Config } from './config.ts';
+import type { Config, Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { execute, isOffered, type ExecutionArgs } from './executions.ts';
 import { audit, auditCsv } from './audit.ts';
@@ -25,7 +25,7 @@ import {
   type InvoiceRecord,
 } from './invoices.ts';
 import {
-  claimDeposit, depositView, dismissDeposit, listUnmatched, type DepositFilter, type Dismissal,
+  claimDeposit, depositView, dismissDeposit, listReorged, listUnmatched, type DepositFilter, type Dismissal,
 } from './deposits.ts';
 import { indexRecordedTransfers } from './transfers.ts';
 import { Ledger } from './ledger.ts';
@@ -488,6 +488,8 @@ export class Core {
         const { deposits, more } = await listUnmatched(ctx, a as unknown as DepositFilter);
         return { deposits: deposits.map(depositView), more };
       }
+      case 'REORGS':
+        return { deposits: (await listReorged(ctx, a.rail as Rail['rail'] | undefined)).map(depositView) };
       case 'DISMISS': {
         const d = a as { deposit_id: string; outcome: Dismissal['outcome']; note: string; refund_reference?: string };
         const { deposit_id, ...dismissal } = d;

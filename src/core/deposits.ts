@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import type { DEPOSIT_STATES } from '../protocol/schemas.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { create, del, isStoreConflict, put, replace } from '../store/store.ts';
+import { create, del, isStoreConflict, put, replace, type Op } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { decide, matchTransfer, paidAtMs, type QueueMatch } from './deposit-match.ts';
@@ -211,7 +211,9 @@ function queued(seen: DepositRecord, match: QueueMatch, now: Date): DepositRecor
 }
 
 /** UNMATCHED's filters, validated against its schema (state and limit defaulted). */
-export interface DepositFilter { rail?: Rail['rail']; reason?: UnmatchedReason; state: DepositRecord['state']; limit: number }
+export interface DepositFilter {
+  rail?: Rail['rail']; reason?: UnmatchedReason; state: DepositRecord['state']; limit: number;
+}
 
 /**
  * UNMATCHED: the queue, oldest first, or (another `state`) every deposit in that state in id order; at
@@ -295,7 +297,8 @@ export async function claimDeposit(
     if (!settled.landed) {
       const ref = JSON.stringify(settled.invoice.settlement_reference);
       const msg = `invoice ${invoiceId} was already settled with reference ${ref}`;
-      throw new ServiceError('invoice_already_settled', msg, { settlement_reference: settled.invoice.settlement_reference });
+      const details = { settlement_reference: settled.invoice.settlement_reference };
+      throw new ServiceError('invoice_already_settled', msg, details);
     }
     return { deposit: rec, invoice: settled.invoice };
   });
@@ -339,7 +342,7 @@ export async function markReorged(ctx: CoreContext, id: string): Promise<Deposit
       if (!dep || dep.reorged_at) return dep;
       const rec: DepositRecord = { ...dep, reorged_at: ctx.now().toISOString() };
       try {
-        await ctx.store.write([replace('deposits', id, asJson(rec), asJson(dep))]);
+        await ctx.store.write([replace('deposits', id, asJson(rec), asJson(dep)), reorgIndexOp(rec)]);
         return rec;
       } catch (e) {
         if (!isStoreConflict(e) || run >= MARK_RUNS) throw e;
@@ -349,3 +352,18 @@ export async function markReorged(ctx: CoreContext, id: string): Promise<Deposit
 }
 
 const MARK_RUNS = 5;
+
+/** The reorg index's entry of a deposit marked reorged (its rail's list, for REORGS and the status). */
+export const reorgIndexOp = (d: DepositRecord): Op =>
+  put('deposit_reorgs', key(d.rail, d.deposit_id), { deposit_id: d.deposit_id, reorged_at: d.reorged_at ?? null });
+
+/** REORGS: the deposits a watcher saw reorged out after recording them, by rail (or all), in id order. */
+export async function listReorged(ctx: CoreContext, rail?: Rail['rail']): Promise<DepositRecord[]> {
+  const range = rail ? { gte: key(rail, ''), lt: key(rail, '\uffff') } : {};
+  const out: DepositRecord[] = [];
+  for await (const [, v] of ctx.store.entries('deposit_reorgs', range)) {
+    const d = await loadDeposit(ctx, v.deposit_id as string);
+    if (d) out.push(d);
+  }
+  return out;
+}

@@ -43,7 +43,7 @@ export async function resolveReference(store: Store, rail: RailId, text: string)
   throw new ServiceError('invalid_request', msg, { field: 'reference', indexes: found });
 }
 
-/** Indexes the deposits recorded before deposit_txs existed (once per store; idempotent). */
+/** Indexes the deposits recorded before deposit_txs and deposit_reorgs existed (once per store; idempotent). */
 export async function indexRecordedTransfers(store: Store): Promise<number> {
   if (await store.get('meta', 'deposit_txs_v1')) return 0;
   let ops: Op[] = [];
@@ -51,6 +51,10 @@ export async function indexRecordedTransfers(store: Store): Promise<number> {
   for await (const [id, v] of store.entries('deposits')) {
     const tx = canonicalTx(v.rail as RailId, v.tx_id as string);
     ops.push(transferIndexOp(v.rail as RailId, tx, v.log_index as number, id));
+    // a deposit marked reorged before the reorg index existed joins it
+    if (typeof v.reorged_at === 'string') {
+      ops.push(put('deposit_reorgs', key(v.rail as string, id), { deposit_id: id, reorged_at: v.reorged_at }));
+    }
     n++;
     if (ops.length >= 1000) {
       await store.write(ops);

@@ -4,7 +4,7 @@
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
 // verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED,
-// CLAIM, DISMISS, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
+// CLAIM, DISMISS, REORGS, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
 // subcommands from them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
 // (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
 // share it.
@@ -274,6 +274,12 @@ export const AUXILIARY: readonly CommandSpec[] = [
       limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'most deposits listed' },
     }),
     result({ deposits: { type: 'array' }, more: { type: 'boolean' } }, ['deposits', 'more']),
+  ),
+  admin(
+    'REORGS', 'Auxiliary', false,
+    'operator: deposits a watcher saw reorged out after recording them (reported, never reversed), by rail',
+    obj({ rail: { type: 'string', enum: [...RAIL_IDS], description: 'only the deposits of this rail' } }),
+    result({ deposits: { type: 'array' } }, ['deposits']),
   ),
   admin(
     'DISMISS', 'Auxiliary', false,

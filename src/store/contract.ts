@@ -21,6 +21,8 @@ export const SUBLEVELS = [
   'deposit_txs',
   // each client address's open invoices, across machine_ids (one caller cannot hold a rail's amounts)
   'invoice_clients',
+  // deposits a watcher saw reorged out after it recorded them, by (rail, deposit id): listed, never reversed
+  'deposit_reorgs',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

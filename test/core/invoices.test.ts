@@ -78,7 +78,8 @@ test('credit-late-payment credits an expired invoice once (settle-invoice refuse
   t.deepEqual([shown.state, shown.settled_late], ['settled', true]);
 
   // an invoice nobody looked at since it expired (still stored as pending) takes the same path
-  const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', txRef('late-tx-2', 'USDC_BASE')]);
+  const late2 = txRef('late-tx-2', 'USDC_BASE');
+  const second = await s.svcAdmin(['--json', 'credit-late-payment', unpolled.invoice_id, '--reference', late2]);
   t.is(second.code, 0, second.stderr);
   t.deepEqual([cliJson(second).state, cliJson(second).settled_late], ['settled', true]);
   c.close(); a.close();

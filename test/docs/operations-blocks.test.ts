@@ -83,7 +83,8 @@ test('docs/operations.md: key rotation, day-to-day and the restore drill run as 
 
   // Restore drill: backup while svcd serves, restore, a node on the copy (in the foreground, as written:
   // here in the background on ephemeral ports), then the other shell's checks against it
-  const drill = docBlock(DOC, 'SHA=$(node src/bin/svc-admin.mjs --data-dir /srv/svc/data backup /srv/backups/svc-2026-05-01');
+  const drill = docBlock(DOC,
+    'SHA=$(node src/bin/svc-admin.mjs --data-dir /srv/svc/data backup /srv/backups/svc-2026-05-01');
   const [backupLine, restoreLine, startLine, ...rest] = drill.body.trim().split('\n');
   t.deepEqual(rest, [], 'the drill block is backup, restore, start');
   t.regex(startLine!, /^SVC_DATA_DIR=\/srv\/svc\/restored node src\/bin\/svcd\.mjs start /);

@@ -114,7 +114,8 @@ test('watcher: a transfer reorged out before finality never credits', async (t) 
   t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
 });
 
-test('watcher: a credited transfer reorged out later is reported in status, the credit is not reversed', async (t) => {
+test('watcher: a credited transfer reorged out later is reported in status, listed by svc-admin reorgs and the '
+  + 'audit across a restart; the credit is not reversed', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, watcherEnv(chain, chain.anvil.url));
   const inv = await openInvoice(s, 'evm-reorg-after', 6);
@@ -134,6 +135,21 @@ test('watcher: a credited transfer reorged out later is reported in status, the 
   t.is((await invoiceStatus(s, inv, token)).state, 'settled');
   t.is(await balance(s, inv.machine_id, token), BigInt(inv.credit_units), 'reported, not silently reversed');
   t.regex(s.stderr + s.stdout, /reorged out/);
+  // kept, not only in the process: after a restart the status, svc-admin reorgs and the audit name it
+  await s.stop();
+  await s.start();
+  const again = await waitFor('the status after the restart', async () => {
+    const cur = await watcherStatus(s);
+    return cur.state === 'ok' ? cur : undefined;
+  });
+  t.deepEqual(again.reorged_after_credit, [settled.deposit_id]);
+  const listed = await s.svcAdmin(['--json', 'reorgs', '--rail', 'USDC_BASE']);
+  t.is(listed.code, 0, listed.stderr);
+  t.like(JSON.parse(listed.stdout).deposits, [{ deposit_id: settled.deposit_id, invoice_id: inv.invoice_id }]);
+  const table = await s.svcAdmin(['reorgs']);
+  t.regex(table.stdout, new RegExp(`^${settled.deposit_id} +credited `, 'm'));
+  const audited = JSON.parse((await s.svcAdmin(['--json', 'audit'])).stdout);
+  t.like(audited.reorged, [{ deposit_id: settled.deposit_id, state: 'credited', invoice_id: inv.invoice_id }]);
   const check = await s.stopAndCheckLedger();
   t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
   const { Store } = await import('../../src/store/store.ts');

@@ -11,7 +11,7 @@ import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem'
 import { put } from '../../store/store.ts';
 import type { EvmWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
-import { markReorged, recordDeposit, type Deposit } from '../deposits.ts';
+import { listReorged, markReorged, recordDeposit, type Deposit } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
 import { PollingWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './poll-loop.ts';
 import { hexToTron } from './tron-address.ts';
@@ -39,6 +39,7 @@ export class EvmWatcher extends PollingWatcher {
   /** how deposits write an address and a transaction id: TRON's own forms on the TRON rail */
   readonly #addr: (hex: string) => string;
   readonly #tx: (hash: string) => string;
+  #reorgsLoaded = false;
 
   constructor(ctx: CoreContext, cfg: EvmWatcherConfig, log: WatchLog) {
     super(ctx, cfg, log, {
@@ -62,6 +63,12 @@ export class EvmWatcher extends PollingWatcher {
 
   protected async pass(): Promise<boolean> {
     const c = this.#client, cfg = this.#cfg;
+    // the reorgs reported before a restart are listed again (the deposits carry them)
+    if (!this.#reorgsLoaded) {
+      const known = (await listReorged(this.ctx, cfg.rail)).map((d) => d.deposit_id);
+      this.state.reorged_after_credit = known.slice(-REORG_REPORTS_KEPT);
+      this.#reorgsLoaded = true;
+    }
     const chain = await c.getChainId();
     const tip = Number(await c.getBlockNumber({ cacheTime: 0 }));
     const tagged = cfg.finality === 'latest' ? tip : Number((await c.getBlock({ blockTag: cfg.finality })).number);
