@@ -12,6 +12,7 @@ import { testNeeding } from '../support/needs.ts';
 import { POSTGRES } from '../support/postgres.ts';
 import { ROOT } from '../docs/blocks.ts';
 import { until } from '../support/until.ts';
+import { txRef } from '../support/references.ts';
 
 testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a paid flow across them, Ctrl-C '
   + 'stops all', POSTGRES, async (t) => {
@@ -48,7 +49,8 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a 
   t.is(inv.status, 200, describe(inv));
   const admin = await SvcClient.connect({ kind: 'unix', path: admins[0]! });
   try {
-    await admin.request('SETTLE_INVOICE', { invoice_id: inv.body.invoice_id, reference: 'cluster-script' });
+    const reference = txRef('cluster-script', 'USDT_TRON');
+    await admin.request('SETTLE_INVOICE', { invoice_id: inv.body.invoice_id, reference });
   } finally {
     admin.close();
   }
