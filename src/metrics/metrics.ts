@@ -257,8 +257,11 @@ watcherGauge('svc_watcher_lag_blocks', 'settlement watcher lag: the chain tip le
   (w) => w.lag_blocks);
 watcherGauge('svc_watcher_up', '1 while the watcher\'s last pass succeeded', (w) => (w.state === 'ok' ? 1 : 0));
 watcherGauge('svc_watcher_errors_in_a_row', 'failed watcher passes since the last good one', (w) => w.errors_in_a_row);
-watcherGauge('svc_watcher_last_pass_timestamp_seconds', 'when the watcher last finished a pass (Unix seconds)',
+watcherGauge('svc_watcher_last_pass_timestamp_seconds', 'when the watcher last finished a good pass (Unix seconds)',
   (w) => (w.last_pass_at ? Date.parse(w.last_pass_at) / 1000 : null));
+watcherGauge('svc_watcher_last_pass_age_seconds',
+  'seconds since the watcher\'s last good pass: grows through an RPC outage (alert on it)',
+  (w) => (w.last_pass_at ? Math.max(0, (Date.now() - Date.parse(w.last_pass_at)) / 1000) : null));
 
 // ---- process --------------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ const MODULES = [
   'src/client/verify.ts', 'src/kit/verify.ts',
   'src/protocol/rate-limit.ts', 'src/protocol/line-codec.ts', 'src/protocol/validate.ts',
   'src/protocol/canonical.ts', 'src/protocol/jcs.ts', 'src/store/key-codec.ts',
+  'src/core/deposit-match.ts', 'src/core/payment-reference.ts', 'src/core/transfers.ts', 'src/core/invoice-clients.ts',
 ];
 const moduleOf = (m: string) => m.replace(/:\d+-\d+$/, '');
 

@@ -13,7 +13,9 @@ import type { EvmWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { listReorged, markReorged, recordDeposit, type Deposit } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
-import { PollingWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './poll-loop.ts';
+import {
+  PollingWatcher, RpcBehind, type PendingPayment, type WatchLog, type WatcherStatus,
+} from './poll-loop.ts';
 import { hexToTron } from './tron-address.ts';
 
 /** The persisted cursor (sublevel watcher_cursors, key = rail). */
@@ -75,7 +77,8 @@ export class EvmWatcher extends PollingWatcher {
     const head = tagged - cfg.confirmations;
     const cur = await this.#cursor(chain, head);
     const s = this.state;
-    Object.assign(s, { chain, tip, head, last_pass_at: this.ctx.now().toISOString() });
+    Object.assign(s, { chain, tip, head });
+    if (head < cur.next_block - 1) throw new RpcBehind(head, cur.next_block - 1);
     const start = Math.max(cur.first_block, cur.next_block - cfg.reorgWindow);
     const seen = new Map<string, string>();
     let from = start, chunks = 0;

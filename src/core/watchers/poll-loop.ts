@@ -27,8 +27,12 @@ export interface PendingPayment {
 export interface WatcherStatus {
   rail: string;
   family: WatcherConfig['family'];
-  /** standby: another node of a shared store watches this rail (it holds the rail's watcher lease) */
-  state: 'starting' | 'ok' | 'error' | 'stopped' | 'standby';
+  /**
+   * standby: another node of a shared store watches this rail (it holds the rail's watcher lease);
+   * behind: the RPC answers, but its trusted head is below the stored cursor (a provider behind, or
+   * another fork): nothing new can be credited until it catches up
+   */
+  state: 'starting' | 'ok' | 'error' | 'behind' | 'stopped' | 'standby';
   finality: string;
   confirmations: number;
   /** EVM, TRON: the node's chain id; Solana: the cluster's genesis hash */
@@ -40,6 +44,7 @@ export interface WatcherStatus {
   /** the node's latest block */
   tip: number | null;
   lag_blocks: number | null;
+  /** when the last pass that succeeded ended (an outage makes it grow old: alert on its age) */
   last_pass_at: string | null;
   last_error: string | null;
   last_error_at: string | null;
@@ -66,6 +71,14 @@ export function publicError(e: unknown, rpcUrl: string): string {
     .replace(/\s+/g, ' ').trim().slice(0, 300);
 }
 
+
+/** A pass found the RPC's trusted head below the stored cursor: the watcher is `behind`, not ok. */
+export class RpcBehind extends Error {
+  constructor(head: number, cursor: number) {
+    super(`the RPC's trusted head ${head} is below the stored cursor ${cursor}: a provider behind the one used `
+      + 'before, or another fork; nothing new is credited until it catches up');
+  }
+}
 
 export abstract class PollingWatcher {
   protected readonly ctx: CoreContext;
@@ -136,11 +149,12 @@ export abstract class PollingWatcher {
         const more = await this.pass();
         this.state.state = 'ok';
         this.state.errors_in_a_row = 0;
+        this.state.last_pass_at = this.ctx.now().toISOString();
         if (more) next = 0;
       }
     } catch (e) {
       const s = this.state;
-      s.state = 'error';
+      s.state = e instanceof RpcBehind ? 'behind' : 'error';
       s.errors_in_a_row++;
       s.last_error = publicError(e, cfg.rpcUrl);
       s.last_error_at = this.ctx.now().toISOString();

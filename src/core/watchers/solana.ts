@@ -13,7 +13,9 @@ import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
-import { PollingWatcher, type PendingPayment, type WatchLog, type WatcherStatus } from './poll-loop.ts';
+import {
+  PollingWatcher, RpcBehind, type PendingPayment, type WatchLog, type WatcherStatus,
+} from './poll-loop.ts';
 import { parseDeposits, type SolanaTransaction } from './solana-parse.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
@@ -77,8 +79,9 @@ export class SolanaWatcher extends PollingWatcher {
     const genesis = await rpc.getGenesisHash().send(this.#opts());
     const head = Number(await rpc.getSlot({ commitment: 'finalized' }).send(this.#opts()));
     const tip = Number(await rpc.getSlot({ commitment: 'confirmed' }).send(this.#opts()));
-    Object.assign(s, { chain: genesis, head, tip, last_pass_at: this.ctx.now().toISOString() });
+    Object.assign(s, { chain: genesis, head, tip });
     const cur = await this.#cursor(genesis, head);
+    if (cur.scanned_slot !== null && head < cur.scanned_slot) throw new RpcBehind(head, cur.scanned_slot);
     const watched = new Set(this.#accounts);
     let budget = TX_PER_PASS, more = false;
     for (const acct of this.#accounts) {
