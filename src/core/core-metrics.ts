@@ -29,14 +29,15 @@ export const OPEN_COUNTS_CAP = 1_000_000;
 
 /**
  * Counts from the indexes that hold open items only: quote_expiry (one entry per accepted quote
- * still holding its reservation) and invoice_amounts (one per pending invoice's amount). Their size
- * follows what is open now, not the ledger's history.
+ * still holding its reservation) and invoice_amounts (one per invoice whose amount is held: pending ones
+ * are those not past their expiry nor marked settled). Their size follows what is open or held now (at
+ * most the rail's suffix space per size), not the ledger's history.
  */
 export async function countOpen(store: Store, nowMs: number): Promise<OpenCounts> {
   let openQuotes = 0, pendingInvoices = 0;
   for await (const _k of store.keys('quote_expiry', { limit: OPEN_COUNTS_CAP })) openQuotes++;
   for await (const [, v] of store.entries('invoice_amounts', { limit: OPEN_COUNTS_CAP })) {
-    if ((v.expires_ms as number) > nowMs) pendingInvoices++;
+    if ((v.expires_ms as number) > nowMs && v.settled_ms === undefined) pendingInvoices++;
   }
   return { openQuotes, pendingInvoices };
 }

@@ -89,6 +89,7 @@ async function nearby(ctx: CoreContext, rail: Rail['rail'], amount: bigint, atMs
   for await (const [k, v] of ctx.store.entries('invoice_amounts', { gte: key(rail, ''), lt: key(rail, '\uffff') })) {
     if (!openAt(v, atMs)) continue;
     open++;
+    if (v.settled_ms !== undefined && (v.settled_ms as number) <= atMs) continue; // paid before the transfer
     const due = BigInt(k.slice(rail.length + 1));
     const gap = due > amount ? due - amount : amount - due;
     if (gap * AMOUNT_TOLERANCE_DIVISOR <= due) near.push({ invoice_id: v.invoice_id as string, gap });

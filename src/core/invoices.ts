@@ -83,7 +83,11 @@ export type SettleMode = 'open' | 'late' | 'claim' | 'paid_in_time';
 export interface Settled { invoice: InvoiceRecord; landed: boolean }
 
 /** The amount index's entry: the invoice holding an amount, and the one that held it before, if any. */
-export interface AmountHolder extends Json { invoice_id: string; created_ms?: number; expires_ms: number }
+export interface AmountHolder extends Json {
+  invoice_id: string; created_ms?: number; expires_ms: number;
+  /** when the invoice was settled (its amount stays held until the expiry plus the hold) */
+  settled_ms?: number;
+}
 interface AmountEntry extends AmountHolder, Json { previous?: AmountHolder }
 
 /** How long past its invoice's expiry an amount stays with it, unless configured. */
@@ -333,6 +337,7 @@ export async function settle(
       try {
         await ctx.store.write([
           put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
+          ...(await settledAmountOps(ctx, inv, now)),
           ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
           ...ops,
           ...(deposit?.ops ?? []),
@@ -348,6 +353,17 @@ export async function settle(
       return { invoice: next, landed: true };
     });
   });
+}
+
+/**
+ * Marks the invoice's amount entry settled (it stays held: a second payment is named), compared with the
+ * entry read, and only while the entry is still this invoice's (after its hold a newer one may hold it).
+ */
+async function settledAmountOps(ctx: CoreContext, inv: InvoiceRecord, now: Date): Promise<Op[]> {
+  const k = key(inv.rail, inv.amount_due);
+  const held = (await ctx.store.get('invoice_amounts', k)) as AmountEntry | undefined;
+  if (held?.invoice_id !== inv.invoice_id) return [];
+  return [replace('invoice_amounts', k, { ...held, settled_ms: now.getTime() }, held)];
 }
 
 /** SETTLE_INVOICE and CREDIT_LATE_PAYMENT: settle() for the invoice alone (`open` or `late`). */
