@@ -12,7 +12,11 @@ export const ERRORS = {
   unsupported_version: { status: 400, expose: true, doc: 'svc/1: "v" is not "svc/1"' },
   unknown_command: { status: 400, expose: true, doc: 'svc/1: no such command' },
   line_too_long: { status: 413, expose: true, doc: 'svc/1: a line exceeded 1 MiB; the connection is closed' },
-  unsupported_rail: { status: 400, expose: true, doc: 'network/asset pair is not one of the four rails' },
+  unsupported_rail: {
+    status: 400, expose: true,
+    doc: 'network/asset pair is not one of the four rails, or one this node takes no payments on (no receiving '
+      + 'address)',
+  },
   payload_too_large: { status: 413, expose: true, doc: 'HTTP: the request body exceeds 1 MiB' },
   method_not_allowed: { status: 405, expose: true, doc: 'HTTP: the path exists but not for this method (see Allow)' },
   request_timeout: { status: 408, expose: true, doc: 'HTTP: the request did not arrive in time (connection closed)' },

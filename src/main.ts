@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { loadConfig } from './core/config.ts';
+import { NO_ADDRESS, loadConfig } from './core/config.ts';
 import { render } from './cli/output.ts';
 import type { Core } from './core/core.ts';
 import { createGateway } from './gateway/app.ts';
@@ -357,6 +357,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   core.startWatchers(log.child({ part: 'watchers' }));
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
+  logPayments(log, config);
   onSignals(log, async () => {
     // every gateway (in process, or each worker on its stop message) turns readiness false at once and
     // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
@@ -456,6 +457,18 @@ async function offlineAudit(args: string[]): Promise<number> {
   }
   console.log(render(report as unknown as Record<string, unknown>, args.includes('--json')));
   return report.clean ? 0 : 1;
+}
+
+/** Which rails take payments, said once at start: local mode and rails without an address are named. */
+function logPayments(log: Logger, config: Config): void {
+  const unset = config.rails.filter((r) => r.address === NO_ADDRESS).map((r) => r.rail);
+  if (config.payments === 'local') {
+    log.warn({ payments: 'local', rails_without_address: unset }, 'local payments mode (SVC_PAYMENTS=local): '
+      + 'invoices open on rails without a receiving address and are settled by hand; for trying svc out only');
+  } else if (unset.length) {
+    log.info({ payments: 'live', rails_without_address: unset }, 'rails without a receiving address '
+      + '(SVC_WALLET_<RAIL>) take no payments: FUND_ACCOUNT on them is refused');
+  }
 }
 
 const fail = (e: unknown) => {

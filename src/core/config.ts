@@ -12,8 +12,12 @@ export interface Rail {
   network: 'TRON' | 'Base' | 'Solana';
   asset: 'USDT' | 'USDC';
   decimals: 6;
+  /** the receiving address (SVC_WALLET_<RAIL>), or NO_ADDRESS when none is configured */
   address: string;
 }
+
+/** What a rail without SVC_WALLET_<RAIL> publishes as its address: no payment can reach it. */
+export const NO_ADDRESS = '<WALLET_ADDRESS>';
 
 /** Which head a watcher trusts (docs/settlement.md "Finality"): the node's tag, less `confirmations` blocks. */
 export type Finality = 'finalized' | 'safe' | 'latest';
@@ -77,6 +81,11 @@ export interface Config {
   tlsCert: string | null;
   tlsKey: string | null;
   rails: Rail[];
+  /**
+   * SVC_PAYMENTS: `live` (the default) opens invoices only on rails with a receiving address; `local`
+   * (for trying svc out: the README's quick start) also on the others, settled by the operator by hand
+   */
+  payments?: 'live' | 'local';
   /** chain watchers, one per configured rail (none by default: admin settlement only) */
   watchers: WatcherConfig[];
   readyFile: string | null;
@@ -211,7 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const cert = env.SVC_TLS_CERT || null, key = env.SVC_TLS_KEY || null;
   if ((cert === null) !== (key === null)) throw new Error('SVC_TLS_CERT and SVC_TLS_KEY must be set together');
-  const rails: Rail[] = RAILS.map((r) => ({ ...r, address: env[`SVC_WALLET_${r.rail}`] || '<WALLET_ADDRESS>' }));
+  const rails: Rail[] = RAILS.map((r) => ({ ...r, address: env[`SVC_WALLET_${r.rail}`] || NO_ADDRESS }));
   return {
     dataDir,
     store: storeUrl(env.SVC_STORE),
@@ -226,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsCert: cert ? resolve(cert) : null,
     tlsKey: key ? resolve(key) : null,
     rails,
+    payments: paymentsMode(env.SVC_PAYMENTS),
     watchers: watchers(env, rails),
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
@@ -264,6 +274,13 @@ function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: nu
 }
 
 const MiB = 1 << 20;
+
+/** SVC_PAYMENTS: unset, empty or `live` → live; `local` → local; anything else is refused by name. */
+function paymentsMode(v: string | undefined): 'live' | 'local' {
+  if (v === undefined || v === '' || v === 'live') return 'live';
+  if (v === 'local') return 'local';
+  throw new Error(`SVC_PAYMENTS must be live or local (got ${JSON.stringify(v)})`);
+}
 
 /** SVC_STORE: unset, empty or `leveldb` → null; a postgres:// URL as given (never echoed: it may hold a password). */
 function storeUrl(v: string | undefined): string | null {

@@ -22,6 +22,7 @@ import { MANIFEST_FILE, takeBackup } from './backup.ts';
 import { canonicalDigest, canonicalJson } from '../protocol/canonical.ts';
 import {
   fundAccount, indexSettlementReferences, invoiceView, listInvoices, loadInvoice, refreshInvoice, settleInvoice,
+  takesPayments,
   type InvoiceRecord,
 } from './invoices.ts';
 import {
@@ -431,7 +432,12 @@ export class Core {
       case 'HEALTH': return this.health();
       case 'PAYMENT_INFO':
         return {
-          rails: ctx.config.rails.map((r) => ({ ...r })),
+          rails: ctx.config.rails.map((r) => ({
+            ...r, takes_payments: takesPayments(ctx, r),
+            // a watcher credits payments on its own; else the operator settles them by hand
+            settled_by: ctx.config.watchers.some((w) => w.rail === r.rail) ? 'watcher' : 'operator',
+          })),
+          payments: ctx.config.payments ?? 'live',
           settlement: 'crypto only',
           reference_value_usd_per_svcC: '1.00',
         };

@@ -14,7 +14,7 @@ import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { idPart, key } from '../store/key-codec.ts';
 import { create, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
-import type { Rail } from './config.ts';
+import { NO_ADDRESS, type Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { clientInvoiceOps, withClient } from './invoice-clients.ts';
@@ -125,7 +125,18 @@ export function railFor(ctx: CoreContext, network: string, asset: string): Rail 
     const rails = ctx.config.rails.map((x) => `${x.asset}/${x.network}`).join(', ');
     throw new ServiceError('unsupported_rail', `${asset} on ${network} is not a payment rail (rails: ${rails})`);
   }
+  if (!takesPayments(ctx, r)) {
+    const open = ctx.config.rails.filter((x) => takesPayments(ctx, x)).map((x) => `${x.asset}/${x.network}`);
+    const msg = `this node takes no payments in ${asset} on ${network}: its operator has set no receiving address ` +
+      `(SVC_WALLET_${r.rail}); rails that take payments here: ${open.join(', ') || 'none'}`;
+    throw new ServiceError('unsupported_rail', msg, { rail: r.rail, rails: open });
+  }
   return r;
+}
+
+/** A rail takes payments when it has a receiving address, or on a node in local payments mode (by hand). */
+export function takesPayments(ctx: CoreContext, r: Rail): boolean {
+  return r.address !== NO_ADDRESS || ctx.config.payments === 'local';
 }
 
 export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<InvoiceRecord> {

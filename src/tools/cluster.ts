@@ -72,7 +72,9 @@ async function svcd(name: string, args: string[], dir: string, env: Record<strin
   const child = spawn(process.execPath, [SVCD, ...args], {
     env: {
       ...process.env, SVC_DATA_DIR: dir, SVC_READY_FILE: readyFile, SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL || 'warn',
-      SVC_EDGE_PORT: '0', SVC_HTTP_PORT: '0', SVC_GATEWAY_PROCESSES: '0', ...env,
+      SVC_EDGE_PORT: '0', SVC_HTTP_PORT: '0', SVC_GATEWAY_PROCESSES: '0',
+      // a cluster to try out: invoices on every rail, settled by hand unless wallets are configured
+      SVC_PAYMENTS: process.env.SVC_PAYMENTS || 'local', ...env,
     },
     // its own process group: Ctrl-C reaches this script, which stops the parts in order
     detached: true,

@@ -53,7 +53,7 @@ export const ROWS: Row[] = [
   {
     file: 'README.md', block: '## Quick start',
     lines: {
-      'npm install && npm start': [by(TOUR, 'scripts.start'), by('.ci/run', 'npm ci')],
+      'npm install && SVC_PAYMENTS=local npm start': [by(TOUR, 'scripts.start', 'quickEnv'), by('.ci/run', 'npm ci')],
       'npm test': [by('.ci/run', 'npm test')],
     },
     how: 'svcd started by package.json\'s start script on a copy of the tree; the install (as `npm ci`) and '

@@ -34,8 +34,12 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
     .scripts.start.split(' ');
   const readyFile = join(tmp, 'ready.json');
   const env = tourEnv(home);
+  // the quick start's own settings, as its line gives them before `npm start` (SVC_PAYMENTS=local)
+  const quick = /^npm install && ((?:[A-Z_]+=\S+ )*)npm start\b/m.exec(README);
+  t.truthy(quick, 'the quick start is `npm install && [VAR=value …] npm start`');
+  const quickEnv = Object.fromEntries(quick![1]!.trim().split(/\s+/).filter(Boolean).map((a) => a.split('=', 2)));
   const svcdEnv = {
-    ...env, SVC_HTTP_PORT: '0', SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: readyFile,
+    ...env, ...quickEnv, SVC_HTTP_PORT: '0', SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_READY_FILE: readyFile,
     SVC_PULSE_PERIOD_MS: '1000',
   };
   const svcd = spawn(start[0]!, start.slice(1), { cwd: repo, env: svcdEnv, stdio: ['ignore', 'pipe', 'pipe'] });

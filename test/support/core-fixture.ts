@@ -81,7 +81,7 @@ export async function openCore(
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'svc-core-'));
   if (!opts.dir) t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const core = await Core.open(loadConfig({
-    SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', ...env,
+    SVC_DATA_DIR: dir, SVC_SWEEP_INTERVAL_MS: '3600000', SVC_LOG_LEVEL: 'error', SVC_PAYMENTS: 'local', ...env,
   }), opts.clock ? { clock: opts.clock.now } : {});
   t.teardown(() => core.close());
   return core;

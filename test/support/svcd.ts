@@ -73,6 +73,8 @@ export class Svcd {
         // the functional tests are one client at loopback speed; tests of the limits set their own
         SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60',
         SVC_SANDBOX_MAX_PER_CLIENT: '100000', SVC_MAX_OPEN_INVOICES_PER_ADDRESS: '1000000',
+        // invoices on every rail, settled by hand (no wallets here); the payment tests set their own
+        SVC_PAYMENTS: 'local',
         // one process whatever the machine's cores (auto would fork gateways on a big CI box); the
         // topology tests set their own
         SVC_GATEWAY_PROCESSES: '0', ...this.env,
