@@ -25,8 +25,15 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a 
   proc.stderr.on('data', (d) => { out += d; });
   // 'close': every process holding the output has exited (npm may go on SIGINT before the script is done)
   const closed = new Promise<string>((r) => proc.once('close', (code, signal) => r(signal ?? `code ${code}`)));
-  t.teardown(() => {
-    try { process.kill(-proc.pid!, 'SIGKILL'); } catch { /* the group has gone */ }
+  // a test that failed midway: Ctrl-C first, so the script stops its nodes (their own process groups) and
+  // its database; a SIGKILL of the script alone would orphan them and keep this worker waiting on their output
+  t.teardown(async () => {
+    const signal = (s: NodeJS.Signals) => { try { process.kill(-proc.pid!, s); } catch { /* the group has gone */ } };
+    if (proc.exitCode === null && proc.signalCode === null) {
+      signal('SIGINT');
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 60_000))]);
+    }
+    signal('SIGKILL');
   });
   await until('the cluster prints its addresses', () => {
     if (proc.exitCode !== null) throw new Error(`npm run cluster exited ${proc.exitCode}: ${out}`);
