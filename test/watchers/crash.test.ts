@@ -84,7 +84,7 @@ test('crash: a down RPC is retried with backoff, shown in status without its URL
     return cur.errors_in_a_row >= 3 ? cur : undefined;
   });
   t.is(st.state, 'error');
-  t.truthy(st.last_error);
+  t.regex(st.last_error, /HTTP 503/, 'the cause is named');
   t.is(await balance(s, inv.machine_id, token), 0n, 'the request path answers while the RPC is down');
   const res = await fetch(`${s.ready.http}/api/v1/status`);
   const text = await res.text();

@@ -67,8 +67,28 @@ export const watcherLeaseMs = (pollMs: number): number => Math.max(30_000, 3 * p
 export function publicError(e: unknown, rpcUrl: string): string {
   const err = e as { shortMessage?: unknown; message?: unknown } | null;
   const raw = typeof err?.shortMessage === 'string' ? err.shortMessage : String(err?.message ?? e);
-  return raw.split(rpcUrl).join('<rpc>').replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
+  const causes = errorCauses(e);
+  const text = causes.length ? `${raw} (${causes.join('; ')})` : raw;
+  return text.split(rpcUrl).join('<rpc>').replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
     .replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+/**
+ * What an on-call engineer needs beyond a library's one-line message, from the error and its causes:
+ * the HTTP status, the JSON-RPC error code, a timeout, the system error (ECONNREFUSED, ENOTFOUND).
+ */
+function errorCauses(e: unknown): string[] {
+  const out: string[] = [];
+  const add = (s: string) => { if (!out.includes(s)) out.push(s); };
+  for (let cur = e as Record<string, unknown> | null, depth = 0; cur && depth < 5; depth++) {
+    const status = cur.status ?? (cur.context as Record<string, unknown> | undefined)?.statusCode;
+    if (typeof status === 'number') add(`HTTP ${status}`);
+    if (typeof cur.code === 'number') add(`RPC error ${cur.code}`);
+    if (typeof cur.code === 'string' && /^E[A-Z0-9_]+$/.test(cur.code)) add(cur.code);
+    if (cur.name === 'TimeoutError' || cur.name === 'AbortError') add('timeout');
+    cur = (cur.cause as Record<string, unknown> | undefined) ?? null;
+  }
+  return out;
 }
 
 
