@@ -78,7 +78,8 @@ export class EvmWatcher extends PollingWatcher {
     const cur = await this.#cursor(chain, head);
     const s = this.state;
     Object.assign(s, { chain, tip, head });
-    if (head < cur.next_block - 1) throw new RpcBehind(head, cur.next_block - 1);
+    // blocks were scanned up to next_block - 1 (not merely a FROM_BLOCK ahead of a head still coming)
+    if (cur.next_block > cur.first_block && head < cur.next_block - 1) throw new RpcBehind(head, cur.next_block - 1);
     const start = Math.max(cur.first_block, cur.next_block - cfg.reorgWindow);
     const seen = new Map<string, string>();
     let from = start, chunks = 0;
