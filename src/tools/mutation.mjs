@@ -58,7 +58,8 @@ export const GROUPS = [
   { name: 'settlement',
     mutate: ['src/core/deposit-match.ts', 'src/core/payment-reference.ts', 'src/core/transfers.ts',
       'src/core/invoice-clients.ts'],
-    tests: ['test/watchers/settlement-paths.test.ts', '--match', '"*(LevelDB)"'] },
+    tests: ['test/watchers/settlement-paths.test.ts', 'test/core/payment-reference.test.ts',
+      'test/core/deposit-match.test.ts', 'test/core/transfers.test.ts', '--match', '"!*(PostgreSQL)"'] },
   { name: 'kit-verify', mutate: ['src/kit/verify.ts'],
     tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)
