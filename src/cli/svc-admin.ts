@@ -1,6 +1,6 @@
 // svc-admin — the operator tool: every admin command of the registry (SETTLE_INVOICE,
-// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, DISMISS, REORGS, BACKUP,
-// AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
+// RECOVER_RUNTIME, ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED, CLAIM, DISMISS, REORGS, RESCAN,
+// BACKUP, AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
 // only the service's user reaches it). Its arguments, their choices and the help examples come from the command's
 // schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
 import { join, resolve } from 'node:path';
@@ -30,6 +30,9 @@ const NOTES: Record<string, string> = {
     + 'invoice it concerns, the transfer; --state claimed|dismissed|credited lists those instead',
   REORGS: 'deposits a watcher saw reorged out after it recorded them (REORGS): their credits stand; check each '
     + 'transfer on the chain (re-included under a new transaction?) and settle the difference with its payer',
+  RESCAN: 'have the rail\'s watcher read its chain again from --from-block (Solana: a slot) on its next pass '
+    + '(RESCAN): for payments made before its FROM_BLOCK or missed in an outage; recording is idempotent, so '
+    + 'nothing credits twice',
   CLAIM: 'credit a queued deposit to an invoice of its rail, once, for the amount it paid (CLAIM)',
   DISMISS: 'take a queued deposit out of the queue without a credit: refunded to its payer or written off, with a '
     + 'note (DISMISS); final: it can never be claimed',

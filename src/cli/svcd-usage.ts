@@ -47,7 +47,7 @@ export function svcdHelp(): string {
     '  SVC_DATA_DIR=/var/lib/svc svcd core    # the core alone, its ledger and keys in /var/lib/svc',
     '  SVC_BASE_URL=https://svc.example svcd manifest',
     '  svcd selfcheck',
-  '  svcd restore /backups/svc-2026-11-23 /var/lib/svc-restored',
+  '  svcd restore --expect-sha256 <manifest_sha256> /backups/svc-2026-11-23 /var/lib/svc-restored',
     '',
     'Exit codes: 0 ok (or stopped by SIGTERM/SIGINT), 1 failed to start or failed check, 2 usage.',
     '',

@@ -39,7 +39,10 @@ export async function countOpen(store: Store, nowMs: number): Promise<OpenCounts
   for await (const [, v] of store.entries('invoice_amounts', { limit: OPEN_COUNTS_CAP })) {
     if ((v.expires_ms as number) > nowMs && v.settled_ms === undefined) pendingInvoices++;
   }
-  return { openQuotes, pendingInvoices };
+  let unmatchedDeposits = 0, reorgedDeposits = 0;
+  for await (const _k of store.keys('unmatched_deposits', { limit: OPEN_COUNTS_CAP })) unmatchedDeposits++;
+  for await (const _k of store.keys('deposit_reorgs', { limit: OPEN_COUNTS_CAP })) reorgedDeposits++;
+  return { openQuotes, pendingInvoices, unmatchedDeposits, reorgedDeposits };
 }
 
 /** Connects the core's gauges to this core (svcd calls it once the core is open). */

@@ -29,6 +29,7 @@ import {
   claimDeposit, depositView, dismissDeposit, listReorged, listUnmatched, type DepositFilter, type Dismissal,
 } from './deposits.ts';
 import { indexRecordedTransfers } from './transfers.ts';
+import { requestRescan } from './watchers/rescan.ts';
 import { Ledger } from './ledger.ts';
 import { authenticate, checkToken, getMachine, machineOps, newToken, rotateOps } from './machines.ts';
 import { loadRecord, openToken, recordKey, recordOps, sealToken, type IdempotencyRecord } from './idempotency.ts';
@@ -494,6 +495,8 @@ export class Core {
         const { deposits, more } = await listUnmatched(ctx, a as unknown as DepositFilter);
         return { deposits: deposits.map(depositView), more };
       }
+      case 'RESCAN':
+        return requestRescan(ctx, a.rail as Rail['rail'], a.from_block as number);
       case 'REORGS':
         return { deposits: (await listReorged(ctx, a.rail as Rail['rail'] | undefined)).map(depositView) };
       case 'DISMISS': {

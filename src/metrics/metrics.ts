@@ -218,7 +218,11 @@ export const invoiceTransitions = new CellFamily('svc_invoice_transitions_total'
   'invoices entering a state (created, settled, settled_late, expired) since start', ['state']);
 
 /** Live counts read from the ledger's indexes of open items (the core sets it: core/core-metrics.ts). */
-export interface OpenCounts { openQuotes: number; pendingInvoices: number }
+export interface OpenCounts {
+  openQuotes: number; pendingInvoices: number;
+  /** chain deposits waiting in the unmatched queue, and deposits reorged out after they were recorded */
+  unmatchedDeposits: number; reorgedDeposits: number;
+}
 let openCounts: (() => Promise<OpenCounts>) | null = null;
 export function setOpenCounts(f: (() => Promise<OpenCounts>) | null): void { openCounts = f; }
 /** A failed count (the store closing under a scrape) leaves the gauge at its last value. */
@@ -232,6 +236,10 @@ const openGauge = (name: string, help: string, pick: (c: OpenCounts) => number) 
 openGauge('svc_open_quotes', 'accepted quotes holding a reservation (neither executed nor expired)',
   (c) => c.openQuotes);
 openGauge('svc_pending_invoices', 'pending invoices not yet past their expiry', (c) => c.pendingInvoices);
+openGauge('svc_unmatched_deposits', 'chain deposits waiting in the unmatched queue for the operator (claim or dismiss)',
+  (c) => c.unmatchedDeposits);
+openGauge('svc_reorged_deposits', 'chain deposits reorged out after they were recorded (svc-admin reorgs)',
+  (c) => c.reorgedDeposits);
 
 // ---- settlement watchers --------------------------------------------------------------------------
 

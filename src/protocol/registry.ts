@@ -4,7 +4,7 @@
 // Also the auxiliary svc/1 commands, which are not capabilities: HEALTH and PAYMENT_INFO (the
 // gateway's /api/v1/health and /api/v1/payment-info call them), PULSE (published pulses, needed to
 // verify GET_PULSE outputs offline), ROTATE_TOKEN, CREDIT_LATE_PAYMENT, LIST_INVOICES, UNMATCHED,
-// CLAIM, DISMISS, REORGS, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
+// CLAIM, DISMISS, REORGS, RESCAN, BACKUP, AUDIT and ROTATE_NODE_KEY (operator, admin socket only: svc-admin derives its
 // subcommands from them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
 // (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
 // share it.
@@ -280,6 +280,19 @@ export const AUXILIARY: readonly CommandSpec[] = [
     'operator: deposits a watcher saw reorged out after recording them (reported, never reversed), by rail',
     obj({ rail: { type: 'string', enum: [...RAIL_IDS], description: 'only the deposits of this rail' } }),
     result({ deposits: { type: 'array' } }, ['deposits']),
+  ),
+  admin(
+    'RESCAN', 'Auxiliary', false,
+    'operator: have a rail\'s watcher read its chain again from a block (Solana: a slot); nothing credits twice',
+    obj({
+      rail: { type: 'string', enum: [...RAIL_IDS], description: 'the rail whose watcher reads again' },
+      from_block: {
+        type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
+        description: 'the first block (Solana: slot) read again, on the watcher\'s next pass',
+      },
+    }, ['rail', 'from_block']),
+    result({ rail: { type: 'string' }, from_block: { type: 'integer' }, requested_at: { type: 'string' } },
+      ['rail', 'from_block', 'requested_at']),
   ),
   admin(
     'DISMISS', 'Auxiliary', false,

@@ -162,3 +162,40 @@ test('watcher: a credited transfer reorged out later is reported in status, list
     await store.close();
   }
 });
+
+test('watcher: svc-admin rescan reads blocks before FROM_BLOCK again; a second rescan credits nothing twice',
+  async (t) => {
+    const chain = await startChain(t);
+    const skipFrom = (await chain.anvil.blockNumber()) + 10; // turned on after the payment below
+    const s = await startSvcd(t, watcherEnv(chain, chain.anvil.url, {
+      SVC_WATCH_USDC_BASE_FROM_BLOCK: String(skipFrom),
+    }));
+    const inv = await openInvoice(s, 'evm-rescan', 4);
+    const token = inv.machine_token!;
+    const paid = await chain.anvil.transfer(1, chain.railAddress, BigInt(inv.amount_due));
+    t.true(paid.block < skipFrom);
+    await chain.anvil.mine(skipFrom - paid.block + CONFIRMATIONS + 2);
+    await scannedThrough(s, skipFrom + 1);
+    t.is((await invoiceStatus(s, inv, token)).state, 'pending', 'the payment is before where the watcher reads');
+    const r = await s.svcAdmin(['--json', 'rescan', '--rail', 'USDC_BASE', '--from-block', String(paid.block)]);
+    t.is(r.code, 0, r.stderr);
+    t.like(JSON.parse(r.stdout), { rail: 'USDC_BASE', from_block: paid.block });
+    const settled = await waitSettled(s, inv, token);
+    t.is(settled.settlement_reference, `${paid.hash.toLowerCase()}:${paid.logIndex}`);
+    const first = (await watcherStatus(s)).rescanned;
+    t.like(first, { from_block: paid.block });
+    // again, over the same blocks: recorded once, credited once
+    t.is((await s.svcAdmin(['rescan', '--rail', 'USDC_BASE', '--from-block', String(paid.block)])).code, 0);
+    await chain.anvil.mine(2);
+    const head = (await chain.anvil.blockNumber()) - CONFIRMATIONS;
+    await waitFor('the second rescan read through the head', async () => {
+      const w = await watcherStatus(s);
+      return w.rescanned?.at !== first.at && w.cursor >= head ? true : undefined;
+    });
+    t.is(await balance(s, inv.machine_id, token), BigInt(inv.credit_units), 'credited once');
+    const other = await s.svcAdmin(['--json', 'rescan', '--rail', 'USDT_TRON', '--from-block', '1']);
+    t.is(other.code, 1);
+    t.regex(JSON.parse(other.stderr).error.message, /no watcher reads USDT_TRON on this node/);
+    const check = await s.stopAndCheckLedger();
+    t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
+  });

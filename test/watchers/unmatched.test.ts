@@ -11,7 +11,7 @@ const UNIT = 10n ** 6n;
 
 test('unmatched: under- and over-payments and an unknown payer queue; svc-admin claim credits each once', async (t) => {
   const chain = await startChain(t);
-  const s = await startSvcd(t, watcherEnv(chain, chain.anvil.url));
+  const s = await startSvcd(t, { ...watcherEnv(chain, chain.anvil.url), SVC_METRICS_PORT: '0' });
   const under = await openInvoice(s, 'um-under', 10);
   const over = await openInvoice(s, 'um-over', 20);
   const a = chain.anvil, to = chain.railAddress;
@@ -24,6 +24,9 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   const { deposits, more } = await admin(s, 'UNMATCHED', {});
   t.false(more);
   t.is(deposits.length, 3);
+  const gauge = async () => Number(/^svc_unmatched_deposits (\d+)$/m
+    .exec(await (await fetch(`http://${s.ready.metrics!}/metrics`)).text())?.[1]);
+  t.is(await gauge(), 3, 'the queue in the metrics');
   const byAmount = (n: bigint) => deposits.find((d: { amount: string }) => d.amount === n.toString());
   t.like(byAmount(BigInt(under.amount_due) - 1n), { reason: 'amount_mismatch', nearest_invoice_id: under.invoice_id,
     state: 'unmatched', rail: 'USDC_BASE' });
@@ -62,6 +65,8 @@ test('unmatched: under- and over-payments and an unknown payer queue; svc-admin 
   t.is(await balance(s, over.machine_id, over.machine_token!), (BigInt(over.amount_due) + 500_000n) * 100n);
   const left = (await admin(s, 'UNMATCHED', {})).deposits;
   t.deepEqual(left.map((d: { deposit_id: string }) => d.deposit_id), [lost.deposit_id], 'never lost');
+  // scrapes read the ledger's counts at most every 15 s (core-metrics.ts): the new count comes within that
+  await waitFor('the gauge to count the queue left', async () => ((await gauge()) === 1 ? true : undefined));
 
   // the operator's view: a table, filtered; the stranger refunded and dismissed, never to be claimed
   const table = await s.svcAdmin(['unmatched', '--reason', 'unknown_amount']);

@@ -8,7 +8,8 @@
 // TRON (family `tron`): the same requests; its configured `T…` addresses arrive here as hex
 // (config.ts), and deposits name the payer as `T…` and the transaction as TRON writes it (64 hex).
 import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem';
-import { put } from '../../store/store.ts';
+import { put, type Op } from '../../store/store.ts';
+import { pendingRescan } from './rescan.ts';
 import type { EvmWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { listReorged, markReorged, recordDeposit, type Deposit } from '../deposits.ts';
@@ -75,7 +76,7 @@ export class EvmWatcher extends PollingWatcher {
     const tip = Number(await c.getBlockNumber({ cacheTime: 0 }));
     const tagged = cfg.finality === 'latest' ? tip : Number((await c.getBlock({ blockTag: cfg.finality })).number);
     const head = tagged - cfg.confirmations;
-    const cur = await this.#cursor(chain, head);
+    const cur = await this.#rescanned(await this.#cursor(chain, head));
     const s = this.state;
     Object.assign(s, { chain, tip, head });
     // blocks were scanned up to next_block - 1 (not merely a FROM_BLOCK ahead of a head still coming)
@@ -122,10 +123,23 @@ export class EvmWatcher extends PollingWatcher {
     return cur;
   }
 
-  async #save(cur: Cursor): Promise<void> {
+  async #save(cur: Cursor, also: Op[] = []): Promise<void> {
     const floor = cur.next_block - this.#cfg.reorgWindow;
     cur.recent = cur.recent.filter((r) => r.block_number >= floor);
-    await this.ctx.store.write([put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>)]);
+    const record = put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>);
+    await this.ctx.store.write([record, ...also]);
+  }
+
+  /** An operator's RESCAN applied: the cursor moved back to its block, the request gone, in one batch. */
+  async #rescanned(cur: Cursor): Promise<Cursor> {
+    const rescan = await pendingRescan(this.ctx, this.#cfg.rail);
+    if (!rescan) return cur;
+    const from = rescan.request.from_block;
+    const next = { ...cur, next_block: Math.min(cur.next_block, from), first_block: Math.min(cur.first_block, from) };
+    await this.#save(next, [rescan.done]);
+    this.state.rescanned = { from_block: from, at: this.ctx.now().toISOString() };
+    this.log.info({ rail: this.#cfg.rail, from_block: from }, 'rescan: reading the chain again from a block');
+    return next;
   }
 
   /** Transfers to the rail address in [from, to], each checked against its block's canonical hash. */

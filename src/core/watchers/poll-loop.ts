@@ -53,6 +53,8 @@ export interface WatcherStatus {
   unmatched: number;
   /** deposits whose block was replaced after they were recorded: the operator looks at them */
   reorged_after_credit: string[];
+  /** the last RESCAN this watcher applied since start: from which block (Solana: slot), when */
+  rescanned?: { from_block: number; at: string };
   /** Solana: each watched token account and the newest signature read from it */
   accounts?: { address: string; last_signature: string | null }[];
 }

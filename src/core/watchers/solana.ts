@@ -8,7 +8,8 @@
 // that are only `confirmed` are shown as `payment_seen` on INVOICE_STATUS, never credited from there.
 // Policy: docs/settlement.md.
 import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress, signature } from '@solana/kit';
-import { put } from '../../store/store.ts';
+import { put, type Op } from '../../store/store.ts';
+import { pendingRescan } from './rescan.ts';
 import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
@@ -80,7 +81,7 @@ export class SolanaWatcher extends PollingWatcher {
     const head = Number(await rpc.getSlot({ commitment: 'finalized' }).send(this.#opts()));
     const tip = Number(await rpc.getSlot({ commitment: 'confirmed' }).send(this.#opts()));
     Object.assign(s, { chain: genesis, head, tip });
-    const cur = await this.#cursor(genesis, head);
+    const cur = await this.#rescanned(await this.#cursor(genesis, head));
     if (cur.scanned_slot !== null && head < cur.scanned_slot) throw new RpcBehind(head, cur.scanned_slot);
     const watched = new Set(this.#accounts);
     let budget = TX_PER_PASS, more = false;
@@ -184,8 +185,25 @@ export class SolanaWatcher extends PollingWatcher {
     return cur;
   }
 
-  async #save(cur: Cursor): Promise<void> {
-    await this.ctx.store.write([put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>)]);
+  async #save(cur: Cursor, also: Op[] = []): Promise<void> {
+    const record = put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>);
+    await this.ctx.store.write([record, ...also]);
+  }
+
+  /**
+   * An operator's RESCAN applied: every watched account is listed again down to its slot (from the newest
+   * signature), the request gone, in one batch.
+   */
+  async #rescanned(cur: Cursor): Promise<Cursor> {
+    const rescan = await pendingRescan(this.ctx, this.#cfg.rail);
+    if (!rescan) return cur;
+    const from = rescan.request.from_block;
+    const accounts = Object.fromEntries(Object.keys(cur.accounts).map((a) => [a, { until: null, min_slot: from }]));
+    const next: Cursor = { ...cur, accounts, scanned_slot: null };
+    await this.#save(next, [rescan.done]);
+    this.state.rescanned = { from_block: from, at: this.ctx.now().toISOString() };
+    this.log.info({ rail: this.#cfg.rail, from_slot: from }, 'rescan: reading the accounts again from a slot');
+    return next;
   }
 
   #recorded(d: DepositRecord): void {
