@@ -9,7 +9,6 @@
 // (config.ts), and deposits name the payer as `T…` and the transaction as TRON writes it (64 hex).
 import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem';
 import { put, type Op } from '../../store/store.ts';
-import { pendingRescan } from './rescan.ts';
 import type { EvmWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { listReorged, markReorged, recordDeposit, type Deposit } from '../deposits.ts';
@@ -130,16 +129,11 @@ export class EvmWatcher extends PollingWatcher {
     await this.ctx.store.write([record, ...also]);
   }
 
-  /** An operator's RESCAN applied: the cursor moved back to its block, the request gone, in one batch. */
-  async #rescanned(cur: Cursor): Promise<Cursor> {
-    const rescan = await pendingRescan(this.ctx, this.#cfg.rail);
-    if (!rescan) return cur;
-    const from = rescan.request.from_block;
-    const next = { ...cur, next_block: Math.min(cur.next_block, from), first_block: Math.min(cur.first_block, from) };
-    await this.#save(next, [rescan.done]);
-    this.state.rescanned = { from_block: from, at: this.ctx.now().toISOString() };
-    this.log.info({ rail: this.#cfg.rail, from_block: from }, 'rescan: reading the chain again from a block');
-    return next;
+  /** An operator's RESCAN: the cursor moved back to its block. */
+  #rescanned(cur: Cursor): Promise<Cursor> {
+    return this.rescanned(cur, (from) => ({
+      ...cur, next_block: Math.min(cur.next_block, from), first_block: Math.min(cur.first_block, from),
+    }), (next, also) => this.#save(next, also));
   }
 
   /** Transfers to the rail address in [from, to], each checked against its block's canonical hash. */

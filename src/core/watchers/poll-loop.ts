@@ -5,7 +5,9 @@
 // supplies its pass(); stop() waits for a pass in flight and releases the lease.
 import type { WatchCommon, WatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
+import type { Op } from '../../store/store.ts';
 import { leaseFor, type Lease } from '../leases.ts';
+import { pendingRescan } from './rescan.ts';
 
 export interface WatchLog {
   info(obj: object, msg: string): void;
@@ -122,6 +124,23 @@ export abstract class PollingWatcher {
     this.state = state;
     this.#common = common;
     this.#lease = leaseFor(ctx, `watcher:${common.rail}`, watcherLeaseMs(common.pollMs));
+  }
+
+  /**
+   * An operator's RESCAN (rescan.ts) applied to the cursor a pass read: `moved` is the cursor read again from
+   * block (Solana: slot) `from`; it is saved with the request's deletion in one batch, shown in the status.
+   */
+  protected async rescanned<C>(
+    cur: C, moved: (from: number) => C, save: (c: C, also: Op[]) => Promise<void>,
+  ): Promise<C> {
+    const rescan = await pendingRescan(this.ctx, this.#common.rail);
+    if (!rescan) return cur;
+    const from = rescan.request.from_block;
+    const next = moved(from);
+    await save(next, [rescan.done]);
+    this.state.rescanned = { from_block: from, at: this.ctx.now().toISOString() };
+    this.log.info({ rail: this.#common.rail, from }, 'rescan: reading the chain again');
+    return next;
   }
 
   /** One pass: returns true when there is more to scan right away. */

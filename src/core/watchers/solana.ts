@@ -9,7 +9,6 @@
 // Policy: docs/settlement.md.
 import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress, signature } from '@solana/kit';
 import { put, type Op } from '../../store/store.ts';
-import { pendingRescan } from './rescan.ts';
 import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
@@ -190,20 +189,12 @@ export class SolanaWatcher extends PollingWatcher {
     await this.ctx.store.write([record, ...also]);
   }
 
-  /**
-   * An operator's RESCAN applied: every watched account is listed again down to its slot (from the newest
-   * signature), the request gone, in one batch.
-   */
-  async #rescanned(cur: Cursor): Promise<Cursor> {
-    const rescan = await pendingRescan(this.ctx, this.#cfg.rail);
-    if (!rescan) return cur;
-    const from = rescan.request.from_block;
-    const accounts = Object.fromEntries(Object.keys(cur.accounts).map((a) => [a, { until: null, min_slot: from }]));
-    const next: Cursor = { ...cur, accounts, scanned_slot: null };
-    await this.#save(next, [rescan.done]);
-    this.state.rescanned = { from_block: from, at: this.ctx.now().toISOString() };
-    this.log.info({ rail: this.#cfg.rail, from_slot: from }, 'rescan: reading the accounts again from a slot');
-    return next;
+  /** An operator's RESCAN: every watched account listed again down to its slot, from the newest signature. */
+  #rescanned(cur: Cursor): Promise<Cursor> {
+    return this.rescanned(cur, (from) => ({
+      ...cur, accounts: Object.fromEntries(Object.keys(cur.accounts).map((a) => [a, { until: null, min_slot: from }])),
+      scanned_slot: null,
+    }), (next, also) => this.#save(next, also));
   }
 
   #recorded(d: DepositRecord): void {
