@@ -45,3 +45,15 @@ test('local payments: every rail opens invoices, settled by hand, and the start-
   const doc = await (await fetch(`${s.ready.http!}/api/v1/payment`)).json() as { payments?: string };
   t.true(JSON.stringify(doc).includes('"takes_payments":true'));
 });
+
+test('open invoices per client address: the cap holds over HTTP, across machine_ids, through gateway workers',
+  async (t) => {
+    const s = await Svcd.start({ SVC_MAX_OPEN_INVOICES_PER_ADDRESS: '2', SVC_GATEWAY_PROCESSES: '1' }, ['start']);
+    t.teardown(async () => { await s.stop(); s.cleanup(); });
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await post(s.ready.http!, { machine_id: `cap-${i}`, units: 1, network: 'TRON', asset: 'USDT' });
+      outcomes.push(r.status === 200 ? 'ok' : `${r.status} ${r.body.error.code}`);
+    }
+    t.deepEqual(outcomes, ['ok', 'ok', '409 too_many_open_invoices']);
+  });
