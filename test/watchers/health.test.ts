@@ -1,7 +1,9 @@
 // Watcher health an on-call engineer can alert on, against real anvil nodes: an RPC whose trusted head is
 // below the stored cursor (a new provider behind the old one) is `behind` with svc_watcher_up 0, never
-// `ok` with lag 0; the age of the last good pass grows while passes fail, and clears when they succeed.
+// `ok` with lag 0; through an RPC outage the watcher is down and the age of its last good pass grows (the lag,
+// measured at that pass, stands still), and both clear when the RPC is back.
 import test from 'ava';
+import { RpcProxy } from '../support/anvil.ts';
 import { CONFIRMATIONS, startChain, startSvcd, scannedThrough, waitFor, watcherEnv, watcherStatus } from './harness.ts';
 
 async function gauges(metrics: string): Promise<Record<string, number>> {
@@ -44,3 +46,30 @@ test('watcher health: a new RPC behind the stored cursor is behind and down, not
     t.is(after.svc_watcher_up, 1);
     t.true(after.svc_watcher_last_pass_age_seconds! < 30, String(after.svc_watcher_last_pass_age_seconds));
   });
+
+test('watcher health: an RPC outage is down with a growing last-pass age; recovery clears both', async (t) => {
+  const chain = await startChain(t);
+  const proxy = await RpcProxy.start(chain.anvil.url);
+  t.teardown(() => proxy.close());
+  const s = await startSvcd(t, { ...watcherEnv(chain, proxy.url), SVC_METRICS_PORT: '0' });
+  await waitFor('a first good pass', async () => ((await watcherStatus(s)).state === 'ok' ? true : undefined));
+  proxy.down = true;
+  // alert-worthy: down, and the last good pass older and older (whatever the machine's speed: it only grows)
+  const first = await waitFor('the watcher down', async () => {
+    const g = await gauges(s.ready.metrics!);
+    return g.svc_watcher_up === 0 ? g : undefined;
+  });
+  const later = await waitFor('the last good pass to age', async () => {
+    const g = await gauges(s.ready.metrics!);
+    return g.svc_watcher_last_pass_age_seconds! >= first.svc_watcher_last_pass_age_seconds! + 3 ? g : undefined;
+  });
+  t.is(later.svc_watcher_up, 0);
+  t.regex((await watcherStatus(s)).last_error, /HTTP 503/);
+  proxy.down = false;
+  const back = await waitFor('the watcher up again', async () => {
+    const g = await gauges(s.ready.metrics!);
+    return g.svc_watcher_up === 1 ? g : undefined;
+  });
+  t.true(back.svc_watcher_last_pass_age_seconds! < later.svc_watcher_last_pass_age_seconds!, 'a fresh good pass');
+  t.is(back.svc_watcher_errors_in_a_row, 0);
+});
