@@ -14,7 +14,7 @@ import { key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace, type Op } from '../store/store.ts';
 import type { Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
-import { decide, matchTransfer, paidAtMs, type QueueMatch } from './deposit-match.ts';
+import { decide, matchTransfer, paidAtMs, type QueueMatch, type UnmatchedReason } from './deposit-match.ts';
 import {
   UNITS_PER_BASE_UNIT, decimal, loadInvoice, settle, type DepositAttachment, type InvoiceRecord, type SettleMode,
   type Settled,
@@ -43,7 +43,6 @@ export interface Deposit {
   confirmations: number;
 }
 
-import type { UnmatchedReason } from './deposit-match.ts';
 export type { UnmatchedReason };
 
 /** What an operator did with a queued deposit instead of crediting it (DISMISS). */
