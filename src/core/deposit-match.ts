@@ -41,7 +41,7 @@ const createdMs = (inv: InvoiceRecord): number => Date.parse(inv.created_at);
 
 /** The transfer's time, when its chain gave one (a block time it could not have had is no time). */
 export function paidAtMs(blockTime: string | undefined): number | null {
-  const ms = blockTime === undefined ? NaN : Date.parse(blockTime);
+  const ms = Date.parse(blockTime ?? '');
   return Number.isFinite(ms) ? ms : null;
 }
 
@@ -81,27 +81,25 @@ export async function matchTransfer(
 
 /**
  * A transfer whose amount no invoice held: the unsettled invoices open at its time `atMs` whose amount due
- * is within the tolerance, the nearest named. Scans the rail's amount index: for unmatched transfers only.
+ * is within the tolerance, the nearest named (on a tie, the lower amount). Scans the rail's amount index:
+ * for unmatched transfers only.
  */
 async function nearby(ctx: CoreContext, rail: Rail['rail'], amount: bigint, atMs: number): Promise<Match> {
-  let open = 0;
-  const near: { invoice_id: string; gap: bigint }[] = [];
+  let open = 0, candidates = 0;
+  let best: { inv: InvoiceRecord; gap: bigint } | null = null;
   for await (const [k, v] of ctx.store.entries('invoice_amounts', { gte: key(rail, ''), lt: key(rail, '\uffff') })) {
     if (!openAt(v, atMs)) continue;
     open++;
-    if (v.settled_ms !== undefined && (v.settled_ms as number) <= atMs) continue; // paid before the transfer
     const due = BigInt(k.slice(rail.length + 1));
     const gap = due > amount ? due - amount : amount - due;
-    if (gap * AMOUNT_TOLERANCE_DIVISOR <= due) near.push({ invoice_id: v.invoice_id as string, gap });
+    if (gap * AMOUNT_TOLERANCE_DIVISOR > due) continue;
+    const inv = (await ctx.store.get('invoices', v.invoice_id as string)) as unknown as InvoiceRecord | undefined;
+    if (!inv || inv.state === 'settled') continue;
+    candidates++;
+    if (!best || gap < best.gap) best = { inv, gap };
   }
-  const unsettled: { inv: InvoiceRecord; gap: bigint }[] = [];
-  for (const n of near) {
-    const inv = (await ctx.store.get('invoices', n.invoice_id)) as unknown as InvoiceRecord | undefined;
-    if (inv && inv.state !== 'settled') unsettled.push({ inv, gap: n.gap });
-  }
-  if (unsettled.length === 0) return { queue: open > 0 ? 'unknown_amount' : 'no_open_invoice' };
-  unsettled.sort((x, y) => (x.gap < y.gap ? -1 : x.gap > y.gap ? 1 : 0));
-  return { queue: 'amount_mismatch', invoice: unsettled[0]!.inv, candidates: unsettled.length };
+  if (!best) return { queue: open > 0 ? 'unknown_amount' : 'no_open_invoice' };
+  return { queue: 'amount_mismatch', invoice: best.inv, candidates };
 }
 
 /** An amount entry's invoice was open at `atMs` (entries from before created_ms count from any time). */

@@ -15,15 +15,21 @@ export function transferIndexOp(rail: RailId, tx: string, index: number, deposit
   return put('deposit_txs', key(rail, tx, numPart(index)), { deposit_id: depositId });
 }
 
-/** The indexes of the recorded transfers of one transaction to the rail's address, in order. */
-export async function recordedIndexes(store: Store, rail: RailId, tx: string): Promise<number[]> {
-  const out: number[] = [];
+/** The recorded transfers of one transaction to the rail's address, in index order, with their deposits. */
+export async function recordedTransfers(
+  store: Store, rail: RailId, tx: string,
+): Promise<{ index: number; deposit_id: string }[]> {
+  const out: { index: number; deposit_id: string }[] = [];
   const prefix = key(rail, tx, '');
-  for await (const [k] of store.entries('deposit_txs', { gte: prefix, lt: key(rail, tx, '\uffff') })) {
-    out.push(numFromPart(k.slice(prefix.length)));
+  for await (const [k, v] of store.entries('deposit_txs', { gte: prefix, lt: key(rail, tx, '\uffff') })) {
+    out.push({ index: numFromPart(k.slice(prefix.length)), deposit_id: v.deposit_id as string });
   }
   return out;
 }
+
+/** The indexes of the recorded transfers of one transaction to the rail's address, in order. */
+export const recordedIndexes = async (store: Store, rail: RailId, tx: string): Promise<number[]> =>
+  (await recordedTransfers(store, rail, tx)).map((r) => r.index);
 
 /**
  * A reference as an operator wrote it → its canonical form (`<tx>:<index>`). A bare transaction id
@@ -33,14 +39,16 @@ export async function recordedIndexes(store: Store, rail: RailId, tx: string): P
 export async function resolveReference(store: Store, rail: RailId, text: string): Promise<string> {
   const ref = parseReference(rail, text);
   if (ref.index !== null) return formatReference(ref.tx, ref.index);
-  const found = await recordedIndexes(store, rail, ref.tx);
+  const recorded = await recordedTransfers(store, rail, ref.tx);
+  const found = recorded.map((r) => r.index);
   if (found.length === 1) return formatReference(ref.tx, found[0]!);
   const msg = found.length === 0
     ? `no transfer of transaction ${ref.tx} to the ${rail} address is recorded (yet): name the transfer as ` +
       `${ref.tx}:<index> (its log index, or on Solana its token account index)`
     : `transaction ${ref.tx} holds ${found.length} recorded transfers to the ${rail} address ` +
       `(indexes ${found.join(', ')}): name one as ${ref.tx}:<index>`;
-  throw new ServiceError('invalid_request', msg, { field: 'reference', indexes: found });
+  const deposits = recorded.map((r) => r.deposit_id);
+  throw new ServiceError('invalid_request', msg, { field: 'reference', indexes: found, deposit_ids: deposits });
 }
 
 /** Indexes the deposits recorded before deposit_txs and deposit_reorgs existed (once per store; idempotent). */

@@ -83,3 +83,30 @@ test('matchTransfer: near amounts within the tolerance, the nearest named, count
     await f.store.write([put('invoice_amounts', key('USDC_BASE', '77000001'), gone)]);
     t.deepEqual(await match(77_000_002n, 0), { queue: 'unknown_amount' });
   });
+
+test('matchTransfer: exact tolerance, a tie and a legacy entry of a settled invoice, on crafted amounts', async (t) => {
+  const f = await coreFixture(t);
+  const now = f.clock.ms;
+  /** an invoice of `due` base units on Base, open now, written as the allocator writes it */
+  const craft = async (id: string, due: bigint, state: InvoiceRecord['state'] = 'pending', createdMs?: number) => {
+    const rec = { invoice_id: id, machine_id: `m-${id}`, state, rail: 'USDC_BASE', amount_due: due.toString(),
+      created_at: new Date(now).toISOString(), expires_ms: now + 60_000 };
+    const created = createdMs === undefined ? {} : { created_ms: createdMs };
+    const entry = { invoice_id: id, expires_ms: now + 60_000, ...created };
+    await f.store.write([put('invoices', id, rec), put('invoice_amounts', key('USDC_BASE', due.toString()), entry)]);
+  };
+  const match = (amount: bigint) => matchTransfer(f.ctx, 'USDC_BASE', amount.toString(), now, now);
+  // 40,000,020 / 20 = 2,000,001 exactly: a gap of that much is within, one more is not
+  await craft('inv_exact', 40_000_020n, 'pending', now);
+  t.like(await match(40_000_020n - 2_000_001n), { invoice: { invoice_id: 'inv_exact' }, candidates: 1 });
+  t.deepEqual(await match(40_000_020n - 2_000_002n), { queue: 'unknown_amount' });
+  // equally near two invoices: the lower amount is named, both counted
+  await craft('inv_lo', 10_000_100n, 'pending', now);
+  await craft('inv_hi', 10_000_300n, 'pending', now);
+  t.like(await match(10_000_200n), { queue: 'amount_mismatch', invoice: { invoice_id: 'inv_lo' }, candidates: 2 });
+  t.like(await match(10_000_250n), { invoice: { invoice_id: 'inv_hi' }, candidates: 2 }, 'nearer to the higher');
+  t.like(await match(10_000_101n), { invoice: { invoice_id: 'inv_lo' }, candidates: 2 });
+  // an entry written before created_ms and settled_ms (an older node): a settled invoice is never named
+  await craft('inv_paid', 70_000_000n, 'settled');
+  t.deepEqual(await match(70_000_001n), { queue: 'unknown_amount' });
+});

@@ -27,6 +27,7 @@ test('Base: 0x and lower-case hex, a decimal index, whatever the spelling', (t) 
   }
   t.deepEqual(parseReference('USDC_BASE', `0x${HEX.toUpperCase()}`), { tx: `0x${HEX}`, index: null }, 'bare');
   t.deepEqual(parseReference('USDC_BASE', `0x${HEX}:1000000000`), { tx: `0x${HEX}`, index: 1_000_000_000 });
+  t.deepEqual(parseReference('USDC_BASE', `0x${HEX}:0x1f`), { tx: `0x${HEX}`, index: 31 }, 'a hex index');
   t.is(formatReference(`0x${HEX}`, 7), `0x${HEX}:7`);
 });
 

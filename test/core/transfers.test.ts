@@ -2,7 +2,7 @@
 // transfer or is refused naming what to write; a ledger from before the index is indexed once at open,
 // its reorged deposits too. In process on a real store.
 import test from 'ava';
-import { recordDeposit, type Deposit } from '../../src/core/deposits.ts';
+import { listReorged, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
 import { indexRecordedTransfers, recordedIndexes, resolveReference } from '../../src/core/transfers.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { put } from '../../src/store/store.ts';
@@ -29,6 +29,8 @@ test('resolveReference: a bare id names its one transfer; none or several is ref
   t.deepEqual(await recordedIndexes(store, 'USDT_TRON', txId('many')), [], 'per rail');
   const many = await t.throwsAsync(resolveReference(store, 'USDC_BASE', txId('many')), { instanceOf: ServiceError });
   t.like(many, { code: 'invalid_request', details: { field: 'reference', indexes: [2, 3, 12] } });
+  const ids = await Promise.all([2, 3, 12].map(async (i) => (await recordDeposit(ctx, transfer('many', i))).deposit));
+  t.deepEqual((many as ServiceError).details!.deposit_ids, ids.map((d) => d.deposit_id), 'and their deposits');
   t.regex(many!.message, /holds 3 recorded transfers to the USDC_BASE address \(indexes 2, 3, 12\): name one as /);
 });
 
@@ -36,6 +38,13 @@ test('indexRecordedTransfers: a ledger from before the index gets its transfers 
   async (t) => {
     const { ctx, store } = await coreFixture(t);
     const { deposit: { deposit_id: id } } = await recordDeposit(ctx, transfer('old', 4));
+    const { deposit: plain } = await recordDeposit(ctx, transfer('plain', 1, '7123456'));
+    // more than one write's worth of deposits from before the index (1,000 ops a batch), one with an id as
+    // an older node stored it that is not a transaction id at all
+    const legacy = Array.from({ length: 1001 }, (_, i) => put('deposits', `dep_legacy${i}`, {
+      ...plain, deposit_id: `dep_legacy${i}`, tx_id: i === 0 ? 'legacy-tx' : txId(`legacy-${i}`), log_index: 0,
+    }));
+    await store.write(legacy);
     const keysOf = async (sub: 'deposit_txs' | 'deposit_reorgs'): Promise<string[]> => {
       const out: string[] = [];
       for await (const [k] of store.entries(sub)) out.push(k);
@@ -49,9 +58,12 @@ test('indexRecordedTransfers: a ledger from before the index gets its transfers 
       { type: 'del', sub: 'meta', key: 'deposit_txs_v1' },
     ]);
     t.deepEqual(await keysOf('deposit_reorgs'), []);
-    t.is(await indexRecordedTransfers(store), 1);
+    t.is(await indexRecordedTransfers(store), 1003);
     t.deepEqual(await recordedIndexes(store, 'USDC_BASE', txId('old')), [4], 'under its canonical id');
-    t.deepEqual((await keysOf('deposit_reorgs')).length, 1);
-    t.like(await store.get('meta', 'deposit_txs_v1'), { indexed: 1 });
+    t.deepEqual(await recordedIndexes(store, 'USDC_BASE', 'legacy-tx'), [0], 'an odd id as it was');
+    t.deepEqual(await recordedIndexes(store, 'USDC_BASE', txId('legacy-1000')), [0], 'past the first batch');
+    t.is((await keysOf('deposit_reorgs')).length, 1, 'only the reorged one');
+    t.deepEqual((await listReorged(ctx)).map((d) => d.deposit_id), [id], 'listed from the index');
+    t.like(await store.get('meta', 'deposit_txs_v1'), { indexed: 1003 });
     t.is(await indexRecordedTransfers(store), 0, 'once');
   });
