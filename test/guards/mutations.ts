@@ -204,7 +204,7 @@ export const MUTATIONS: Mutation[] = [
   m('deposit-duplicate', 'a second payment of a settled invoice is queued', 'src/core/deposit-match.ts', 'decide',
     'if (inv.state === \'settled\') {', 'if (false) {', PATHS, T.queueSays),
   m('deposit-near-tolerance', 'another invoice is named only within the tolerance', 'src/core/deposit-match.ts',
-    'nearby', 'if (gap * AMOUNT_TOLERANCE_DIVISOR <= due)', 'if (true)', PATHS, T.queueSays),
+    'nearby', 'if (gap * AMOUNT_TOLERANCE_DIVISOR > due) continue;', '', PATHS, T.queueSays),
   m('reference-canonical-tx', 'a transaction id has one spelling', 'src/core/payment-reference.ts', 'txOf',
     'return family === \'evm\' ? `0x${hex.toLowerCase()}` : hex.toLowerCase();', 'return tx;', PATHS, T.spelling),
   m('reference-canonical-index', 'an index has one spelling', 'src/core/payment-reference.ts', 'indexOf',
