@@ -189,23 +189,6 @@ export async function amountHolders(
   return { ...(holder ? { holder } : {}), ...(previous ? { previous } : {}) };
 }
 
-/**
- * The open invoice on the rail whose amount due is nearest to `amount` (an over- or under-payment
- * names it in the unmatched queue). Scans the rail's amount index: run for unmatched deposits only.
- */
-export async function nearestOpenInvoice(
-  ctx: CoreContext, rail: Rail['rail'], amount: bigint, nowMs: number,
-): Promise<{ invoice_id: string; amount_due: string } | null> {
-  let best: { invoice_id: string; amount_due: string; gap: bigint } | null = null;
-  for await (const [k, v] of ctx.store.entries('invoice_amounts', { gte: key(rail, ''), lt: key(rail, '\uffff') })) {
-    if ((v.expires_ms as number) <= nowMs) continue;
-    const due = k.slice(rail.length + 1);
-    const gap = BigInt(due) > amount ? BigInt(due) - amount : amount - BigInt(due);
-    if (!best || gap < best.gap) best = { invoice_id: v.invoice_id as string, amount_due: due, gap };
-  }
-  return best && { invoice_id: best.invoice_id, amount_due: best.amount_due };
-}
-
 /** The machine's invoices that are still open at `nowMs` (expired ones drop out by time). */
 function openInvoices(rec: MachineRecord | undefined, nowMs: number): Record<string, number> {
   return Object.fromEntries(Object.entries(rec?.open_invoices ?? {}).filter(([, exp]) => exp > nowMs));

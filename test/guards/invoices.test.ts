@@ -1,14 +1,14 @@
 // Guards of the invoice life cycle (src/core/invoices.ts), in process with a clock the test moves:
 // what an invoice shows and owes (its view, the decimal amount, the rail by network AND asset), the
-// amount index (what holds an amount, the nearest open invoice to a payment, an index entry that a
-// newer invoice took over is never released by the old one), allocation under the rail lock (one
+// amount index (what holds an amount, kept through the hold past expiry, settled or not, and the holder
+// before it), allocation under the rail lock (one
 // amount, one invoice; a full range is busy after exactly its tries), expiry on read (once, counted,
 // final even when the clock steps back), settlement (who it credits, what the journal says, a
 // deposit riding in its batch, the open-invoice slots it frees and keeps) and LIST_INVOICES (filters,
 // pages, the scan bound). The transition counters are shared by the whole process: serial tests.
 import test from 'ava';
 import {
-  decimal, fundAccount, invoiceHoldingAmount, invoiceView, listInvoices, loadInvoice, nearestOpenInvoice,
+  decimal, fundAccount, invoiceHoldingAmount, invoiceView, listInvoices, loadInvoice,
   DEFAULT_AMOUNT_HOLD_MS, railFor, refreshInvoice, settle, settleInvoice, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
 import { getMachine } from '../../src/core/machines.ts';
@@ -137,32 +137,14 @@ test('invoice guard: a full amount range is busy after exactly 64 tries, each on
   await refused(t, fundAccount(g.ctx, { machine_id: 'm-3', units: 1, ...TRON }, undefined), 'busy');
 });
 
-test('invoice guard: the nearest open invoice to a payment, on its rail only, by distance either way',
-  async (t) => {
+test('invoice guard: an amount is held by its invoice, on its rail only', async (t) => {
   const f = await coreFixture(t, { invoiceSuffixMax: 1 });
   const tokens = new Map<string, string>();
-  const one = await invoice(f, 'm-n', 1, TRON, tokens); // 1.000001
   const three = await invoice(f, 'm-n', 3, TRON, tokens); // 3.000001
-  await invoice(f, 'm-other', 2, BASE); // 2.000001 on another rail: never the answer on TRON
-  const now = f.clock.ms;
-  const near = (amount: bigint) => nearestOpenInvoice(f.ctx, 'USDT_TRON', amount, now);
-  t.deepEqual(await near(1_000_001n), { invoice_id: one.invoice_id, amount_due: '1000001' });
-  t.deepEqual(await near(900_000n), { invoice_id: one.invoice_id, amount_due: '1000001' }, 'under');
-  t.deepEqual(await near(1_900_000n), { invoice_id: one.invoice_id, amount_due: '1000001' }, 'over');
-  t.deepEqual(await near(2_100_000n), { invoice_id: three.invoice_id, amount_due: '3000001' });
-  t.deepEqual(await near(9_000_000n), { invoice_id: three.invoice_id, amount_due: '3000001' });
-  // a tie goes to the first in the index (the lower amount)
-  t.deepEqual(await near(2_000_001n), { invoice_id: one.invoice_id, amount_due: '1000001' });
-  t.is(await nearestOpenInvoice(f.ctx, 'USDC_SOLANA', 1_000_001n, now), null, 'no open invoice on the rail');
-  // an invoice stops being open at its exact expiry
-  t.deepEqual(await nearestOpenInvoice(f.ctx, 'USDT_TRON', 1_000_001n, one.expires_ms - 1),
-    { invoice_id: one.invoice_id, amount_due: '1000001' });
-  f.clock.advance(1000);
-  const later = await invoice(f, 'm-later', 5, TRON);
-  t.deepEqual(await nearestOpenInvoice(f.ctx, 'USDT_TRON', 1_000_001n, one.expires_ms),
-    { invoice_id: later.invoice_id, amount_due: '5000001' }, 'one and three expired at that time');
+  await invoice(f, 'm-other', 7, BASE); // 7.000001 on another rail
   t.is(await amountHolder(f, three), three.invoice_id);
-  t.is(await invoiceHoldingAmount(f.ctx, 'USDT_TRON', '7000001'), undefined);
+  t.is(await invoiceHoldingAmount(f.ctx, 'USDT_TRON', '7000001'), undefined, 'another rail\'s amount');
+  t.is(await invoiceHoldingAmount(f.ctx, 'USDT_TRON', '3000002'), undefined, 'an amount no invoice was given');
 });
 
 test.serial('invoice guard: expiry on read marks once, counted once, keeps the amount held; a later read changes '
