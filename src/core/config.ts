@@ -4,17 +4,24 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultShare } from '../protocol/budgets.ts';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
+import type { RAIL_IDS } from '../protocol/schemas.ts';
 import { isSolanaAddress } from './watchers/solana-parse.ts';
 import { isTronAddress, tronToHex } from './watchers/tron-address.ts';
 
 export interface Rail {
-  rail: 'USDT_TRON' | 'USDC_BASE' | 'USDC_SOLANA' | 'USDT_SOLANA';
+  /** the rail's key (GET /api/v1/payment), one of the registry's RAIL_IDS */
+  rail: (typeof RAIL_IDS)[number];
   network: 'TRON' | 'Base' | 'Solana';
   asset: 'USDT' | 'USDC';
   decimals: 6;
   /** the receiving address (SVC_WALLET_<RAIL>), or NO_ADDRESS when none is configured */
   address: string;
 }
+
+/** How long past its expiry an invoice keeps its amount (SVC_INVOICE_AMOUNT_HOLD_MS), unless configured. */
+export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
+/** Unexpired invoices one client address may hold (SVC_MAX_OPEN_INVOICES_PER_ADDRESS), unless configured. */
+export const DEFAULT_OPEN_INVOICES_PER_ADDRESS = 100;
 
 /** What a rail without SVC_WALLET_<RAIL> publishes as its address: no payment can reach it. */
 export const NO_ADDRESS = '<WALLET_ADDRESS>';
@@ -99,7 +106,7 @@ export interface Config {
   invoiceAmountHoldMs?: number;
   /** pending invoices one machine_id may hold at once (each holds a unique amount on its rail) */
   maxOpenInvoices: number;
-  /** pending invoices one client address may hold at once, whatever the machine_ids (optional in test contexts) */
+  /** unexpired invoices one client address may hold, whatever the machine_ids (optional in test contexts) */
   maxOpenInvoicesPerAddress?: number;
   /**
    * Largest amount suffix in base units (1..99,999, DESIGN.md §4). Never from the environment: tests
@@ -240,9 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
     invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 3_600_000, 1000, 30 * 86_400_000),
-    invoiceAmountHoldMs: int(env, 'SVC_INVOICE_AMOUNT_HOLD_MS', 2 * 3_600_000, 60_000, 30 * 86_400_000),
+    invoiceAmountHoldMs: int(env, 'SVC_INVOICE_AMOUNT_HOLD_MS', DEFAULT_AMOUNT_HOLD_MS, 60_000, 30 * 86_400_000),
     maxOpenInvoices: int(env, 'SVC_MAX_OPEN_INVOICES', 20, 1, 10_000),
-    maxOpenInvoicesPerAddress: int(env, 'SVC_MAX_OPEN_INVOICES_PER_ADDRESS', 100, 1, 1_000_000),
+    maxOpenInvoicesPerAddress: int(env, 'SVC_MAX_OPEN_INVOICES_PER_ADDRESS', DEFAULT_OPEN_INVOICES_PER_ADDRESS, 1,
+      1_000_000),
     sweepIntervalMs: int(env, 'SVC_SWEEP_INTERVAL_MS', 1000, 50, 3_600_000),
     kernelThreads: env.SVC_KERNEL_THREADS ? int(env, 'SVC_KERNEL_THREADS', 1, 1, 256) : undefined,
     idleTimeoutMs: int(env, 'SVC_IDLE_TIMEOUT_MS', 120_000, 100, 86_400_000),
@@ -289,8 +297,8 @@ function storeUrl(v: string | undefined): string | null {
   return v;
 }
 
-/** The chain family of each rail's watcher. */
-const WATCHED_FAMILIES: Record<Rail['rail'], WatcherConfig['family']> = {
+/** The chain family of each rail: its watcher's, and the form of its payment references. */
+export const RAIL_FAMILY: Record<Rail['rail'], WatcherConfig['family']> = {
   USDC_BASE: 'evm', USDT_TRON: 'tron', USDC_SOLANA: 'solana', USDT_SOLANA: 'solana',
 };
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -315,7 +323,7 @@ function watchers(env: NodeJS.ProcessEnv, rails: Rail[]): WatcherConfig[] {
       rail: r.rail, rpcUrl: rpc, pollMs,
       maxBackoffMs: Math.max(pollMs, int(env, `${p}MAX_BACKOFF_MS`, 60_000, 50, 3_600_000)),
     };
-    const family = WATCHED_FAMILIES[r.rail];
+    const family = RAIL_FAMILY[r.rail];
     out.push(family === 'solana' ? solanaWatcher(env, r, p, common) : evmWatcher(env, r, p, family, common));
   }
   return out;

@@ -7,14 +7,12 @@
 import { ServiceError } from '../errors.ts';
 import { idPart } from '../store/key-codec.ts';
 import { create, replace, type Json, type Op } from '../store/store.ts';
+import { DEFAULT_OPEN_INVOICES_PER_ADDRESS } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { locksPerOwner } from './keyed-mutex.ts';
 
 /** The invoices of one client address: invoice_id → expires_ms (expired ones are dropped on the next write). */
 interface ClientInvoices extends Json { open: Record<string, number> }
-
-/** How many invoices one client address may hold open at once, unless configured. */
-export const DEFAULT_OPEN_INVOICES_PER_ADDRESS = 100;
 
 const clientLocks = locksPerOwner();
 

@@ -14,7 +14,7 @@ import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { idPart, key } from '../store/key-codec.ts';
 import { create, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
-import { NO_ADDRESS, type Rail } from './config.ts';
+import { DEFAULT_AMOUNT_HOLD_MS, NO_ADDRESS, type Rail } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { clientInvoiceOps, withClient } from './invoice-clients.ts';
@@ -90,8 +90,6 @@ export interface AmountHolder extends Json {
 }
 interface AmountEntry extends AmountHolder, Json { previous?: AmountHolder }
 
-/** How long past its invoice's expiry an amount stays with it, unless configured. */
-export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
 const holdMs = (ctx: CoreContext): number => ctx.config.invoiceAmountHoldMs ?? DEFAULT_AMOUNT_HOLD_MS;
 
 /** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */

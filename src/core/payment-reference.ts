@@ -7,16 +7,13 @@
 // Pure: no store, no chain.
 import { base58 } from '@scure/base';
 import { ServiceError } from '../errors.ts';
-import type { Rail } from './config.ts';
+import { RAIL_FAMILY, type Rail } from './config.ts';
 
 /** A transfer as a reference names it; `index` null: a bare transaction id, to be resolved. */
 export interface TransferRef { tx: string; index: number | null }
 
 type RailId = Rail['rail'];
-type Family = 'evm' | 'tron' | 'solana';
-const FAMILY: Record<RailId, Family> = {
-  USDC_BASE: 'evm', USDT_TRON: 'tron', USDC_SOLANA: 'solana', USDT_SOLANA: 'solana',
-};
+type Family = (typeof RAIL_FAMILY)[RailId];
 
 /** The largest index a reference may name (log indexes and account indexes are far below it). */
 const MAX_INDEX = 1_000_000_000;
@@ -30,12 +27,13 @@ const FORMS: Record<Family, string> = {
 };
 
 function refused(rail: RailId, text: string, why: string): ServiceError {
-  const msg = `reference ${JSON.stringify(text)} is not a transfer on ${rail}: ${why}; write ${FORMS[FAMILY[rail]]}`;
+  const form = FORMS[RAIL_FAMILY[rail]];
+  const msg = `reference ${JSON.stringify(text)} is not a transfer on ${rail}: ${why}; write ${form}`;
   return new ServiceError('invalid_request', msg, { field: 'reference' });
 }
 
 function txOf(rail: RailId, text: string, tx: string): string {
-  const family = FAMILY[rail];
+  const family = RAIL_FAMILY[rail];
   if (family === 'solana') {
     let bytes: Uint8Array | null = null;
     try { bytes = base58.decode(tx); } catch { /* refused below */ }

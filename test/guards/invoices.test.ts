@@ -9,7 +9,7 @@
 import test from 'ava';
 import {
   decimal, fundAccount, invoiceHoldingAmount, invoiceView, listInvoices, loadInvoice,
-  DEFAULT_AMOUNT_HOLD_MS, railFor, refreshInvoice, settle, settleInvoice, type InvoiceRecord,
+  railFor, refreshInvoice, settle, settleInvoice, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
 import { getMachine } from '../../src/core/machines.ts';
 import { invoiceTransitions } from '../../src/metrics/metrics.ts';
@@ -21,6 +21,7 @@ import { del, put } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { ledgerHolds, refused } from '../support/money.ts';
 import { txRef } from '../support/references.ts';
+import { DEFAULT_AMOUNT_HOLD_MS } from '../../src/core/config.ts';
 
 /** A payment reference on the invoices' rail. */
 const R = (seed: string) => txRef(seed, 'USDT_TRON');

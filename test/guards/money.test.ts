@@ -7,7 +7,7 @@ import test from 'ava';
 import { createHash, createHmac } from 'node:crypto';
 import { execute } from '../../src/core/executions.ts';
 import {
-  DEFAULT_AMOUNT_HOLD_MS, fundAccount, loadInvoice, refreshInvoice, settleInvoice,
+  fundAccount, loadInvoice, refreshInvoice, settleInvoice,
 } from '../../src/core/invoices.ts';
 import {
   authenticate, checkToken, claimedRecord, getMachine, machineOps, newToken, rotateOps,
@@ -22,6 +22,7 @@ import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { credit, ledgerHolds, quote, refused } from '../support/money.ts';
 import type { NodeIdentity } from '../../src/core/node-identity.ts';
 import { txRef } from '../support/references.ts';
+import { DEFAULT_AMOUNT_HOLD_MS } from '../../src/core/config.ts';
 
 /** A payment reference on the invoices' rail. */
 const R = (seed: string) => txRef(seed, 'USDT_TRON');

@@ -9,11 +9,11 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RAILS, type Config } from '../../src/core/config.ts';
+import { DEFAULT_AMOUNT_HOLD_MS, RAILS, type Config } from '../../src/core/config.ts';
 import type { CoreContext } from '../../src/core/context.ts';
 import { claimDeposit, loadDeposit, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
 import {
-  DEFAULT_AMOUNT_HOLD_MS, fundAccount, loadInvoice, settleInvoice, type InvoiceRecord,
+  fundAccount, loadInvoice, settleInvoice, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
 import { getMachine, newToken, rotateOps } from '../../src/core/machines.ts';
 import { Lease } from '../../src/core/leases.ts';

@@ -6,13 +6,13 @@
 // amount is within the tolerance; a dismissed deposit can never be claimed.
 import test, { type ExecutionContext } from 'ava';
 import { audit } from '../../src/core/audit.ts';
-import type { Config } from '../../src/core/config.ts';
+import { DEFAULT_AMOUNT_HOLD_MS, type Config } from '../../src/core/config.ts';
 import { CLOCK_SKEW_MS } from '../../src/core/deposit-match.ts';
 import {
   claimDeposit, dismissDeposit, listUnmatched, recordDeposit, type Deposit,
 } from '../../src/core/deposits.ts';
 import {
-  DEFAULT_AMOUNT_HOLD_MS, fundAccount, loadInvoice, settleInvoice, type InvoiceRecord,
+  fundAccount, loadInvoice, settleInvoice, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
