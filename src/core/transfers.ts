@@ -27,9 +27,6 @@ export async function recordedTransfers(
   return out;
 }
 
-/** The indexes of the recorded transfers of one transaction to the rail's address, in order. */
-export const recordedIndexes = async (store: Store, rail: RailId, tx: string): Promise<number[]> =>
-  (await recordedTransfers(store, rail, tx)).map((r) => r.index);
 
 /**
  * A reference as an operator wrote it → its canonical form (`<tx>:<index>`). A bare transaction id

@@ -3,11 +3,16 @@
 // its reorged deposits too. In process on a real store.
 import test from 'ava';
 import { listReorged, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
-import { indexRecordedTransfers, recordedIndexes, resolveReference } from '../../src/core/transfers.ts';
+import { indexRecordedTransfers, recordedTransfers, resolveReference } from '../../src/core/transfers.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { put } from '../../src/store/store.ts';
 import { coreFixture } from '../support/core-fixture.ts';
 import { txId } from '../support/references.ts';
+import type { Store } from '../../src/store/store.ts';
+
+/** The indexes of the recorded transfers of one transaction, in order. */
+const recordedIndexes = async (store: Store, rail: 'USDC_BASE' | 'USDT_TRON', tx: string) =>
+  (await recordedTransfers(store, rail, tx)).map((r) => r.index);
 
 const transfer = (seed: string, logIndex: number, amount = '5123456'): Deposit => ({
   rail: 'USDC_BASE', tx_id: txId(seed), log_index: logIndex, amount, from: '0xp', to: '0xr', block_number: 1,
