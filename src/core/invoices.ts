@@ -172,7 +172,9 @@ function referenceUsed(reference: string, other: string): ServiceError {
 export async function invoiceHoldingAmount(
   ctx: CoreContext, rail: Rail['rail'], amount: string,
 ): Promise<InvoiceRecord | undefined> {
-  return (await amountHolders(ctx, rail, amount)).holder;
+  const held = await ctx.store.get('invoice_amounts', key(rail, amount));
+  if (!held) return undefined;
+  return (await ctx.store.get('invoices', held.invoice_id as string)) as unknown as InvoiceRecord | undefined;
 }
 
 /** The invoice holding `amount` on the rail, and the one that held it before (a late payment's likely invoice). */

@@ -42,8 +42,9 @@ test('local payments: every rail opens invoices, settled by hand, and the start-
   const tron = await post(s.ready.http!, invoice('TRON', 'USDT'));
   t.is(tron.status, 200, JSON.stringify(tron.body));
   t.regex(s.stdout, /local payments mode \(SVC_PAYMENTS=local\)/);
-  const doc = await (await fetch(`${s.ready.http!}/api/v1/payment`)).json() as { payments?: string };
-  t.true(JSON.stringify(doc).includes('"takes_payments":true'));
+  const doc = await (await fetch(`${s.ready.http!}/api/v1/payment`)).json() as { rails: Record<string, unknown>[] };
+  t.is(doc.rails.length, 4);
+  for (const r of doc.rails) t.like(r, { takes_payments: true, settled_by: 'operator', address: '<WALLET_ADDRESS>' });
 });
 
 test('open invoices per client address: the cap holds over HTTP, across machine_ids, through gateway workers',
