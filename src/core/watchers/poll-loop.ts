@@ -95,7 +95,6 @@ function errorCauses(e: unknown): string[] {
   return out;
 }
 
-
 /** A pass found the RPC's trusted head below the stored cursor: the watcher is `behind`, not ok. */
 export class RpcBehind extends Error {
   constructor(head: number, cursor: number) {
