@@ -62,6 +62,11 @@ export const ERRORS = {
     expose: true,
     doc: 'the service cannot run this now (for example an execution not offered by this node)',
   },
+  shutting_down: {
+    status: 503,
+    expose: true,
+    doc: 'this node is shutting down and did not run the request: send it again (another node, or later)',
+  },
   cancelled: { status: 503, expose: true, doc: 'the job was cancelled (client went away or shutdown)' },
   edge_unavailable: { status: 502, expose: true, doc: 'HTTP: the gateway cannot reach the core edge' },
   // 500: ours

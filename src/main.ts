@@ -25,12 +25,11 @@ import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from
 import { quoteDesk } from './core/quote-desk.ts';
 import type { RateClass } from './protocol/registry.ts';
 import { proxyMatcher } from './gateway/client-address.ts';
-import { listenGateway } from './gateway/http-server.ts';
+import { drainGateway, listenGateway, type HttpDrainReport } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
 import { NodeIdentity, readQuoteKey } from './core/node-identity.ts';
 import { DOCUMENT_PATHS, manifestHash } from './discovery/documents.ts';
 import { siteFromBaseUrl } from './discovery/node-info.ts';
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
@@ -48,9 +47,6 @@ const coreModules = async () => {
   return { Core, observeCore, startListeners };
 };
 
-/** SIGTERM: how long HTTP requests in flight may take to finish before their connections are closed. */
-const DRAIN_TIMEOUT_MS = 10_000;
-
 function runSelfCheck(): number {
   const info = JSON.parse(readFileSync(fileURLToPath(new URL('../build/BUILD_INFO.json', import.meta.url)), 'utf8'));
   console.log(`svc kernels: ${kernelWasmPath()} (ABI ${ABI_VERSION}, sha256 ${info.outputs['kernels.wasm']})`);
@@ -67,7 +63,7 @@ function runSelfCheck(): number {
  */
 async function startGateway(
   config: Config, log: Logger, core: CoreCaller, edgePort?: number, handedBack?: () => Promise<void>,
-): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+): Promise<{ url: string; close(): Promise<HttpDrainReport> }> {
   const gw = createGateway({
     core,
     rates: config.rates,
@@ -78,7 +74,7 @@ async function startGateway(
     // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
     edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
   });
-  const server = await listenGateway(gw.app, config.httpHost, config.httpPort, {
+  const g = await listenGateway(gw.app, config.httpHost, config.httpPort, {
     headersTimeoutMs: config.httpHeadersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,
     keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
@@ -86,31 +82,30 @@ async function startGateway(
     // behind our proxies their connections carry every client: they are not capped per address
     maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress,
     ...(config.trustProxyHops > 0 ? { uncapped: proxyMatcher(config.trustedProxies) } : {}),
+    connectionQueueMs: config.connectionQueueMs,
     bodyBudgetBytes: config.bodyBudgetBytes,
     bodyBudgetPerAddressBytes: config.bodyBudgetPerAddressBytes,
   });
-  const a = server.address() as { address: string; port: number; family: string };
+  const a = g.server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
   gw.setBoundUrl(url);
   return {
-    server, url,
-    // readiness false at once; no new connections; requests in flight finish (bounded), then the rest closes
+    url,
     close: async () => {
-      gw.startDraining();
       // a cluster worker keeps its share of the port until drained (new connections get 503): closing a
       // round-robin server early resets connections the primary already handed it (measured: in-flight
       // requests reset at once, with NODE_CLUSTER_SCHED_POLICY=none they are not)
-      const close = () => new Promise<void>((r) => server.close(() => r()));
-      const closed = cluster.isWorker ? null : close();
-      server.closeIdleConnections();
-      if (!await gw.drained(DRAIN_TIMEOUT_MS)) {
-        log.warn({ after_ms: DRAIN_TIMEOUT_MS }, 'HTTP requests still in flight; closing their connections');
+      const keepListening = cluster.isWorker;
+      const report = await drainGateway(g, gw, { keepListening, deadlineMs: config.drainTimeoutMs });
+      if (report.cut > 0) log.warn({ ...report, after_ms: config.drainTimeoutMs }, 'HTTP connections cut at the deadline');
+      if (keepListening) {
+        const closed = new Promise<void>((r) => g.server.close(() => r()));
+        await handedBack?.();
+        g.server.closeAllConnections();
+        await closed;
       }
-      const done = closed ?? close();
-      await handedBack?.();
-      server.closeAllConnections();
-      await done;
       gw.close();
+      return report;
     },
   };
 }
@@ -135,14 +130,17 @@ function writeReady(config: Config, ready: Record<string, unknown>): void {
   renameSync(`${config.readyFile}.tmp`, config.readyFile); // readers never see half a file
 }
 
-function onSignals(log: Logger, stop: () => Promise<void>): void {
+/** What a stop did, for the log line that ends the process. */
+type StopReport = Record<string, unknown>;
+
+function onSignals(log: Logger, stop: () => Promise<StopReport>): void {
   let stopping = false;
   const handler = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'svcd stopping: no new connections, finishing in-flight work');
-    stop().then(() => {
-      log.info('svcd stopped');
+    stop().then((report) => {
+      log.info(report, 'svcd stopped');
       process.exit(0);
     }, (e: unknown) => {
       log.error({ err: e }, 'svcd stop failed');
@@ -153,7 +151,7 @@ function onSignals(log: Logger, stop: () => Promise<void>): void {
   process.on('SIGINT', () => handler('SIGINT'));
 }
 
-interface GatewayHandle { url: string; close(): Promise<void> }
+interface GatewayHandle { url: string; close(): Promise<HttpDrainReport> }
 
 /** Messages between the primary and its gateway workers (node:cluster IPC). */
 type WorkerMessage =
@@ -165,7 +163,7 @@ type WorkerMessage =
   | { type: 'svcd:gateway-closed' }
   | { type: 'svcd:gateway-closed-seen' }
   // a worker's last message: written out, so is everything before it (the connections handed back)
-  | { type: 'svcd:gateway-bye' };
+  | { type: 'svcd:gateway-bye'; report: HttpDrainReport };
 
 /** How long a stopping worker waits for the primary's answer to svcd:gateway-closed (it may be gone). */
 const PRIMARY_ANSWER_MS = 2000;
@@ -179,11 +177,11 @@ const PRIMARY_ANSWER_MS = 2000;
  * close is here, it has stopped handing us connections and every one it sent before is back with it.
  */
 /** A worker's exit once what it sent the primary is written out (IPC writes are in order). */
-function flushedExit(): void {
+function flushedExit(report: HttpDrainReport): void {
   const exit = () => process.exit(0);
   if (!process.connected) return exit();
   setTimeout(exit, PRIMARY_ANSWER_MS).unref();
-  process.send!({ type: 'svcd:gateway-bye' } satisfies WorkerMessage, undefined, {}, exit);
+  process.send!({ type: 'svcd:gateway-bye', report } satisfies WorkerMessage, undefined, {}, exit);
 }
 
 function primaryHandedBack(): Promise<void> {
@@ -225,9 +223,10 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    void gw.close().then(() => {
+    void gw.close().then((report) => {
       windows.close();
-      flushedExit();
+      log.info(report, 'gateway worker stopped');
+      flushedExit(report);
     });
   };
   process.on('message', (m: WorkerMessage) => { if (m.type === 'svcd:stop') stop(); });
@@ -290,14 +289,21 @@ function startGatewayWorkers(
         setTimeout(() => { if (!stopping) fork(); }, backoffMs).unref();
       });
     };
-    const close = async (): Promise<void> => {
+    // each worker's drain report comes with its last message; summed for the primary's last log line
+    const sum: HttpDrainReport = { served: 0, refused: 0, cut: 0 };
+    const close = async (): Promise<HttpDrainReport> => {
       stopping = true;
       await Promise.all([...workers].map((w) => new Promise<void>((done) => {
         if (w.isDead()) return done();
-        const kill = setTimeout(() => w.kill('SIGKILL'), 15_000);
+        const kill = setTimeout(() => w.kill('SIGKILL'), config.drainTimeoutMs + 5000);
+        w.on('message', (m: WorkerMessage) => {
+          if (m.type !== 'svcd:gateway-bye') return;
+          for (const k of ['served', 'refused', 'cut'] as const) sum[k] += m.report[k];
+        });
         w.once('exit', () => { clearTimeout(kill); done(); });
         w.send({ type: 'svcd:stop' } satisfies WorkerMessage);
       })));
+      return sum;
     };
     for (let i = 0; i < config.gatewayProcesses; i++) fork();
   });
@@ -327,7 +333,11 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
       metrics: metrics?.address ?? null,
     });
     log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
-    onSignals(log, async () => { await gw.close(); await metrics?.close(); });
+    onSignals(log, async () => {
+      const http = await gw.close();
+      await metrics?.close();
+      return { http };
+    });
     return;
   }
   const { Core, observeCore, startListeners } = await coreModules();
@@ -363,12 +373,13 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
     // need the backend listener for that, the in-process one needs no listener
     const edge = workers ? null : listeners.close();
-    await gw?.close();
+    const http = await gw?.close();
     const closing = edge ?? listeners.close();
-    await core.drain();
-    await closing;
+    await core.drain(config.drainTimeoutMs);
+    const svc1 = await closing;
     await core.close();
     await metrics?.close();
+    return { http: http ?? null, svc1 };
   });
 }
 

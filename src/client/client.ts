@@ -65,6 +65,8 @@ class Connection {
   /** requests made in one turn go out in one write (lineWriter) */
   readonly #write: (line: string) => void;
   dead: Error | null = null;
+  /** the server said it is shutting down (a notice frame): no new requests here; ends once answered */
+  closing = false;
   #nextId = 1;
   #watch: NodeJS.Timeout | null = null;
   /** when the last reply arrived (Date.now()) */
@@ -114,7 +116,9 @@ class Connection {
     let f: ReplyFrame;
     try { f = JSON.parse(line) as ReplyFrame; } catch { this.fail(new ConnectionError('reply is not JSON')); return; }
     if (typeof f.id !== 'number') {
-      // a frame without our id is a connection-level error from the server
+      // the server's notice that it is shutting down: what was sent is still answered, nothing more is sent
+      if (!f.ok && f.error?.code === 'shutting_down') return this.#closing();
+      // any other frame without our id is a connection-level error from the server
       if (!f.ok) this.fail(ServiceError.fromWire(f.error));
       return;
     }
@@ -122,6 +126,13 @@ class Connection {
     if (!p) return;
     this.pending.delete(f.id);
     if (f.ok) p.resolve(f.result); else p.reject(ServiceError.fromWire(f.error));
+    if (this.closing && this.pending.size === 0) this.socket.end();
+  }
+
+  /** Shutting down (the server's notice): no new requests on this connection; closed once they are answered. */
+  #closing(): void {
+    this.closing = true;
+    if (this.pending.size === 0) this.socket.end();
   }
 
   fail(e: Error): void {
@@ -187,7 +198,7 @@ export class SvcClient {
   reconnects = 0;
 
   async #live(): Promise<Connection> {
-    if (this.#conn && !this.#conn.dead) return this.#conn;
+    if (this.#conn && !this.#conn.dead && !this.#conn.closing) return this.#conn;
     if (!this.#connecting) {
       const again = this.#conn !== null;
       this.#connecting = openSocket(this.#ep, this.#timeoutMs).then((s) => {

@@ -142,6 +142,12 @@ export interface Config {
   edgeMaxConnectionsPerAddress: number;
   /** the loopback backend serves the gateways' pooled connections only */
   backendMaxConnections: number;
+  /** the admin socket serves svc-admin */
+  adminMaxConnections: number;
+  /** edge and HTTP: how long a connection over its address's cap waits, unread, for a slot; 0: refused at once */
+  connectionQueueMs: number;
+  /** SIGTERM: how long in-flight work may take to finish before the connections still open are closed */
+  drainTimeoutMs: number;
   /**
    * a gateway's svc/1 connection to a core node that has answered nothing (not even the HEALTH it sends
    * after half this time) for this long while calls wait is dropped and the node marked down (a hung
@@ -415,6 +421,9 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
     edgeMaxConnections: int(env, 'SVC_EDGE_MAX_CONNECTIONS', 1024, 1, 1_000_000),
     edgeMaxConnectionsPerAddress: int(env, 'SVC_EDGE_MAX_CONNECTIONS_PER_ADDRESS', 16, 1, 1_000_000),
     backendMaxConnections: int(env, 'SVC_BACKEND_MAX_CONNECTIONS', 64, 1, 1_000_000),
+    adminMaxConnections: int(env, 'SVC_ADMIN_MAX_CONNECTIONS', 16, 1, 1_000_000),
+    connectionQueueMs: int(env, 'SVC_CONNECTION_QUEUE_MS', 5_000, 0, 600_000),
+    drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000, 100, 3_600_000),
     coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 10_000, 100, 600_000),
     lineBudgetBytes,
     lineBudgetPerAddressBytes:

@@ -208,8 +208,9 @@ export class Core {
   ): Promise<Record<string, unknown>> {
     const t0 = performance.now();
     if (this.#closed) {
-      commandDone(cmd, listener, 'service_unavailable', t0);
-      throw new ServiceError('service_unavailable', 'the core is shutting down');
+      commandDone(cmd, listener, 'shutting_down', t0);
+      throw new ServiceError('shutting_down', 'the core is shutting down and did not run the request; '
+        + 'send it again (another node, or later)');
     }
     this.#active++;
     try {

@@ -4,7 +4,10 @@
 // read them, and what was read stays bytes until it can be dispatched), replies in completion
 // order, an idle timeout and a deadline for a started line (a slow writer cannot hold a
 // connection with half a line), error frames for every bad line, and a close after an oversized
-// line or when the shared budget for unfinished lines is spent.
+// line or when the shared budget for unfinished lines is spent. And shutdown without a reset: a
+// draining connection sends a `shutting_down` notice (id null), answers lines that arrive after it
+// with that error unrun, finishes what it runs, and closes once nothing is in flight and the peer
+// has closed its side (a client that heeds the notice does at once) or been quiet for a moment.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ServiceError, exposeError, isFault } from '../errors.ts';
@@ -28,12 +31,37 @@ export interface ConnectionOptions {
 
 /** How long a connection being closed for a protocol error keeps draining the peer's bytes. */
 const LINGER_MS = 30_000;
+/** Draining: how long a connection with nothing in flight waits for its peer to close before it closes. */
+const QUIET_MS = 500;
 
-export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): void {
+/** A served connection, for the listener's shutdown. */
+export interface Served {
+  /** Stops running new lines (each is answered shutting_down) and closes once quiet; see the header. */
+  drain(): void;
+}
+
+const SHUTTING_DOWN = 'this node is shutting down and did not run the request; send it again (another node, or later)';
+
+/**
+ * A connection refused over a cap (protocol/admission.ts): one `busy` frame (`message` says which cap
+ * and when to retry), then a lingering close.
+ */
+export function refuseConnection(socket: Socket, message: string): void {
+  socket.on('error', () => { /* peer reset: nothing to answer */ });
+  socket.end(encodeLine({ id: null, ok: false, error: new ServiceError('busy', message).toWire() }));
+  socket.resume(); // read and drop what the peer sends, so unread bytes do not turn the close into a reset
+  socket.once('end', () => socket.destroy());
+  setTimeout(() => socket.destroy(), 5000).unref();
+}
+
+export function serveConnection(socket: Socket, core: Core, opts: ConnectionOptions): Served {
   const share = opts.lineBudget?.share(socket.remoteAddress ?? 'unknown') ?? null;
   const decoder = new LineDecoder(MAX_LINE, share);
   let inFlight = 0;
   let closing = false;
+  let draining = false;
+  let peerEnded = false;
+  let quietTimer: NodeJS.Timeout | null = null;
   let lineTimer: NodeJS.Timeout | null = null;
   const remote = `${socket.remoteAddress ?? 'local'}:${socket.remotePort ?? ''}`;
 
@@ -75,7 +103,12 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   socket.on('error', () => { /* peer reset: nothing to answer */ });
   socket.on('close', () => {
     if (lineTimer) clearTimeout(lineTimer);
+    if (quietTimer) clearTimeout(quietTimer);
     decoder.dispose();
+  });
+  socket.on('end', () => {
+    peerEnded = true;
+    if (draining) closeWhenQuiet();
   });
   socket.on('drain', () => pump());
   socket.on('data', (chunk: Buffer) => {
@@ -99,6 +132,30 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     if (blocked() || decoder.hasInput) { if (!socket.isPaused()) socket.pause(); }
     else if (socket.isPaused()) socket.resume();
     watchLineDeadline();
+    if (draining) closeWhenQuiet();
+  }
+
+  /**
+   * Draining: closes once nothing runs and nothing is half read, when the peer has closed its side, or
+   * after QUIET_MS without a line (a peer that ignores the notice).
+   */
+  function closeWhenQuiet(): void {
+    if (quietTimer) clearTimeout(quietTimer);
+    quietTimer = null;
+    if (closing || inFlight > 0 || decoder.pending > 0 || decoder.hasInput || socket.writableNeedDrain) return;
+    if (peerEnded) {
+      closing = true;
+      socket.end();
+      return;
+    }
+    quietTimer = setTimeout(() => {
+      closing = true;
+      socket.end();
+      socket.resume();
+      socket.once('end', () => socket.destroy());
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    }, QUIET_MS);
+    quietTimer.unref();
   }
 
   /** A started line must end within lineTimeoutMs, or the connection is closed. */
@@ -119,6 +176,10 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     const parsed = parseRequest(line);
     if (!parsed.ok) { fail(parsed.id, parsed.error); return; }
     const { req } = parsed;
+    if (draining) {
+      fail(req.id, new ServiceError('shutting_down', SHUTTING_DOWN));
+      return;
+    }
     if (req.via && opts.listener !== 'backend') {
       fail(req.id, new ServiceError('bad_frame', 'via is accepted on the backend listener only'));
       return;
@@ -141,4 +202,14 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
       pump();
     }
   }
+
+  return {
+    drain() {
+      if (draining || closing) return;
+      draining = true;
+      send({ id: null, ok: false, error: new ServiceError('shutting_down', SHUTTING_DOWN).toWire() });
+      pump();
+      closeWhenQuiet();
+    },
+  };
 }

@@ -2,28 +2,40 @@
 // socket on "::" with IPv6-only off so IPv4 and IPv6 both reach it), the backend for the gateway
 // (plain TCP, 127.0.0.1 only — anything else is refused at start) and the admin socket (unix
 // socket in the data dir, mode 0600, the only way to reach admin commands). Each listener bounds
-// what strangers can hold (issue "Trust" 13): the edge a handshake deadline, connections in total
-// and per client address, and one budget for unfinished lines; the backend a total for the gateways.
+// what strangers can hold: the edge a handshake deadline, connections in total and per client address
+// (a burst over an address's cap waits; what cannot wait gets a `busy` frame, protocol/admission.ts),
+// and one budget for unfinished lines; the backend and the admin socket a total each. Closing drains:
+// every connection is told, finishes what it runs, and closes (connection.ts).
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { ServiceError } from '../errors.ts';
-import { AddressCounter, AddressedBudget, capConnections } from '../protocol/budgets.ts';
+import { admitConnections, refusalOf, takePending, type Admission, type AdmissionLimits } from '../protocol/admission.ts';
+import { AddressedBudget } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
 import { countConnections } from '../metrics/metrics.ts';
 import type { Core, Listener } from '../core/core.ts';
-import { serveConnection } from './connection.ts';
+import { refuseConnection, serveConnection, type Served } from './connection.ts';
 
 export interface Listeners {
   edge: Server;
   backend: Server;
   admin: Server;
   addresses: { edge: string; backend: string; admin_socket: string };
-  close(): Promise<void>;
+  /** Drains every connection (see connection.ts) within `deadlineMs`; then closes what is left. */
+  close(deadlineMs?: number): Promise<DrainReport>;
 }
+
+/** What a drain did: connections that closed by themselves, and those still open at the deadline. */
+export interface DrainReport { drained: number; cut: number }
+
+/** Refusals answered at once on the edge (each costs a TLS handshake) and on the local listeners. */
+const EDGE_ANSWERING = 32;
+const LOCAL_ANSWERING = 16;
+
 
 /** Listens; a failure names the settings it came from (`what`), not only errno's words. */
 function listen(
@@ -40,8 +52,7 @@ const fmt = (a: AddressInfo) => (a.family === 'IPv6' ? `[${a.address}]:${a.port}
 
 export async function startListeners(core: Core, log: Logger): Promise<Listeners> {
   const cfg = core.ctx.config;
-  const sockets = new Set<Socket>();
-  const track = (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); };
+  const open = new Map<Socket, Served | null>();
   // strangers share one budget for unfinished lines, each address at most its share of it; the backend
   // and admin socket are local and bounded by their connection caps (x 1 MiB a line), so a flood on the
   // edge cannot starve them
@@ -54,34 +65,51 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
     lineBudget: listener === 'edge' ? lineBudget : null,
     log: log.child({ listener }),
   });
+  /** Serves an admitted connection, or answers a refused one (`busy`) and closes it. */
+  const serve = (socket: Socket, listener: Listener, caps: AdmissionLimits) => {
+    open.set(socket, null);
+    socket.once('close', () => open.delete(socket));
+    const refusal = refusalOf(socket);
+    if (refusal) return refuseConnection(socket, refusalMessage(refusal, caps));
+    open.set(socket, serveConnection(socket, core, conn(listener)));
+  };
 
+  const edgeCaps = {
+    total: cfg.edgeMaxConnections, perAddress: cfg.edgeMaxConnectionsPerAddress, queueMs: cfg.connectionQueueMs,
+    answering: EDGE_ANSWERING,
+  };
   const edge = createTlsServer({
     cert: core.tls.cert, key: core.tls.key, minVersion: 'TLSv1.3', ALPNProtocols: [ALPN],
     handshakeTimeout: cfg.handshakeTimeoutMs,
   }, (socket: TLSSocket) => {
-    track(socket);
     if (socket.alpnProtocol !== ALPN) {
       // a client that did not negotiate svc/1 gets one error frame and the door
       const error = new ServiceError('bad_frame', `ALPN must be ${ALPN}`).toWire();
       socket.end(encodeLine({ id: null, ok: false, error }));
       return;
     }
-    serveConnection(socket, core, conn('edge'));
+    serve(socket, 'edge', edgeCaps);
   });
   // a failed or timed-out handshake (handshakeTimeout ends here too) is the client's problem, but
   // Node leaves its socket open once anyone listens for this event: close it
   edge.on('tlsClientError', (_e: Error, socket: TLSSocket) => socket.destroy());
-  capConnections(edge, cfg.edgeMaxConnections, new AddressCounter(cfg.edgeMaxConnectionsPerAddress));
 
   if (cfg.backendHost !== '127.0.0.1') throw new Error('the backend listens on 127.0.0.1 only');
-  const backend = createServer((socket) => { track(socket); serveConnection(socket, core, conn('backend')); });
-  capConnections(backend, cfg.backendMaxConnections, null);
+  const local = (total: number) => ({ total, perAddress: 0, queueMs: 0, answering: LOCAL_ANSWERING });
+  const backendCaps = local(cfg.backendMaxConnections);
+  const backend = createServer((socket) => serve(socket, 'backend', backendCaps));
   const adminPath = join(cfg.dataDir, 'admin.sock');
-  const admin = createServer((socket) => { track(socket); serveConnection(socket, core, conn('admin')); });
+  const adminCaps = local(cfg.adminMaxConnections);
+  const admin = createServer((socket) => serve(socket, 'admin', adminCaps));
 
   countConnections(edge, 'edge');
   countConnections(backend, 'backend');
   countConnections(admin, 'admin');
+  const admissions: Admission[] = [
+    admitConnections(edge, edgeCaps, 'edge'),
+    admitConnections(backend, backendCaps, 'backend'),
+    admitConnections(admin, adminCaps, 'admin'),
+  ];
   const edgeHost = cfg.edgeHost;
   await listen(edge, { host: edgeHost, port: cfg.edgePort, ipv6Only: false },
     `SVC_EDGE_HOST / SVC_EDGE_PORT (${edgeHost}, ${cfg.edgePort})`);
@@ -95,7 +123,8 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   }
   chmodSync(adminPath, 0o600);
 
-  const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));
+  const servers = [edge, backend, admin];
+  let closing: Promise<DrainReport> | null = null;
   return {
     edge, backend, admin,
     addresses: {
@@ -103,12 +132,40 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
       backend: fmt(backend.address() as AddressInfo),
       admin_socket: adminPath,
     },
-    async close() {
-      const closing = [closeServer(edge), closeServer(backend), closeServer(admin)];
-      // stop accepting, give in-flight requests a moment, then end idle connections
-      for (const s of sockets) s.end();
-      setTimeout(() => { for (const s of sockets) s.destroy(); }, 2000).unref();
-      await Promise.all(closing);
+    close(deadlineMs = cfg.drainTimeoutMs) {
+      closing ??= drainAll(servers, admissions, open, deadlineMs);
+      return closing;
     },
   };
+}
+
+function refusalMessage(why: 'address' | 'total', caps: AdmissionLimits): string {
+  if (why === 'address') {
+    return `this client address holds its ${caps.perAddress} connections and none closed within ${caps.queueMs} ms;`
+      + ' retry after 1 s (or pipeline on one connection)';
+  }
+  return `this listener holds its ${caps.total} connections; retry after 1 s`;
+}
+
+/**
+ * Stops accepting once what waits in the accept queues is taken (a connection the kernel accepted
+ * before the drain is served, not reset with the listening socket), drains every connection, and
+ * after `deadlineMs` destroys what is still open.
+ */
+async function drainAll(
+  servers: Server[], admissions: Admission[], open: Map<Socket, Served | null>, deadlineMs: number,
+): Promise<DrainReport> {
+  for (const a of admissions) a.stop();
+  await takePending();
+  const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  const before = open.size;
+  for (const served of open.values()) served?.drain();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((r) => { timer = setTimeout(r, deadlineMs); });
+  await Promise.race([closed, deadline]);
+  clearTimeout(timer);
+  const cut = open.size;
+  for (const socket of open.keys()) socket.destroy();
+  await closed;
+  return { drained: Math.max(0, before - cut), cut };
 }

@@ -4,6 +4,7 @@
 // before a body is read; request ids; ApiError for every failure. Holds no money state. Discovery
 // documents and OpenAPI are served from src/discovery.
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import Koa from 'koa';
 import Router, { type RouterContext } from '@koa/router';
 import type { Logger } from 'pino';
@@ -48,10 +49,16 @@ const READY_CACHE_MS = 1000;
 
 export function createGateway(opts: GatewayOptions): {
   app: Koa<State>; close(): void; setBoundUrl(url: string): void;
-  /** Readiness false from now on; new requests are answered 503 service_unavailable (Connection: close). */
-  startDraining(): void;
+  /**
+   * Readiness false from now on; every answer closes its connection. Requests on connections opened
+   * before are served; those on connections `late` names (handed to a gateway worker after its drain
+   * began) are answered 503 shutting_down.
+   */
+  startDraining(late: (socket: Socket) => boolean): void;
   /** Resolves once no request is in flight, or after `timeoutMs`: whether it drained. */
   drained(timeoutMs: number): Promise<boolean>;
+  /** Requests answered since the drain began: served, and refused with 503. */
+  drainCounts(): { served: number; refused: number };
 } {
   let boundUrl = 'http://127.0.0.1';
   const app = new Koa<State>();
@@ -81,12 +88,16 @@ export function createGateway(opts: GatewayOptions): {
   // contract's envelope; last, svc_http_requests_total and svc_http_request_duration_seconds,
   // labelled with the route template the router matched (never the raw path) once the status is known.
   let draining = false;
+  let late: (socket: Socket) => boolean = () => false;
+  const drainCounts = { served: 0, refused: 0 };
   let inFlight = 0;
   let idle: (() => void) | null = null;
   // in flight until its response is written out (Koa writes it after the middleware returns)
   const settled = () => {
     inFlight--;
-    if (draining && inFlight === 0) idle?.();
+    if (!draining) return;
+    drainCounts.served++;
+    if (inFlight === 0) idle?.();
   };
   app.use(async (ctx, next) => {
     const t0 = performance.now();
@@ -104,9 +115,11 @@ export function createGateway(opts: GatewayOptions): {
     ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
     ctx.set('x-request-id', ctx.state.requestId);
     try {
-      if (draining) {
+      if (draining && late(ctx.req.socket)) {
         ctx.set('Connection', 'close');
-        throw new ServiceError('service_unavailable', 'this node is shutting down; retry (another node, or later)');
+        drainCounts.refused++;
+        throw new ServiceError('shutting_down', 'this gateway is shutting down and did not run the request; '
+          + 'send it again (another node, or later)');
       }
       inFlight++;
       ctx.res.once('close', settled);
@@ -141,6 +154,7 @@ export function createGateway(opts: GatewayOptions): {
   // call a second whatever the probing rate
   let health: { at: number; ready: Promise<boolean> } | null = null;
   router.get(publicRoute('readyz').path, async (ctx) => {
+    if (draining) throw new ServiceError('service_unavailable', 'this gateway is shutting down: send traffic elsewhere');
     if (!health || Date.now() - health.at > READY_CACHE_MS) {
       const ready = free('HEALTH', {}, null).then((h) => h.status === 'ok', () => false);
       health = { at: Date.now(), ready };
@@ -285,7 +299,11 @@ export function createGateway(opts: GatewayOptions): {
     app,
     setBoundUrl: (u) => { boundUrl = u; },
     close: () => { void mcp.close(); core.close(); },
-    startDraining: () => { draining = true; },
+    startDraining: (lateConnection) => {
+      draining = true;
+      late = lateConnection;
+    },
+    drainCounts: () => ({ ...drainCounts }),
     drained: (timeoutMs) => {
       if (inFlight === 0) return Promise.resolve(true);
       return new Promise<boolean>((r) => {

@@ -184,6 +184,7 @@ class CoreNode {
  * restarted serves as soon as one is back. A call that failed before it was sent goes to the next
  * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
  * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown). A node that
+ * answers shutting_down ran nothing: it is marked down and the call goes to the next node. A node that
  * keeps its connections open and answers nothing, not even a HEALTH, is a connection dying after
  * `replyTimeoutMs`; a node that is slow on one call but answers is not.
  */
@@ -235,18 +236,24 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
           up(node);
           return result;
         } catch (e) {
-          if (e instanceof ServiceError) {
+          // a node shutting down ran nothing: the call goes to the next node, whatever it is
+          const leaving = e instanceof ServiceError && e.code === 'shutting_down';
+          if (e instanceof ServiceError && !leaving) {
             up(node);
             throw new CoreError(e);
           }
-          if (!(e instanceof ConnectionError)) throw e;
+          if (!leaving && !(e instanceof ConnectionError)) throw e;
           const wait = node.down(Date.now(), backoff);
           if (wait !== null) {
             const retry = Math.round(wait);
             onNodeState?.({ node: name(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
           }
+          if (leaving) {
+            lost = new CoreError(e);
+            continue;
+          }
           // sent and not safe to send again: the outcome is the caller's to find out
-          if (e.sent && !replaySafe(cmd, args)) throw e;
+          if ((e as ConnectionError).sent && !replaySafe(cmd, args)) throw e;
           lost = e;
         } finally {
           node.inflight--;

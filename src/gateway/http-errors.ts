@@ -28,10 +28,14 @@ function challenge(status: number, authorization: string | undefined): Record<st
   return { 'WWW-Authenticate': presented ? 'Bearer realm="svc", error="invalid_token"' : 'Bearer realm="svc"' };
 }
 
-/** A 429's Retry-After and RateLimit headers, from the details the limiter (gateway or core) put in the error. */
+/**
+ * Retry-After (a 429, or a 503 busy that says when), and a 429's RateLimit headers, from the details the
+ * limiter (gateway or core) put in the error.
+ */
 function rateHeaders(body: ApiError): Record<string, string> {
   const d = body.error.details;
-  if (body.error.code !== 'rate_limited' || !d) return {};
+  const code = body.error.code;
+  if ((code !== 'rate_limited' && code !== 'busy') || !d) return {};
   const h: Record<string, string> = {};
   if (typeof d.retry_after_s === 'number') h['Retry-After'] = String(d.retry_after_s);
   if (typeof d.rate_limit === 'string') h.RateLimit = d.rate_limit;

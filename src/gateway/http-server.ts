@@ -1,11 +1,13 @@
-// The HTTP server under the gateway's Koa app (issue "Trust" 13): Node's header, request and
-// keep-alive timeouts from config, checked often enough to fire on time; connection caps in total
-// and per client address; the process-wide body budget; an ApiError body for what Node itself rejects.
+// The HTTP server under the gateway's Koa app: Node's header, request and keep-alive timeouts from
+// config, checked often enough to fire on time; connection caps in total and per client address
+// (protocol/admission.ts: a burst over an address's cap waits, what cannot wait is answered 429 or 503
+// and closed); the process-wide body budget; an ApiError body for what Node itself rejects.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, createServer, type RequestListener, type Server } from 'node:http';
+import { STATUS_CODES, createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
-import { AddressCounter, capConnections } from '../protocol/budgets.ts';
+import { admitConnections, refusalOf, takePending, type Admission, type Refusal } from '../protocol/admission.ts';
 import { countConnections } from '../metrics/metrics.ts';
 import { setBodyBudget, trackResponse } from './body.ts';
 import { toHttpError } from './http-errors.ts';
@@ -20,15 +22,27 @@ export interface HttpLimits {
   maxConnectionsPerAddress: number;
   /** peers exempt from the per-address cap: our own proxies, through which every client comes */
   uncapped?: (peer: string) => boolean;
+  /** how long a connection over its address's cap waits for a slot before it is answered 429 */
+  connectionQueueMs: number;
   bodyBudgetBytes: number;
   /** of bodyBudgetBytes, what one client address may hold at once */
   bodyBudgetPerAddressBytes: number;
 }
 
+/** Refusals answered at once (each costs reading one request head); past it they are dropped, counted. */
+const ANSWERING = 256;
+
+export interface GatewayServer {
+  server: Server;
+  admission: Admission;
+  /** connections handed to the HTTP server and not yet closed */
+  sockets: Set<Socket>;
+}
+
 /** Serves `app` (the Koa app) on host:port under `limits`; resolves once it listens. */
 export async function listenGateway(
   app: { callback(): RequestListener }, host: string, port: number, limits: HttpLimits,
-): Promise<Server> {
+): Promise<GatewayServer> {
   setBodyBudget(limits.bodyBudgetBytes, limits.bodyBudgetPerAddressBytes);
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
@@ -38,13 +52,23 @@ export async function listenGateway(
     connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
     // Node's own 400 for an HTTP/1.1 request without Host has an empty body: track() answers it instead
     requireHostHeader: false,
-  }, track(app.callback()));
-  const perAddress = limits.maxConnectionsPerAddress > 0 ? new AddressCounter(limits.maxConnectionsPerAddress) : null;
-  capConnections(server, limits.maxConnections, perAddress, limits.uncapped);
+  }, track(app.callback(), limits));
   server.on('clientError', answerClientError);
   countConnections(server, 'http');
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const admission = admitConnections(server, {
+    total: limits.maxConnections,
+    perAddress: limits.maxConnectionsPerAddress,
+    ...(limits.uncapped ? { uncapped: limits.uncapped } : {}),
+    queueMs: limits.connectionQueueMs,
+    answering: ANSWERING,
+  }, 'http');
   return new Promise((resolve, reject) => {
-    server.once('listening', () => resolve(server));
+    server.once('listening', () => resolve({ server, admission, sockets }));
     server.once('error', (e) => {
       reject(new Error(`SVC_HTTP_HOST / SVC_HTTP_PORT (${host}, ${port}): cannot listen: ${e.message}`, { cause: e }));
     });
@@ -58,18 +82,35 @@ export async function listenGateway(
  */
 const NO_HOST = 'an HTTP/1.1 request needs a Host header (RFC 9112 §3.2)';
 
-function track(handle: RequestListener): RequestListener {
+function track(handle: RequestListener, limits: HttpLimits): RequestListener {
   return (req, res) => {
+    const refusal = refusalOf(req.socket);
+    if (refusal) return answerAndClose(res, refused(refusal, limits));
     if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
-      const a = apiError(new ServiceError('invalid_request', NO_HOST));
-      res.shouldKeepAlive = false;
-      res.writeHead(a.status, a.headers);
-      res.end(a.json);
-      return;
+      return answerAndClose(res, new ServiceError('invalid_request', NO_HOST));
     }
     trackResponse(req, res);
     return handle(req, res);
   };
+}
+
+function answerAndClose(res: ServerResponse, e: ServiceError): void {
+  const a = apiError(e);
+  res.shouldKeepAlive = false;
+  res.writeHead(a.status, a.headers);
+  res.end(a.json);
+}
+
+/** The answer to a connection over a cap: 429 when it is its address's own, 503 when the server is full. */
+function refused(why: Refusal, limits: HttpLimits): ServiceError {
+  if (why === 'address') {
+    const held = `this client address holds its ${limits.maxConnectionsPerAddress} connections`;
+    const waited = limits.connectionQueueMs > 0 ? ` and none closed within ${limits.connectionQueueMs} ms` : '';
+    return new ServiceError('rate_limited', `${held}${waited}; retry after 1 s (or reuse a connection)`,
+      { retry_after_s: 1, quota: 'connections per address', limit: limits.maxConnectionsPerAddress });
+  }
+  return new ServiceError('busy', `this server holds its ${limits.maxConnections} connections; retry after 1 s`,
+    { retry_after_s: 1 });
 }
 
 /**
@@ -89,9 +130,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 
 /** An answer Koa never sees, in the ApiError shape: its status, headers and JSON body. */
 function apiError(e: ServiceError): { status: number; headers: Record<string, string | number>; json: string } {
-  const { status, body } = toHttpError(e, randomUUID());
+  const { status, body, headers: extra } = toHttpError(e, randomUUID());
   const json = JSON.stringify(body);
-  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json),
+  const headers = { ...extra, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json),
     'x-request-id': body.request_id };
   return { status, headers, json };
 }
@@ -102,4 +143,54 @@ function clientErrorOf(err: NodeJS.ErrnoException): ServiceError {
   }
   if (err.code === 'HPE_HEADER_OVERFLOW') return new ServiceError('payload_too_large', 'request headers exceed 16 KiB');
   return new ServiceError('invalid_request', `malformed HTTP request (${err.code ?? 'parse error'})`);
+}
+
+/** What the drain needs of the Koa app (createGateway). */
+export interface DrainingApp {
+  startDraining(late: (socket: Socket) => boolean): void;
+  drainCounts(): { served: number; refused: number };
+}
+
+/** What a drain did: requests served and refused (503) after it began, connections cut at the deadline. */
+export interface HttpDrainReport { served: number; refused: number; cut: number }
+
+/**
+ * SIGTERM on one gateway. Readiness turns false and every answer closes its connection. What already
+ * arrived is taken first (three turns of the event loop: connections waiting in the accept queue are
+ * accepted, request bytes that arrived are read), so a request sent before the signal is never reset
+ * with the listening socket or an idle-looking connection. Then the listener closes (`keepListening`,
+ * a cluster worker: it stays open until the primary hands it nothing more, and connections it gets
+ * meanwhile are answered 503 shutting_down), idle connections close, and the ones with a request
+ * finish it. Connections still open at `deadlineMs` are cut.
+ */
+export async function drainGateway(
+  g: GatewayServer, app: DrainingApp, opts: { keepListening: boolean; deadlineMs: number },
+): Promise<HttpDrainReport> {
+  g.admission.stop();
+  const early = new Set(g.sockets);
+  app.startDraining(opts.keepListening ? (socket) => !early.has(socket) : () => false);
+  await takePending();
+  for (const s of [...g.sockets]) if (!early.has(s)) early.add(s); // accepted in those turns: served
+  if (opts.keepListening) g.server.closeIdleConnections();
+  else g.server.close(); // also closes idle connections (Node >= 19)
+  const waitFor = opts.keepListening ? early : g.sockets;
+  const remaining = () => [...waitFor].filter((s) => !s.destroyed && g.sockets.has(s));
+  const deadline = Date.now() + opts.deadlineMs;
+  while (remaining().length > 0 && Date.now() < deadline) await closeOf(remaining(), deadline - Date.now());
+  const cut = remaining();
+  for (const s of cut) s.destroy();
+  return { ...app.drainCounts(), cut: cut.length };
+}
+
+/** Resolves when any of `sockets` closes, or after `ms`. */
+function closeOf(sockets: Socket[], ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const s of sockets) s.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    for (const s of sockets) s.once('close', done);
+  });
 }

@@ -149,8 +149,10 @@ export const UNKNOWN_COMMAND = 'unknown';
 export const openConnections = new CellFamily('svc_open_connections',
   'open connections by listener (edge, backend, admin: svc/1; http: the gateway)', ['listener'], 'gauge');
 export const connectionsAccepted = new CellFamily('svc_connections_total',
-  'connections accepted by listener (a per-address cap may close one at once; over the total cap Node '
-  + 'refuses it before it counts)', ['listener']);
+  'connections handed to a listener\'s protocol (admitted, or refused with an answer)', ['listener']);
+export const connectionRefusals = new CellFamily('svc_connections_refused_total',
+  'connections refused over a cap (cap: address or total), answered (429/503, a busy frame) or dropped unanswered',
+  ['listener', 'cap', 'answered']);
 
 /** Counts a server's connections (open now, accepted in total) under `listener`. */
 export function countConnections(

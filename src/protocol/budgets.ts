@@ -1,6 +1,6 @@
-// Caps shared by many connections (issue "Trust" 13): a byte budget (unfinished svc/1 lines, HTTP
-// bodies being read) and connection counts per client address, and the one place both listener
-// kinds (svc/1, HTTP) apply the connection caps. No socket module: servers are typed by shape.
+// Budgets shared by many connections: bytes (unfinished svc/1 lines, HTTP bodies being read) in total
+// and per client address, and the key a client address is counted under (addressKey; the connection
+// caps in admission.ts use it too). No socket module.
 
 /** What a reader charges for the bytes it holds: a ByteBudget, or one address's share of one. */
 export interface Budget {
@@ -141,62 +141,4 @@ export function addressKey(address: string): string {
   const zeros = Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
   const groups = tail === undefined ? left : [...left, ...zeros, ...right];
   return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
-}
-
-/** Open connections per client address (see addressKey), at most `perAddress` each. */
-export class AddressCounter {
-  readonly perAddress: number;
-  readonly #open = new Map<string, number>();
-
-  constructor(perAddress: number) {
-    this.perAddress = perAddress;
-  }
-
-  /** Counts one more connection from `address`; false, counting nothing, when it is at its cap. */
-  admit(address: string): boolean {
-    const key = addressKey(address);
-    const n = this.#open.get(key) ?? 0;
-    if (n >= this.perAddress) return false;
-    this.#open.set(key, n + 1);
-    return true;
-  }
-
-  /** Call once per admitted connection when it closes. */
-  release(address: string): void {
-    const key = addressKey(address);
-    const n = (this.#open.get(key) ?? 0) - 1;
-    if (n > 0) this.#open.set(key, n); else this.#open.delete(key);
-  }
-
-  /** Addresses with open connections (the table never outgrows the connections themselves). */
-  get size(): number { return this.#open.size; }
-}
-
-/** What capConnections needs of a server (net.Server, tls.Server, http.Server) and its sockets. */
-interface Peer {
-  readonly remoteAddress?: string | undefined;
-  destroy(): unknown;
-  once(event: 'close', fn: () => void): unknown;
-}
-interface Listening { maxConnections: number; on(event: 'connection', fn: (socket: Peer) => void): unknown }
-
-/**
- * Caps a server's open connections in total (Node closes those over it at once) and, with a
- * counter, per client address: a raw socket over its address's cap is destroyed on arrival,
- * before any TLS or HTTP work is done for it. `uncapped` peers (our own proxies) count only in the total.
- */
-export function capConnections(
-  server: Listening, total: number, perAddress: AddressCounter | null, uncapped?: (address: string) => boolean,
-): void {
-  server.maxConnections = total;
-  if (!perAddress) return;
-  server.on('connection', (socket) => {
-    const address = socket.remoteAddress;
-    if (address !== undefined && uncapped?.(address)) return;
-    if (address === undefined || !perAddress.admit(address)) {
-      socket.destroy(); // over the cap, or already gone
-      return;
-    }
-    socket.once('close', () => perAddress.release(address));
-  });
 }

@@ -3,18 +3,20 @@
 // crash. Limits are shortened through env vars so it runs in seconds; it asserts bounds, not durations.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect as netConnect, createServer } from 'node:net';
+import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
-import { heldTcp, heldTls, type Held } from '../support/raw-wire.ts';
+import { held, heldTcp, heldTls, type Held } from '../support/raw-wire.ts';
 
 const RSS_BOUND = 100e6;
 const HOLDERS = 1000;
 const PARTIAL = 200_000; // bytes each holder sends: 1,000 x 200 kB = 200 MB offered, over the bound
 const SOURCES = Array.from({ length: 100 }, (_, i) => `127.0.0.${i + 2}`); // 10 holders per address
 const PER_ADDRESS = 16;
+const QUEUE_MS = 300;
 
 const s = sharedSvcd(test, {
   SVC_HANDSHAKE_TIMEOUT_MS: '1000',
@@ -26,6 +28,7 @@ const s = sharedSvcd(test, {
   SVC_HTTP_MAX_CONNECTIONS: '1200',
   SVC_HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
   SVC_RATE_PUBLIC_LOW: '1000000/60', // the rate limit is not what is under test here
+  SVC_CONNECTION_QUEUE_MS: String(QUEUE_MS),
 });
 let base: string;
 let httpPort: number;
@@ -79,6 +82,13 @@ async function retryHandshake(open: () => Promise<Held>, attempts = 4): Promise<
 }
 
 const tcp = heldTcp;
+
+/** A connection to a unix socket, held. */
+const heldUnix = (path: string): Promise<Held> => new Promise((resolve, reject) => {
+  const socket = netConnect({ path }, () => resolve(h));
+  socket.once('error', reject);
+  const h = held(socket);
+});
 
 interface Reply { id: unknown; ok: boolean; error?: { code: string; message: string } }
 const replyLines = (h: Held) => h.data.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Reply);
@@ -196,28 +206,46 @@ test.serial('edge: handshakes that never finish are closed (nothing, half a Clie
   await stillServed(t);
 });
 
-test.serial('caps: connections over the per-address cap are refused at once; others are not affected', async (t) => {
+test.serial('caps: over the per-address cap a connection waits for a slot, then is answered (busy, 429) '
+  + 'and closed; others are not affected', async (t) => {
   const source = '127.0.0.250';
   const edge = await Promise.all(Array.from({ length: PER_ADDRESS }, () => edgeTls(source)));
-  await t.throwsAsync(edgeTls(source), undefined, 'one more from the same address is refused');
-  edge[0]!.socket.write('{"v":"svc/1","id":1,"cmd":"CAPS"}\n');
-  await until('a reply on an admitted connection', () => replyLines(edge[0]!).length === 1);
-  t.is(replyLines(edge[0]!)[0]!.ok, true, 'the admitted connections still work');
+  // one more from the same address waits, unread, for a slot: one closes, and it is served
+  const waiter = edgeTls(source);
+  edge.shift()!.socket.destroy();
+  const admitted = await waiter;
+  admitted.socket.write('{"v":"svc/1","id":1,"cmd":"CAPS"}\n');
+  await until('a reply on the connection that waited', () => replyLines(admitted).length === 1);
+  t.is(replyLines(admitted)[0]!.ok, true, 'the waiting connection took the freed slot');
+  edge.push(admitted);
+  // none closes: after SVC_CONNECTION_QUEUE_MS it gets a busy frame and the door
+  const over = await edgeTls(source);
+  await until('the connection over the edge cap closed', () => over.closed);
+  const refusal = replyLines(over)[0]!;
+  t.deepEqual([refusal.id, refusal.ok, refusal.error?.code], [null, false, 'busy']);
+  t.regex(refusal.error!.message, /holds its 16 connections.*retry after 1 s/);
   const other = await edgeTls('127.0.0.251');
   t.false(other.closed, 'another address is admitted');
 
   const http = await Promise.all(Array.from({ length: PER_ADDRESS }, () => tcp(httpPort, source)));
-  const over = await tcp(httpPort, source);
-  await until('the connection over the HTTP cap closed', () => over.closed);
-  t.is(over.data, '', 'closed without an answer');
+  const overHttp = await tcp(httpPort, source);
+  overHttp.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+  await until('the connection over the HTTP cap closed', () => overHttp.closed);
+  const [answer] = responses(overHttp.data);
+  t.is(answer?.status, 429, overHttp.data);
+  t.is(answer?.body.error.code, 'rate_limited');
+  t.regex(overHttp.data, /\r\nretry-after: 1\r\n/i);
+  t.regex(overHttp.data, /\r\nconnection: close\r\n/i);
   http[0]!.socket.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
   await until('a response on an admitted HTTP connection', () => /\r\n\r\n\{/.test(http[0]!.data));
   t.regex(http[0]!.data, /^HTTP\/1\.1 200/);
   for (const h of [...edge, other, ...http]) h.socket.destroy();
 });
 
-test.serial('caps: the total per listener is enforced (a small svcd: edge 6, backend 2)', async (t) => {
-  const small = await Svcd.start({ SVC_EDGE_MAX_CONNECTIONS: '6', SVC_BACKEND_MAX_CONNECTIONS: '2' });
+test.serial('caps: the total per listener is enforced (a small svcd: edge 6, backend 2, admin 2)', async (t) => {
+  const small = await Svcd.start({
+    SVC_EDGE_MAX_CONNECTIONS: '6', SVC_BACKEND_MAX_CONNECTIONS: '2', SVC_ADMIN_MAX_CONNECTIONS: '2',
+  });
   t.teardown(async () => { await small.stop(); small.cleanup(); });
   const opened: Held[] = [];
   const open = async (port: number, source: string) => {
@@ -227,12 +255,21 @@ test.serial('caps: the total per listener is enforced (a small svcd: edge 6, bac
   };
   try {
     const edge = await Promise.all(SOURCES.slice(0, 6).map((a) => open(small.edgePort, a)));
-    const over = await open(small.edgePort, SOURCES[6]!);
+    const over = await heldTls(small.edgePort, SOURCES[6]!);
+    opened.push(over);
     await until('the 7th edge connection closed', () => over.closed);
+    t.is(replyLines(over)[0]?.error?.code, 'busy', 'refused with a busy frame');
     t.false(edge.some((h) => h.closed), 'the first 6 stay open');
     const backend = await Promise.all([0, 1].map(() => open(small.backendPort, '127.0.0.1')));
     const overBackend = await open(small.backendPort, '127.0.0.1');
     await until('the 3rd backend connection closed', () => overBackend.closed);
+    t.is(replyLines(overBackend)[0]?.error?.code, 'busy', 'refused with a busy frame');
+    t.regex(replyLines(overBackend)[0]!.error!.message, /holds its 2 connections/);
+    const admin = await Promise.all(Array.from({ length: 3 }, () => heldUnix(join(small.dataDir, 'admin.sock'))));
+    opened.push(...admin);
+    await until('the 3rd admin connection closed', () => admin[2]!.closed);
+    t.is(replyLines(admin[2]!)[0]?.error?.code, 'busy', 'the admin socket has a cap too');
+    t.false(admin[0]!.closed || admin[1]!.closed);
     backend[0]!.socket.write('{"v":"svc/1","id":1,"cmd":"CAPS"}\n');
     await until('a reply on an admitted backend connection', () => replyLines(backend[0]!).length === 1);
     t.is(replyLines(backend[0]!)[0]!.ok, true);

@@ -45,7 +45,8 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   idempotency_key_reused: ['test/gateway/api.test.ts', 'Idempotency-Key header', 'http'],
   rate_limited: ['test/errors/codes.test.ts', 'error code rate_limited', 'http+svc/1'],
   busy: ['test/adversarial/resources.test.ts', 'TLS connections holding partial lines', 'svc/1'],
-  service_unavailable: ['test/errors/codes.test.ts', 'error code service_unavailable', 'http+svc/1'],
+  service_unavailable: ['test/ops/lifecycle.test.ts', 'GET /readyz: 200 while serving, 503 ApiError', 'http'],
+  shutting_down: ['test/errors/codes.test.ts', 'error code shutting_down', 'http+svc/1'],
   // a job is cancelled when its client goes away or at shutdown: no reply reaches anyone to assert on
   cancelled: ['test/kernels/pool.test.ts', 'pool: a full queue fails fast with busy', 'pool'],
   // needs a kernel worker to crash, which no request can cause (that is the point of the kernels)

@@ -5,7 +5,7 @@
 // test/core/invoices.test.ts, whose invoice expires anyway on the way to a late credit.)
 //   rate_limited         HTTP and the svc/1 edge past a 2-per-window limit
 //   internal             a corrupted data dir: a stored receipt whose signature is not a string
-//   service_unavailable  a core that is draining (what svcd does between SIGTERM and closing its
+//   shutting_down        a core that is draining (what svcd does between SIGTERM and closing its
 //                        listeners), composed in-process from the real Core, listeners and gateway
 import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
@@ -83,7 +83,7 @@ test('error code internal: a corrupted stored receipt answers internal (HTTP 502
   t.true(ok.ok, 'the connection and the core carry on');
 });
 
-test('error code service_unavailable: a draining core refuses new work over HTTP (502 from the core) ' +
+test('error code shutting_down: a draining core refuses new work over HTTP (502 from the core) ' +
   'and svc/1', async (t) => {
   const core = await openCore(t, {
     SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_EDGE_HOST: '127.0.0.1', SVC_KERNEL_THREADS: '1',
@@ -97,9 +97,9 @@ test('error code service_unavailable: a draining core refuses new work over HTTP
     () => undefined,
   );
   const gw = createGateway({ core: caller, rates: config.rates, log, edgePort: 9443 });
-  const server = await listenGateway(gw.app, '127.0.0.1', 0, {
+  const { server } = await listenGateway(gw.app, '127.0.0.1', 0, {
     headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 1000, maxConnections: 16,
-    maxConnectionsPerAddress: 0, bodyBudgetBytes: 1 << 24, bodyBudgetPerAddressBytes: 1 << 21,
+    maxConnectionsPerAddress: 0, connectionQueueMs: 0, bodyBudgetBytes: 1 << 24, bodyBudgetPerAddressBytes: 1 << 21,
   });
   t.teardown(async () => {
     await new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
@@ -115,6 +115,6 @@ test('error code service_unavailable: a draining core refuses new work over HTTP
   t.true(JSON.parse((await edge.exchange(frame(1, 'QUOTE', quote)))!).ok);
   await core.drain();
   const r = await httpFrom('127.0.0.1', base, 'POST', '/api/v1/quotes/get-pulse', quote);
-  t.regex(isApiError(t, r, 'service_unavailable', 'svc').message, /shutting down/);
-  isErrorFrame(t, await edge.exchange(frame(2, 'QUOTE', quote)), 2, 'service_unavailable');
+  t.regex(isApiError(t, r, 'shutting_down', 'svc').message, /shutting down/);
+  isErrorFrame(t, await edge.exchange(frame(2, 'QUOTE', quote)), 2, 'shutting_down');
 });

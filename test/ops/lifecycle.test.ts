@@ -210,13 +210,28 @@ test('GET /readyz: 200 while serving, 503 ApiError once draining and while the c
   const up = await send(base, 'GET', '/readyz');
   t.deepEqual(up, { status: 200, body: { ok: true, status: 'ready' } });
 
-  gw.startDraining();
-  for (const [method, path] of [['GET', '/readyz'], ['GET', '/api/v1/caps'], ['POST', '/api/v1/quotes/get-pulse']]) {
-    const r = await send(base, method!, path!, method === 'POST' ? { machine_id: 'm', bits: 8 } : undefined);
+  // draining: readiness is false; requests on connections opened before the drain are served, those
+  // on connections the drain calls late (a worker's, handed over after it began) are refused unrun
+  const late = new Set<unknown>();
+  gw.startDraining((socket) => late.has(socket.remotePort));
+  const ready = await send(base, 'GET', '/readyz');
+  t.true(isReply(ready) && ready.status === 503, describe(ready));
+  t.is((ready as Reply).body.error.code, 'service_unavailable');
+  const served = await send(base, 'GET', '/api/v1/caps');
+  t.is((served as Reply).status, 200, 'served, with Connection: close');
+  const lateServer = createServer((req, res) => {
+    late.add(req.socket.remotePort);
+    gw.app.callback()(req, res);
+  });
+  await new Promise<void>((r) => lateServer.listen(0, '127.0.0.1', () => r()));
+  t.teardown(() => { lateServer.close(); });
+  const lateBase = `http://127.0.0.1:${(lateServer.address() as { port: number }).port}`;
+  for (const [method, path] of [['GET', '/api/v1/caps'], ['POST', '/api/v1/quotes/get-pulse']]) {
+    const r = await send(lateBase, method!, path!, method === 'POST' ? { machine_id: 'm', bits: 8 } : undefined);
     t.true(isReply(r) && r.status === 503, `${path}: ${describe(r)}`);
-    t.is((r as Reply).body.ok, false);
-    t.is((r as Reply).body.error.code, 'service_unavailable', path);
+    t.is((r as Reply).body.error.code, 'shutting_down', path);
   }
+  t.deepEqual(gw.drainCounts(), { served: 2, refused: 2 }, 'readiness and caps served, two refused');
   t.true(await gw.drained(1000), 'nothing in flight');
 
   // a gateway whose core is gone is not ready either (once its cached answer is a second old)
