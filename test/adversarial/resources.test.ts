@@ -136,18 +136,24 @@ test.serial(`edge: ${HOLDERS} TLS connections holding partial lines: memory boun
   const first = holders.map((h) => replyLines(h)[0]);
   const busy = first.filter((r) => r?.error?.code === 'busy').length;
   const timedOut = first.filter((r) => r?.error?.code === 'bad_frame' && /no end of line/.test(r.error.message)).length;
-  // what the others got, counted by kind, so a failure says which limit misbehaved
+  // what the others got, counted by kind, so a failure says which limit misbehaved. Every holder was
+  // closed (above); on a loaded machine a few may see the close before the frame that preceded it (the
+  // server's TLS close raced their still-running 200 kB write), so the count of frames is not asserted,
+  // only that no frame was anything but the two limits' answers
   const other = new Map<string, number>();
+  let silent = 0;
   for (const r of first) {
     const expected = r?.error?.code === 'busy'
       || (r?.error?.code === 'bad_frame' && /no end of line/.test(r.error.message));
     if (expected) continue;
-    const kind = r ? `${r.error?.code ?? 'ok'}: ${r.error?.message ?? ''}` : 'closed with no reply';
+    if (!r) { silent++; continue; }
+    const kind = `${r.error?.code ?? 'ok'}: ${r.error?.message ?? ''}`;
     other.set(kind, (other.get(kind) ?? 0) + 1);
   }
-  t.is(busy + timedOut, HOLDERS, `each got busy or bad_frame (line deadline); others: ${JSON.stringify([...other])}`);
+  t.deepEqual([...other], [], 'each frame a holder got is busy or bad_frame (line deadline)');
   t.true(busy > 0 && timedOut > 0, `both limits acted: ${busy} busy, ${timedOut} line deadline`);
-  t.log(`edge: +${mb(grew)} peak; ${busy} refused by the line budget, ${timedOut} cut at the line deadline`);
+  t.log(`edge: +${mb(grew)} peak; ${busy} refused by the line budget, ${timedOut} cut at the line deadline, `
+    + `${silent} closed before their frame was read`);
   await stillServed(t);
 });
 
@@ -170,9 +176,14 @@ test.serial(`HTTP: ${HOLDERS} connections holding partial bodies: memory bounded
   const first = holders.map((h) => responses(h.data)[0]);
   const busy = first.filter((r) => r?.status === 503 && r.body?.error?.code === 'busy').length;
   const timedOut = first.filter((r) => r?.status === 408 && r.body?.error?.code === 'request_timeout').length;
-  t.is(busy + timedOut, HOLDERS, `each got 503 busy or 408 request_timeout: ${JSON.stringify(first.slice(0, 3))}`);
+  // as on the edge: every holder closed; a few may lose the answer to the close on a loaded machine
+  const silent = first.filter((r) => r === undefined).length;
+  const others = first.filter((r) => r !== undefined && !(r.status === 503 && r.body?.error?.code === 'busy')
+    && !(r.status === 408 && r.body?.error?.code === 'request_timeout'));
+  t.deepEqual(others, [], 'each answer is 503 busy or 408 request_timeout');
   t.true(busy > 0 && timedOut > 0, `both limits acted: ${busy} busy, ${timedOut} timed out`);
-  t.log(`HTTP: +${mb(grew)} peak; ${busy} refused by the body budget, ${timedOut} cut at the request timeout`);
+  t.log(`HTTP: +${mb(grew)} peak; ${busy} refused by the body budget, ${timedOut} cut at the request timeout, `
+    + `${silent} closed before their answer was read`);
   await stillServed(t);
   // busy is an answer to a caller, not a fault: nothing an operator is paged for
   t.deepEqual(errorLogs(logFrom), [], 'nothing logged at error level');
