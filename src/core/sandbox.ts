@@ -1,8 +1,9 @@
 // The anonymous sandbox (SPEC "Sandbox"): GET_PULSE quote → accept → execute → verify, free, with
 // no real settlement. Its state lives in the core (the gateway's SANDBOX_* calls reach it), so every
 // gateway process in front of one core shares it: bounded in-memory tables with the 300 s lifetime,
-// shared out per client address, an Ed25519 key made at start for sandbox receipts, and a random
-// sandbox seed for the pulse kernel. Nothing here touches money or the store.
+// shared out per client address (a quota each, and when full the heaviest holders lose their oldest
+// entries first, never an accepted quote: fair-table.ts), an Ed25519 key made at start for sandbox
+// receipts, and a random sandbox seed for the pulse kernel. Nothing here touches money or the store.
 import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from '../kernels/index.ts';
@@ -10,28 +11,26 @@ import { canonicalJson, sha256Hex } from '../protocol/canonical.ts';
 import { keyIdOf } from '../protocol/ed25519.ts';
 import { pulseKeyMessage } from '../protocol/pulse-format.ts';
 import { LiveQuota } from './client-quota.ts';
+import { FairTable, type Owned } from './fair-table.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import { assertPulseFits } from '../protocol/services.ts';
 
-interface SandboxQuote {
+interface SandboxQuote extends Owned {
   quote_id: string; machine_id: string; bits: number; max_output: number;
-  state: 'issued' | 'accepted' | 'executed'; expires_ms: number; result?: Record<string, unknown>;
-  release: () => void;
+  state: 'issued' | 'accepted' | 'executed'; result?: Record<string, unknown>;
 }
 interface SandboxReceipt { receipt: Record<string, unknown>; signature: string }
-type StoredReceipt = SandboxReceipt & { expires_ms: number; release: () => void };
+type StoredReceipt = SandboxReceipt & Owned;
 
-/** Entries held at once (quotes and receipts each); past it the oldest go first. */
+/** Entries held at once (quotes and receipts each); past it the heaviest holders' oldest go first. */
 const MAX_ENTRIES = 20_000;
 const id = (p: string) => `${p}_${randomBytes(15).toString('base64url')}`;
 
 export class Sandbox {
-  // insertion order is creation order and every entry lives the same 300 s: the oldest are in front
-  readonly #quotes = new Map<string, SandboxQuote>();
-  readonly #receipts = new Map<string, StoredReceipt>();
+  // an accepted quote is the one a caller is about to execute: a flood never takes it
+  readonly #quotes = new FairTable<SandboxQuote>(MAX_ENTRIES, (q) => q.state === 'accepted');
+  readonly #receipts = new FairTable<StoredReceipt>(MAX_ENTRIES);
   readonly #perClient: LiveQuota;
-  /** per map: when its next walk is due (its oldest entry expires; at most once a second) */
-  readonly #due = new WeakMap<Map<string, unknown>, number>();
   readonly #seed = randomBytes(32);
   readonly #key = generateKeyPairSync('ed25519');
   readonly #k: Kernels;
@@ -52,29 +51,15 @@ export class Sandbox {
     return { quotes: this.#quotes.size, receipts: this.#receipts.size };
   }
 
-  // Drops what expired, then — if still full — the oldest entries down to 90%: under a flood the sandbox
-  // keeps serving, and an entry lives for less than its 300 s instead of everybody getting 503. A walk
-  // from the front passes every slot V8 has not reclaimed since earlier deletes (docs/performance.md,
-  // stop 24), so it runs when the oldest entry is due, at most once a second, or when the map is full;
-  // expired entries waiting for it are already refused by every lookup and hold no client's slot.
-  #makeRoom<T extends { expires_ms: number; release: () => void }>(m: Map<string, T>, now: number): void {
-    if (m.size < MAX_ENTRIES && now < (this.#due.get(m) ?? 0)) return;
-    const keep = m.size < MAX_ENTRIES ? MAX_ENTRIES : Math.floor(MAX_ENTRIES * 0.9);
-    let due = now + 1000;
-    for (const [k, e] of m) {
-      if (e.expires_ms > now && m.size <= keep) {
-        due = Math.max(due, e.expires_ms);
-        break;
-      }
-      m.delete(k);
-      e.release();
-    }
-    this.#due.set(m, due);
+  /** Room for one more entry in `table`, or 503 busy: it is full of accepted quotes. */
+  #makeRoom(table: FairTable<SandboxQuote> | FairTable<StoredReceipt>, now: number): void {
+    if (table.makeRoom(now)) return;
+    throw new ServiceError('busy', 'the sandbox is full of accepted quotes; retry after 5 s', { retry_after_s: 5 });
   }
 
   #quote(quoteId: string, machineId: string, now: number): SandboxQuote {
-    const q = this.#quotes.get(quoteId);
-    if (!q || q.expires_ms <= now) {
+    const q = this.#quotes.get(quoteId, now);
+    if (!q) {
       const ttl = SANDBOX_LIMITS.ttlSeconds;
       throw new ServiceError('not_found', `no sandbox quote ${quoteId} (sandbox quotes live ${ttl} s)`);
     }
@@ -93,7 +78,7 @@ export class Sandbox {
     const release = this.#perClient.take(client, expires, now);
     const q: SandboxQuote = {
       quote_id: id('sbx_q'), machine_id: a.machine_id, bits: a.bits, max_output: a.max_output, state: 'issued',
-      expires_ms: expires, release,
+      owner: client, expires_ms: expires, release,
     };
     this.#quotes.set(q.quote_id, q);
     return {
@@ -126,7 +111,7 @@ export class Sandbox {
       output_digest: sha256Hex(out), issued_at: new Date(now).toISOString(), key_id: this.keyId,
     };
     const signature = sign(null, Buffer.from(canonicalJson(receipt)), this.#key.privateKey).toString('base64url');
-    this.#receipts.set(receipt.receipt_id, { receipt, signature, expires_ms: expires, release });
+    this.#receipts.set(receipt.receipt_id, { receipt, signature, owner: client, expires_ms: expires, release });
     q.state = 'executed';
     q.result = {
       sandbox: true, quote_id: q.quote_id, machine_id: q.machine_id, bits: q.bits,
@@ -136,8 +121,8 @@ export class Sandbox {
   }
 
   verify(receiptId: string, machineId: string, now = Date.now()): Record<string, unknown> {
-    const r = this.#receipts.get(receiptId);
-    if (!r || r.expires_ms <= now || r.receipt.machine_id !== machineId) {
+    const r = this.#receipts.get(receiptId, now);
+    if (!r || r.receipt.machine_id !== machineId) {
       throw new ServiceError('not_found', `no sandbox receipt ${receiptId} for this machine`);
     }
     const signed = Buffer.from(canonicalJson(r.receipt));

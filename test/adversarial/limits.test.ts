@@ -4,7 +4,8 @@
 // (127.0.0.2, .3, ...) against a real svcd.
 import test from 'ava';
 import { SvcClient } from '../../src/client/client.ts';
-import { RateLimiter } from '../../src/protocol/rate-limit.ts';
+import { ServiceError } from '../../src/errors.ts';
+import { RateLimiter, addressWindowKey } from '../../src/protocol/rate-limit.ts';
 import { Sandbox } from '../../src/core/sandbox.ts';
 import { SANDBOX_LIMITS } from '../../src/protocol/sandbox.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
@@ -100,6 +101,37 @@ test.serial('rate limiter: a flood of new keys past the table size never resets 
   t.true(l.size >= 800, `never cleared: ${l.size}`);
 });
 
+test.serial('rate limiter: the flooder\'s exhausted window survives 100,000 other addresses, oldest or not', (t) => {
+  const l = new RateLimiter(); // the defaults: 120 a minute, 100,000 keys
+  const now = 1_000_000;
+  const flooder = addressWindowKey('198.51.100.7');
+  let allowed = 0;
+  for (let i = 0; i < 130; i++) if (l.take('public_low', flooder, now).allowed) allowed++;
+  t.is(allowed, 120);
+  // the flooder's window is the oldest in the table: the one an oldest-first eviction dropped
+  for (let i = 0; i < 100_500; i++) l.take('public_low', addressWindowKey(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`), now + 1);
+  t.true(l.size <= 100_000, `bounded: ${l.size}`);
+  let after = 0;
+  for (let i = 0; i < 130; i++) if (l.take('public_low', flooder, now + 2).allowed) after++;
+  t.is(after, 0, 'every follow-up within the window refused');
+  t.true(l.take('public_low', flooder, now + 60_000).allowed, 'a new window once it ends');
+});
+
+test.serial('rate limiter: a table full of exhausted windows refuses a new key with busy until the first ends, '
+  + 'without a scan per key', (t) => {
+  const rule = { limit: 1, windowSec: 60 };
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 100);
+  const now = 1_000_000;
+  for (let i = 0; i < 100; i++) l.take('public_low', `k-${i}`, now + i);
+  const e = t.throws(() => l.take('public_low', 'newcomer', now + 200), { instanceOf: ServiceError });
+  t.is(e.code, 'busy');
+  t.is(e.details?.retry_after_s, 60, 'until k-0\'s window ends');
+  t.false(l.take('public_low', 'k-5', now + 300).allowed, 'the exhausted ones are still counted');
+  const g = l.grant('public_low', 'newcomer', 0.5, 10, now + 300);
+  t.is(g.granted, 0, 'a worker\'s ask is refused, not thrown at');
+  t.true(l.take('public_low', 'newcomer', now + 60_000).allowed, 'room once the first window ends');
+});
+
 test.serial('edge: free commands are rate limited per address like HTTP; another address is still '
   + 'served', async (t) => {
   const s = await Svcd.start({ SVC_RATE_PUBLIC_LOW: '5/60' });
@@ -116,8 +148,7 @@ test.serial('edge: free commands are rate limited per address like HTTP; another
   a.close(); b.close();
 });
 
-test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts its oldest entries, '
-  + 'never 503', async (t) => {
+test.serial('sandbox: one address cannot fill it for others; a full sandbox evicts, never 503', async (t) => {
   const s = await Svcd.start({ SVC_SANDBOX_MAX_PER_CLIENT: '4' }, ['start']);
   t.teardown(() => { void s.stop().then(() => s.cleanup()); });
   const base = s.ready.http!;
@@ -132,17 +163,34 @@ test.serial('sandbox: one address cannot fill it for others; a full sandbox evic
   const first = sb.quote({ machine_id: 'm', bits: 8, max_output: 8192 }, 'c-0');
   for (let i = 1; i <= 20_000; i++) sb.quote({ machine_id: 'm', bits: 8, max_output: 8192 }, `c-${i % 5000}`);
   t.true(sb.size.quotes <= 20_000);
-  t.throws(() => sb.accept(first.quote_id as string, 'm'), { message: /no sandbox quote/ }, 'the oldest went first');
+  t.throws(() => sb.accept(first.quote_id as string, 'm'), { message: /no sandbox quote/ },
+    'c-0 held the most (5): its oldest went');
 });
 
-test.serial('sandbox: entries evicted by a flood give their address its slots back', (t) => {
-  const sb = new Sandbox({ maxPerClient: 10 });
+test.serial('sandbox: a victim\'s accepted quote executes after 22,000 quotes from 200 addresses; its one issued '
+  + 'quote outlives the flooders\' oldest', (t) => {
+  const sb = new Sandbox({ maxPerClient: 500 });
+  const req = { machine_id: 'victim-m', bits: 8, max_output: 8192 };
+  const t0 = 1_000_000;
+  const accepted = sb.quote(req, 'victim', t0);
+  sb.accept(accepted.quote_id as string, 'victim-m', t0);
+  const issued = sb.quote(req, 'victim', t0);
+  for (let i = 0; i < 22_000; i++) sb.quote({ ...req, machine_id: 'f' }, `flooder-${i % 200}`, t0 + 1 + (i >> 4));
+  t.true(sb.size.quotes <= 20_000, `bounded: ${sb.size.quotes}`);
+  const done = sb.execute(accepted.quote_id as string, 'victim-m', 'victim', t0 + 2000);
+  t.is(done.quote_id, accepted.quote_id, 'the accepted quote survived and executed');
+  t.notThrows(() => sb.accept(issued.quote_id as string, 'victim-m', t0 + 2000),
+    'the victim held one: the 200 flooders holding ~110 each lost theirs first');
+});
+
+test.serial('sandbox: a table full of accepted quotes refuses a new one with busy, never drops one', (t) => {
+  const sb = new Sandbox({ maxPerClient: 1_000_000 });
   const req = { machine_id: 'm', bits: 8, max_output: 8192 };
-  for (let i = 0; i < 10; i++) sb.quote(req, 'a');
-  t.throws(() => sb.quote(req, 'a'), { message: /10 live sandbox entries/ }, 'a is at its share');
-  // a flood from many other addresses pushes all of a's entries out of the full sandbox
-  for (let i = 0; i < 20_000; i++) sb.quote(req, `flood-${i % 4000}`);
-  t.notThrows(() => sb.quote(req, 'a'), 'the evicted entries no longer count against a');
+  const t0 = 1_000_000;
+  for (let i = 0; i < 20_000; i++) sb.accept(sb.quote(req, `a-${i % 50}`, t0).quote_id as string, 'm', t0);
+  const e = t.throws(() => sb.quote(req, 'newcomer', t0 + 1), { instanceOf: ServiceError });
+  t.is(e.code, 'busy');
+  t.is(e.details?.retry_after_s, 5);
 });
 
 test.serial('sandbox: expired entries go, at most a second after they are due; they answer as gone at once', (t) => {
