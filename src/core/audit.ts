@@ -1,4 +1,4 @@
-// The money audit (issue 13 §4): the ledger invariant, every account recomputed from its journal, totals
+// The money audit: the ledger invariant, every account recomputed from its journal, totals
 // per rail and day, invoices by state, and receipts ↔ captures ↔ executed quotes (and holds ↔ accepted
 // quotes) and chain deposits ↔ the invoices they settled cross-checked. Reads a Store only, so it
 // runs alike in svcd (AUDIT, RECOVER_RUNTIME), on a stopped data dir (`svcd audit`) and on a backup

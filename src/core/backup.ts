@@ -1,4 +1,4 @@
-// Online backup and restore (issue 13 §2). A backup is a data dir of its own: `ledger/`, a fresh LevelDB
+// Online backup and restore. A backup is a data dir of its own: `ledger/`, a fresh LevelDB
 // filled from one LevelDB snapshot of the live one (an iterator reads from the snapshot taken when it is
 // created, so the copy is consistent across every sublevel while svcd keeps writing), the node's key
 // files, and `backup-manifest.json` (SHA-256 of every file, the ledger invariant, the audit, the journal

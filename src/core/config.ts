@@ -401,7 +401,7 @@ function gatewayProcesses(env: NodeJS.ProcessEnv): number {
 /**
  * `auto`: one process on one core; two gateway workers on two cores (measured since the workers answer
  * free quotes themselves: free quotes 1.3–1.8x the one process at c = 8 and 32, paid flows within ±7%,
- * ahead at c = 32; docs/performance.md "Stop 23"); beyond, one gateway per core but one (at most 16).
+ * ahead at c = 32; docs/performance.md); beyond, one gateway per core but one (at most 16).
  */
 export function autoGateways(cores: number): number {
   if (cores <= 1) return 0;

@@ -241,7 +241,7 @@ export class Core {
     this.#limits.giveBack(klass, addressWindowKey(client), start, n);
   }
 
-  // Order matters (issue "Trust" §1): address limits before anything is parsed, authentication before
+  // Order matters : address limits before anything is parsed, authentication before
   // anything is keyed on a caller's identity, and the machine's own limits only after its token checked.
   async #handle(
     cmd: string, args: Record<string, unknown>, auth: Auth | undefined, listener: Listener,
@@ -395,7 +395,7 @@ export class Core {
     });
   }
 
-  /** A replay shows the stored reply with the present state of what it names (issue "Trust" §12). */
+  /** A replay shows the stored reply with the present state of what it names. */
   async #currentView(spec: CommandSpec, stored: Record<string, unknown>): Promise<Record<string, unknown>> {
     const quoteId = stored.quote_id, machineId = stored.machine_id;
     if ((spec.name === 'QUOTE' || spec.name === 'ACCEPT_QUOTE') && typeof quoteId === 'string'

@@ -1,4 +1,4 @@
-// Free quotes answered where they arrive (issue "Speed" §2, docs/decisions.md "Free quotes answered
+// Free quotes answered where they arrive (docs/decisions.md "Free quotes answered
 // where they arrive"). A QUOTE without an idempotency_key reads and writes nothing: its answer is made
 // from its terms, the price book, the clock and the node's quote key (quotes.ts, quote-token.ts). A
 // gateway worker of `svcd start` holds all four, so it answers such a quote itself with the same code

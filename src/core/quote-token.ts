@@ -1,4 +1,4 @@
-// Issued quotes are not stored (issue "Speed" 3): the quote_id carries the terms, MAC'd with a node
+// Issued quotes are not stored: the quote_id carries the terms, MAC'd with a node
 // secret, and the core keeps a record only from ACCEPT_QUOTE on (written in the same synced batch
 // as the reservation). A free quote costs no write and leaves nothing on disk; a quote lost in a
 // crash is one nobody had paid for. Expiry is part of the terms, so an id is worthless after it.

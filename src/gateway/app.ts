@@ -73,7 +73,7 @@ export function createGateway(opts: GatewayOptions): {
   const core = opts.core;
   const free: CoreCall = (cmd, args, client) => core.call(cmd, args, undefined, client ?? undefined);
 
-  // Counts one request against the client's address (issue "Trust" §1: unauthenticated traffic is
+  // Counts one request against the client's address (unauthenticated traffic is
   // keyed on where it comes from, never on an identity it merely names).
   const limit = (ctx: Ctx, klass: RateClass) => {
     const d = limiter.check(klass, addressWindowKey(ctx.state.client), 'per address');

@@ -1,5 +1,5 @@
 // Reads a JSON request body: at most 1 MiB, a JSON object (or empty: {}) nested ≤ MAX_JSON_DEPTH.
-// Bytes being read count against one process-wide budget (issue "Trust" 13), of which one client
+// Bytes being read count against one process-wide budget , of which one client
 // address holds at most its share: past either, 503 busy at once; a body refused half-read closes its
 // connection after the answer instead of being read on.
 import type { IncomingMessage, ServerResponse } from 'node:http';

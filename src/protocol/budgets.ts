@@ -53,7 +53,7 @@ export interface BudgetShare extends Budget {
  * A byte budget no client address can take alone: an address (addressKey) holds at most `perAddress`
  * bytes of it at once, whatever number of connections it spreads them over. Without it one address
  * under its connection cap (64 HTTP connections × a 1 MiB body, 16 svc/1 connections × a 1 MiB line)
- * held the whole default budget, and every other client's POST was 503 busy (stop 25's adversarial run).
+ * held the whole default budget, and every other client's POST was 503 busy (measured in an adversarial run).
  */
 export class AddressedBudget {
   readonly total: ByteBudget;

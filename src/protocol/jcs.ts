@@ -6,7 +6,7 @@
 // Written here rather than taken from the `canonicalize` package, which stays as a test oracle: that
 // package scans every string for lone surrogates one character at a time in JavaScript, allocates a
 // Set per call and joins arrays of parts; a paid flow canonicalises four times, and this text is the
-// same bytes in about a third of the time (docs/performance.md, stop 24). test/oracles/canonical.test.ts
+// same bytes in about a third of the time (docs/performance.md). test/oracles/canonical.test.ts
 // holds it to the RFC's reference vectors and to two independent implementations on random values.
 
 /** A UTF-16 surrogate without its other half: I-JSON (RFC 7493 §2.1) has no such strings. */

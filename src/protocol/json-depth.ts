@@ -1,5 +1,5 @@
-// Nesting depth of JSON text, measured on the text before JSON.parse builds anything (issue "Trust"
-// 20): a 50,000-deep value parses, but the recursive walks after it (JSON.stringify, structuredClone)
+// Nesting depth of JSON text, measured on the text before JSON.parse builds anything: a 50,000-deep
+// value parses, but the recursive walks after it (JSON.stringify, structuredClone)
 // overflow the stack. One pass, no recursion, no allocation; it does not validate JSON.
 
 /** The deepest nesting of arrays and objects accepted in a request (svc/1 line or HTTP body). */

@@ -38,7 +38,7 @@ export const id: Schema = text(1, 128);
 /**
  * A payment reference: printable text, not blank, no space at either end; no control characters (C0,
  * DEL, C1), line or paragraph separators or bidi controls, which would break or disguise a line of
- * list-invoices or an audit (stop 25's operator-side adversarial run).
+ * list-invoices or an audit.
  */
 const HIDDEN = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\uD800-\\uDFFF';
 export const reference: Schema = {

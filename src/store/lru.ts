@@ -2,7 +2,7 @@
 // size. The store's read cache used a Map's insertion order for this (delete and set again on every hit,
 // `keys().next()` for the oldest): V8 leaves a deleted entry's slot in the table until it rehashes, so
 // finding the oldest walked over every entry deleted since, and the cache's own upkeep grew to 80 µs
-// per paid flow once it was full (docs/performance.md, stop 24). Here the order is a linked list
+// per paid flow once it was full (docs/performance.md). Here the order is a linked list
 // through the entries; the Map is only written when a key comes or goes.
 
 interface Node<K, V> {

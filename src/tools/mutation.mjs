@@ -1,4 +1,4 @@
-// npm run mutation: StrykerJS over the modules that guard money, identity and proofs (issue 14). Stryker's
+// npm run mutation: StrykerJS over the modules that guard money, identity and proofs. Stryker's
 // command runner runs ONE command for every mutant, so the modules are grouped with the fast, in-process
 // test files that pin them (no svcd per mutant), and Stryker runs once per group with that group's `mutate`
 // and ava command. Reports: reports/mutation/<group>/ (HTML and JSON), reports/mutation/summary.md (the
