@@ -96,7 +96,8 @@ async function startGateway(
       // round-robin server early resets connections the primary already handed it (measured: in-flight
       // requests reset at once, with NODE_CLUSTER_SCHED_POLICY=none they are not)
       const keepListening = cluster.isWorker;
-      const report = await drainGateway(g, gw, { keepListening, deadlineMs: config.drainTimeoutMs });
+      const idleGraceMs = Math.min(1000, config.httpKeepAliveTimeoutMs);
+      const report = await drainGateway(g, gw, { keepListening, deadlineMs: config.drainTimeoutMs, idleGraceMs });
       if (report.cut > 0) log.warn({ ...report, after_ms: config.drainTimeoutMs }, 'HTTP connections cut at the deadline');
       if (keepListening) {
         const closed = new Promise<void>((r) => g.server.close(() => r()));

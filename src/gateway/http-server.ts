@@ -4,7 +4,7 @@
 // and closed); the process-wide body budget; an ApiError body for what Node itself rejects.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
 import { admitConnections, refusalOf, takePending, type Admission, type Refusal } from '../protocol/admission.ts';
@@ -160,19 +160,24 @@ export interface HttpDrainReport { served: number; refused: number; cut: number 
  * accepted, request bytes that arrived are read), so a request sent before the signal is never reset
  * with the listening socket or an idle-looking connection. Then the listener closes (`keepListening`,
  * a cluster worker: it stays open until the primary hands it nothing more, and connections it gets
- * meanwhile are answered 503 shutting_down), idle connections close, and the ones with a request
- * finish it. Connections still open at `deadlineMs` are cut.
+ * meanwhile are answered 503 shutting_down); a keep-alive connection's next request within `idleGraceMs`
+ * is served, then connections still idle are closed, and the ones with a request finish it.
+ * Connections still open at `deadlineMs` are cut.
  */
 export async function drainGateway(
-  g: GatewayServer, app: DrainingApp, opts: { keepListening: boolean; deadlineMs: number },
+  g: GatewayServer, app: DrainingApp, opts: { keepListening: boolean; deadlineMs: number; idleGraceMs: number },
 ): Promise<HttpDrainReport> {
   g.admission.stop();
   const early = new Set(g.sockets);
   app.startDraining(opts.keepListening ? (socket) => !early.has(socket) : () => false);
   await takePending();
   for (const s of [...g.sockets]) if (!early.has(s)) early.add(s); // accepted in those turns: served
-  if (opts.keepListening) g.server.closeIdleConnections();
-  else g.server.close(); // also closes idle connections (Node >= 19)
+  // net.Server's close: http.Server's would close the idle connections now too (Node >= 19)
+  if (!opts.keepListening) Reflect.apply(NetServer.prototype.close, g.server, []);
+  // a busy keep-alive client sends its next request within the grace and is served (Connection: close);
+  // only connections idle that long are closed, and a request racing that close was not read
+  await new Promise((r) => setTimeout(r, Math.min(opts.idleGraceMs, opts.deadlineMs)));
+  g.server.closeIdleConnections();
   const waitFor = opts.keepListening ? early : g.sockets;
   const remaining = () => [...waitFor].filter((s) => !s.destroyed && g.sockets.has(s));
   const deadline = Date.now() + opts.deadlineMs;

@@ -99,6 +99,19 @@ test('rate-limit guard: a full table of live windows drops the oldest down to 90
   t.false(l.take('public_low', 'k-19', T0 + 100).allowed);
 });
 
+test('rate-limit guard: a full table drops the windows with the fewest requests, never an exhausted one', (t) => {
+  const l = new RateLimiter({ public_low: rule, paid_execution: rule }, 10);
+  for (let i = 0; i < 3; i++) l.take('public_low', 'oldest-exhausted', T0);
+  for (let i = 0; i < 9; i++) {
+    for (let j = 0; j <= i % 2; j++) l.take('public_low', `k-${i}`, T0 + 1 + i);
+  }
+  t.is(l.size, 10);
+  l.take('public_low', 'newcomer', T0 + 100);
+  t.false(l.take('public_low', 'oldest-exhausted', T0 + 100).allowed, 'the oldest, exhausted, stays');
+  t.is(l.take('public_low', 'k-1', T0 + 100).headers.RateLimit, '"public_low";r=0;t=10', 'two counted: kept');
+  t.is(l.take('public_low', 'k-0', T0 + 100).headers.RateLimit, '"public_low";r=2;t=10', 'one counted: went');
+});
+
 test('rate-limit guard: the default rules, the refusal headers of assertOpen, and what a refusal counts', async (t) => {
   const d = new RateLimiter();
   t.is(d.take('public_low', 'a', T0).headers['RateLimit-Policy'], '"public_low";q=120;w=60');
