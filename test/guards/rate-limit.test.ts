@@ -110,6 +110,11 @@ test('rate-limit guard: a full table drops the windows with the fewest requests,
   t.false(l.take('public_low', 'oldest-exhausted', T0 + 100).allowed, 'the oldest, exhausted, stays');
   t.is(l.take('public_low', 'k-1', T0 + 100).headers.RateLimit, '"public_low";r=0;t=10', 'two counted: kept');
   t.is(l.take('public_low', 'k-0', T0 + 100).headers.RateLimit, '"public_low";r=2;t=10', 'one counted: went');
+  // only exhausted windows left: a newcomer is refused (busy), none of them goes
+  const full = new RateLimiter({ public_low: rule, paid_execution: rule }, 4);
+  for (let i = 0; i < 4; i++) for (let j = 0; j < 3; j++) full.take('public_low', `x-${i}`, T0 + i);
+  t.throws(() => full.take('public_low', 'newcomer', T0 + 5), { message: /full of exhausted windows/ });
+  for (let i = 0; i < 4; i++) t.false(full.take('public_low', `x-${i}`, T0 + 6).allowed, `x-${i} still exhausted`);
 });
 
 test('rate-limit guard: the default rules, the refusal headers of assertOpen, and what a refusal counts', async (t) => {
