@@ -1,4 +1,4 @@
-// One client address cannot take a shared byte budget alone (stop 25's adversarial run): holding HTTP
+// One client address cannot take a shared byte budget alone: holding HTTP
 // bodies or unfinished svc/1 lines, it gets its share of the budget and 503 / busy past it, while
 // another address's POST and its svc/1 line that arrives in pieces are still served. The budgets are
 // made small here (4 MiB each, 2 MiB a share by default) so eight held connections pass the total.

@@ -1,4 +1,4 @@
-// Idempotency keys as an attacker and an unlucky client see them (issue "Trust" §4, 12, 17, 19): a lost
+// Idempotency keys as an attacker and an unlucky client see them: a lost
 // claim reply is recoverable with the same key until the token is used; nobody can poison or read another's
 // key; replays show the present state; records expire and are deleted.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Rate limits and per-address quotas, tried as an attacker would (issue "Trust" §1–3, 15, 16): no caller
+// Rate limits and per-address quotas, tried as an attacker would: no caller
 // can spend another's budget, rotate a forwarded address past a limit, reset everyone's windows with a
 // flood of keys, or deny the sandbox or quotes to others. Several clients are loopback source addresses
 // (127.0.0.2, .3, ...) against a real svcd.

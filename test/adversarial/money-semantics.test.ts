@@ -1,4 +1,4 @@
-// Money semantics under attack (issue "Trust"): the claim race on a fresh machine_id, identity
+// Money semantics under attack: the claim race on a fresh machine_id, identity
 // aliasing through ill-formed UTF-16, enumeration of claimed ids through 401 messages, invoice
 // flooding that would exhaust a rail's amount suffixes, quotes that charge for input never read,
 // stray fields, max_output on GET_PULSE, and a second accept of an accepted quote.

@@ -1,4 +1,4 @@
-// Issue "Trust" 13 and 20 on the real svcd: held lines, bodies and handshakes closed by their limits
+// On the real svcd: held lines, bodies and handshakes closed by their limits
 // with RSS within 100 MB of baseline and others served; connection caps; deep JSON a 400, not a
 // crash. Limits are shortened through env vars so it runs in seconds; it asserts bounds, not durations.
 import test from 'ava';

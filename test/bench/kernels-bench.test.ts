@@ -1,4 +1,4 @@
-// Bench usability (issue 10, docs/bench.md): both benches answer --help (exit 0) and refuse an unknown
+// Bench usability (docs/bench.md): both benches answer --help (exit 0) and refuse an unknown
 // flag (exit 2 with the usage); the kernel bench runs as docs/bench.md writes it (its --out file in a
 // temp dir), with --json on stdout, --out, --sizes and --compare. Never checks a number: speed is the bench's output.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// The CLI conventions of issue 10 (as gh, stripe and git keep them), against the real binaries and
+// The CLI conventions (as gh, stripe and git keep them), against the real binaries and
 // a real svcd: --help (with examples) on every command of svc, svc-admin and svcd; usage errors exit
 // 2 with the usage line; under --json every failure is one JSON object on stderr; certificate
 // failures name the fix; hello verifies the edge proof, pulse verifies pulses; svc-admin

@@ -1,4 +1,4 @@
-// Issue 12 "Must show": kill -9 of a core node, ten times, during mixed paid flows over two gateways in
+// Kill -9 of a core node, ten times, during mixed paid flows over two gateways in
 // front of two real svcd nodes on one PostgreSQL database (the node killed alternates; each is started
 // again before the next kill). The surviving node keeps serving: flows complete while the other is down.
 // The clients behave as the contract tells them: a 502 edge_unavailable (the node was lost after the call

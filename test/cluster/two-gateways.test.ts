@@ -1,4 +1,4 @@
-// Issue 12 "Must show": two real svcd core nodes and two real `svcd gateway` processes on one PostgreSQL
+// Two real svcd core nodes and two real `svcd gateway` processes on one PostgreSQL
 // database, every gateway spreading its calls over both nodes (SVC_CORE_NODES). One machine funded for
 // exactly 50 paid flows meets 200 concurrent quote → accept → execute flows over both gateways: exactly
 // 50 execute, each with its receipt, the balance ends at 0 and the journal recomputes to it. And 50

@@ -1,4 +1,4 @@
-// Configuration is checked whole before anything starts (stop 25's operator-side adversarial run):
+// Configuration is checked whole before anything starts:
 // integers are written as integers (no ' ', '0x10', '1e3' or ' 80'), SVC_BASE_URL is an absolute http(s)
 // URL (a bad one served readyz 200 while every discovery document was 500), and a data dir whose admin
 // socket path would not fit a unix socket is refused by name (Node cut the path and bound the socket

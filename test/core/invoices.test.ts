@@ -1,4 +1,4 @@
-// Late payments (issue "Trust" 5): a payment that arrives after its invoice expired is credited
+// Late payments: a payment that arrives after its invoice expired is credited
 // only by the operator, through the real `svc-admin credit-late-payment`, exactly once, journaled
 // with the invoice's new state; the invoice shows it was settled late. Invoices live 2 s here.
 // And an invoice that leaves `pending` frees its amount only while the amount is still its own.

@@ -1,4 +1,4 @@
-// One payment credits one invoice (stop 25's operator-side adversarial run): SETTLE_INVOICE and
+// One payment credits one invoice: SETTLE_INVOICE and
 // CREDIT_LATE_PAYMENT credited two invoices with one reference, and the audit stayed clean. A reference
 // now names the invoice it settled (settlement_refs, written in the settling batch), whichever path used
 // it; concurrent settlements of two invoices with one reference credit one; a ledger from before the

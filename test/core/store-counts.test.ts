@@ -1,4 +1,4 @@
-// What one request costs the store, counted through the store itself (issue "Speed" 3 and 4): a free
+// What one request costs the store, counted through the store itself: a free
 // quote reads and writes nothing; a paid GET_PULSE flow is two synced batches (accept, execute) and
 // no point reads once the machine is warm; concurrent flows share synced flushes (group commit); an
 // accepted quote that expires is released and its record deleted, and its id still answers 409.

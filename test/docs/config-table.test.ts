@@ -1,4 +1,4 @@
-// README "Configuration" is the one table of every environment variable the programs read (issue 10):
+// README "Configuration" is the one table of every environment variable the programs read:
 // svcd, svc, svc-admin and the benches. Each name the sources read, as `process.env.X`, `env.X`,
 // `env['X']` or a quoted 'SVC_…'/'BENCH_…' literal, has a row; a name built from a prefix
 // (`SVC_WATCH_${rail}_RPC`) is covered by the rows that start with it.

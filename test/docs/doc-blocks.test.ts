@@ -1,4 +1,4 @@
-// Every ```sh block of README.md and docs/*.md is run by a test (issue 10: every command a user is told
+// Every ```sh block of README.md and docs/*.md is run by a test (every command a user is told
 // to paste is run by a test). The table below names, for each block, the test that runs it: either the
 // whole block, extracted from the doc by the test itself (so it runs whatever the doc says), or each of
 // its commands, by a test that carries the command's text (and checks the doc still gives it). A block

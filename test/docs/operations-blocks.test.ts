@@ -1,4 +1,4 @@
-// docs/operations.md's blocks run as written (issue 10): key rotation, day-to-day and the restore drill,
+// docs/operations.md's blocks run as written: key rotation, day-to-day and the restore drill,
 // pasted into bash under `set -euo pipefail` in order, against a real svcd whose data dir is `./data` of
 // the working directory (a temp dir with the repository's src/, build/, node_modules/ linked in). The
 // only rewrites: `/srv/svc/data`, `/srv/svc/restored` and `/srv/backups/` become temp paths, and the

@@ -1,4 +1,4 @@
-// The README's tours run as written (issue 10): the quick start's service, then every ```sh block of
+// The README's tours run as written: the quick start's service, then every ```sh block of
 // "Try it over HTTP" and "Try it with the CLI", pasted into bash in order, on a copy of the working
 // tree (git-initialised, so `git status` shows what the tour leaves behind). svcd is started the
 // way `npm start` does (package.json's start script, cwd the copy, its embedded defaults) with three

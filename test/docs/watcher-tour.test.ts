@@ -1,4 +1,4 @@
-// The README's "Funding without an operator (a chain watcher)" runs as written (issue 11): its first
+// The README's "Funding without an operator (a chain watcher)" runs as written: its first
 // block (the watcher's environment, then `npm start`) and its second (open an invoice, pay it with
 // `cast send`, wait until it is settled, read the balance), each pasted into bash on a copy of the
 // working tree. Against a local anvil node (chain id 8453, like Base) with the 6-decimal test token,

@@ -1,5 +1,5 @@
 // `svcd start` with SVC_GATEWAY_PROCESSES = K: the core and K node:cluster gateway workers sharing the
-// HTTP port (issue "Speed" §2). The workers hold no state of their own: a sandbox quote made through
+// HTTP port. The workers hold no state of their own: a sandbox quote made through
 // one is accepted and executed through another, a paid flow works through any, per-address windows
 // hold node-wide, a worker that dies is replaced, and SIGTERM stops the workers before the core,
 // leaving no process behind.

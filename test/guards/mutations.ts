@@ -92,7 +92,7 @@ const m = (
 ): Mutation => ({ id, guard, file, fn, from, to, test, title });
 
 export const MUTATIONS: Mutation[] = [
-  // the seven of issue 14
+  // the first seven guards: proofs, windows, the ledger, invoices, lines
   m('receipt-signature', 'receipt signature check', 'src/core/receipts.ts', 'verifyReceipt',
     'if (!verifyWithRawKey(Buffer.from(key.public_key', 'if (false && verifyWithRawKey(Buffer.from(key.public_key',
     PROOFS, T.receipt),
@@ -265,7 +265,7 @@ export const MUTATIONS: Mutation[] = [
     'if (!isWellFormed(s)) {', 'if (false) {', CODECS, T.keyCodec),
   m('key-codec-range', 'key numbers are non-negative safe integers', 'src/store/key-codec.ts', 'numPart',
     'if (!Number.isSafeInteger(n) || n < 0) throw', 'if (false) throw', CODECS, T.keyCodec),
-  // inputs and shared budgets (stop 25's adversarial run)
+  // inputs and shared budgets
   m('budget-address-share', 'one client address holds at most its share of a byte budget',
     'src/protocol/budgets.ts', 'Share.tryTake', 'if (now + n > this.#of.perAddress) {', 'if (false) {',
     'test/protocol/budgets.test.ts',

@@ -1,4 +1,4 @@
-// The money audit (issue 13 §4): a ledger after real paid flows audits clean, its CSV tables add up; a
+// The money audit: a ledger after real paid flows audits clean, its CSV tables add up; a
 // data dir corrupted by hand (with the Store, svcd stopped) makes `svc-admin audit` and `recover-runtime`
 // exit 1 naming the record, and a balance svcd refuses to start on is named by the offline `svcd audit`.
 import test from 'ava';

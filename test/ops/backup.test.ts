@@ -1,4 +1,4 @@
-// Online backup and restore (issue 13 §2): `svc-admin backup` while paid flows run, `svcd restore` into a
+// Online backup and restore: `svc-admin backup` while paid flows run, `svcd restore` into a
 // new data dir, a node started on it verifies every receipt acknowledged before the backup began and its
 // ledger audits clean; a tampered backup, a non-empty target and a missing manifest are refused.
 import test from 'ava';

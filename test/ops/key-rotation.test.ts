@@ -1,4 +1,4 @@
-// Key rotation (issue 13 §3) on a real svcd: `svc-admin rotate-node-key` switches the signing, result-tag
+// Key rotation on a real svcd: `svc-admin rotate-node-key` switches the signing, result-tag
 // and BCT keys; what was made before still verifies — receipts through POST /api/v1/receipts/verify and
 // offline with the kit given the manifest's key set, the pulse chain link by link across the switch, log
 // inclusion proofs, BCT packets, result tags — the manifest lists every key with its window, a second

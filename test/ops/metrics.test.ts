@@ -1,4 +1,4 @@
-// GET /metrics (issue 13, item 1): on its own loopback listener, never on the public gateway port;
+// GET /metrics: on its own loopback listener, never on the public gateway port;
 // after paid flows over HTTP and svc/1 the counters moved (the execution route, the commands on the
 // listeners they came in on, ledger batches and group commits, kernel jobs, quote and invoice
 // transitions, an error outcome, a rate-limit refusal); with two gateway workers one scrape holds

@@ -1,5 +1,5 @@
-// The state that was process-local, on two nodes sharing one PostgreSQL database (issue 12 item 2,
-// docs/scale-out.md "Shared, and not yet"): in-process core contexts, each on its own PgStore, data dir and
+// The state that was process-local, on two nodes sharing one PostgreSQL database (docs/scale-out.md
+// "Shared, and not yet"): in-process core contexts, each on its own PgStore, data dir and
 // node key (the quote key shared, as a cluster shares it), with one clock the test moves by hand. The
 // store's compare-and-set guards; leases (one holder at a time); an invoice amount never held by two
 // invoices; a deposit credited once and claimed once; one sweeper per round, and no release twice.

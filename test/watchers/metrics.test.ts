@@ -1,4 +1,4 @@
-// The settlement watcher in the metrics (issue 13, item 1): with the USDC_BASE watcher on a real
+// The settlement watcher in the metrics: with the USDC_BASE watcher on a real
 // node (anvil), GET /metrics shows its lag, that it is up, and when it last finished a pass; the lag
 // is the one HEALTH reports, and it grows with blocks waiting for their confirmations.
 import test from 'ava';
