@@ -1,7 +1,7 @@
 // The mutation driver (src/tools/mutation.mjs, `npm run mutation`) without running Stryker (minutes per
 // module): every module that guards money, identity or proofs is in a group whose test files exist,
-// the ledger's two groups split its lines between them exactly, --files and --changed pick the groups of those modules only, and
-// docs/testing.md's score table has a row for every module.
+// the ledger's two groups split its lines between them exactly, --files and --changed pick the groups
+// of those modules only, and docs/testing.md's score table has a row for every module.
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
