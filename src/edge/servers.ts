@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { ServiceError } from '../errors.ts';
-import { admitConnections, refusalOf, takePending, type Admission, type AdmissionLimits } from '../protocol/admission.ts';
+import {
+  admitConnections, refusalOf, takePending, waitClosed, type Admission, type AdmissionLimits,
+} from '../protocol/admission.ts';
 import { AddressedBudget } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
@@ -157,15 +159,11 @@ async function drainAll(
 ): Promise<DrainReport> {
   for (const a of admissions) a.stop();
   await takePending();
-  const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  for (const server of servers) server.close();
   const before = open.size;
   for (const served of open.values()) served?.drain();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((r) => { timer = setTimeout(r, deadlineMs); });
-  await Promise.race([closed, deadline]);
-  clearTimeout(timer);
-  const cut = open.size;
-  for (const socket of open.keys()) socket.destroy();
-  await closed;
+  const left = await waitClosed(() => [...open.keys()], deadlineMs);
+  for (const socket of left) socket.destroy();
+  const cut = left.length;
   return { drained: Math.max(0, before - cut), cut };
 }

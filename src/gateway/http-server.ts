@@ -7,7 +7,7 @@ import { STATUS_CODES, createServer, type RequestListener, type Server, type Ser
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
-import { admitConnections, refusalOf, takePending, type Admission, type Refusal } from '../protocol/admission.ts';
+import { admitConnections, refusalOf, takePending, waitClosed, type Admission, type Refusal } from '../protocol/admission.ts';
 import { countConnections } from '../metrics/metrics.ts';
 import { setBodyBudget, trackResponse } from './body.ts';
 import { toHttpError } from './http-errors.ts';
@@ -179,23 +179,7 @@ export async function drainGateway(
   await new Promise((r) => setTimeout(r, Math.min(opts.idleGraceMs, opts.deadlineMs)));
   g.server.closeIdleConnections();
   const waitFor = opts.keepListening ? early : g.sockets;
-  const remaining = () => [...waitFor].filter((s) => !s.destroyed && g.sockets.has(s));
-  const deadline = Date.now() + opts.deadlineMs;
-  while (remaining().length > 0 && Date.now() < deadline) await closeOf(remaining(), deadline - Date.now());
-  const cut = remaining();
+  const cut = await waitClosed(() => [...waitFor].filter((s) => !s.destroyed && g.sockets.has(s)), opts.deadlineMs);
   for (const s of cut) s.destroy();
   return { ...app.drainCounts(), cut: cut.length };
-}
-
-/** Resolves when any of `sockets` closes, or after `ms`. */
-function closeOf(sockets: Socket[], ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      for (const s of sockets) s.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    for (const s of sockets) s.once('close', done);
-  });
 }

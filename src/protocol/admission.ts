@@ -206,3 +206,28 @@ export function admitConnections(server: Listening, limits: AdmissionLimits, lis
 export async function takePending(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise<void>((r) => setImmediate(r));
 }
+
+/** What waitClosed needs of a socket. */
+interface Closing { readonly destroyed: boolean; once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }
+
+/**
+ * Waits until every socket `open()` lists has closed, or `ms` has passed; returns those still open then
+ * (the caller cuts them). `open` is asked again after each close: the list may shrink by other means.
+ */
+export async function waitClosed<S extends Closing>(open: () => S[], ms: number): Promise<S[]> {
+  const deadline = Date.now() + ms;
+  for (let left = open(); left.length > 0; left = open()) {
+    const wait = deadline - Date.now();
+    if (wait <= 0) return left;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const s of left) s.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, wait);
+      for (const s of left) s.once('close', done);
+    });
+  }
+  return [];
+}
