@@ -14,8 +14,13 @@ export function ownVectors<T = any>(name: string): T {
   return JSON.parse(readFileSync(fileURLToPath(new URL(`./vectors/${name}`, import.meta.url)), 'utf8')) as T;
 }
 
+/**
+ * The upstream conformance vectors (Wycheproof, NIST CAVP, RFC 8785, RFC 6962, RFC 9180): byte-exact
+ * copies in test/vectors/upstream, their provenance and licences in its README.md and their hashes in
+ * its SHA256SUMS. SVC_SHARED_VECTORS points the tests at another copy.
+ */
 export const SHARED_VECTORS = process.env.SVC_SHARED_VECTORS
-  ?? fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
+  ?? fileURLToPath(new URL('./vectors/upstream/', import.meta.url));
 
 export function sharedPath(rel: string): string | null {
   const p = `${SHARED_VECTORS.replace(/\/$/, '')}/${rel}`;

@@ -349,9 +349,8 @@ async function main(argv) {
     return 0;
   }
   process.env.FORCE_COLOR = '0';
-  // the sandbox lies in a temp dir, where ../shared/vectors (test/helpers.ts) is not beside it
-  const shared = join(ROOT, '..', 'shared', 'vectors');
-  if (!process.env.SVC_SHARED_VECTORS && existsSync(shared)) process.env.SVC_SHARED_VECTORS = `${shared}/`;
+  // the oracle tests read the upstream vectors from this checkout, wherever the sandbox copy lies
+  process.env.SVC_SHARED_VECTORS ??= `${join(ROOT, 'test', 'vectors', 'upstream')}/`;
   let failed = false;
   for (const g of groups) {
     console.log(`\nmutation: group ${g.name}: ${modulesOf(g).join(' ')} (tests: ${g.tests.join(' ')})`);
