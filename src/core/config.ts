@@ -4,27 +4,13 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultShare } from '../protocol/budgets.ts';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
-import type { RAIL_IDS } from '../protocol/schemas.ts';
-import { isSolanaAddress } from './watchers/solana-parse.ts';
+import { NO_ADDRESS, RAILS, RAIL_FAMILY, isSolanaAddress, type ChainFamily, type Rail } from './rails.ts';
 import { isTronAddress, tronToHex } from './watchers/tron-address.ts';
-
-export interface Rail {
-  /** the rail's key (GET /api/v1/payment), one of the registry's RAIL_IDS */
-  rail: (typeof RAIL_IDS)[number];
-  network: 'TRON' | 'Base' | 'Solana';
-  asset: 'USDT' | 'USDC';
-  decimals: 6;
-  /** the receiving address (SVC_WALLET_<RAIL>), or NO_ADDRESS when none is configured */
-  address: string;
-}
 
 /** How long past its expiry an invoice keeps its amount (SVC_INVOICE_AMOUNT_HOLD_MS), unless configured. */
 export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
 /** Unexpired invoices one client address may hold (SVC_MAX_OPEN_INVOICES_PER_ADDRESS), unless configured. */
 export const DEFAULT_OPEN_INVOICES_PER_ADDRESS = 100;
-
-/** What a rail without SVC_WALLET_<RAIL> publishes as its address: no payment can reach it. */
-export const NO_ADDRESS = '<WALLET_ADDRESS>';
 
 /** Which head a watcher trusts (docs/settlement.md "Finality"): the node's tag, less `confirmations` blocks. */
 export type Finality = 'finalized' | 'safe' | 'latest';
@@ -42,7 +28,7 @@ export interface WatchCommon {
 
 /** USDC on Base (`evm`) and USDT on TRON (`tron`: the same watcher over TRON's Ethereum-style JSON-RPC). */
 export interface EvmWatcherConfig extends WatchCommon {
-  family: 'evm' | 'tron';
+  family: Exclude<ChainFamily, 'solana'>;
   /** the token contract (0x + 40 hex, lower case; TRON: converted from its `T…` form) */
   token: string;
   /** the rail's receiving address (SVC_WALLET_<RAIL>, 0x + 40 hex, lower case; TRON: from `T…`) */
@@ -174,13 +160,6 @@ export interface Config {
   metricsPort: number | null;
 }
 
-export const RAILS: readonly Omit<Rail, 'address'>[] = [
-  { rail: 'USDT_TRON', network: 'TRON', asset: 'USDT', decimals: 6 },
-  { rail: 'USDC_BASE', network: 'Base', asset: 'USDC', decimals: 6 },
-  { rail: 'USDC_SOLANA', network: 'Solana', asset: 'USDC', decimals: 6 },
-  { rail: 'USDT_SOLANA', network: 'Solana', asset: 'USDT', decimals: 6 },
-];
-
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
@@ -303,10 +282,6 @@ function storeUrl(v: string | undefined): string | null {
   return v;
 }
 
-/** The chain family of each rail: its watcher's, and the form of its payment references. */
-export const RAIL_FAMILY: Record<Rail['rail'], WatcherConfig['family']> = {
-  USDC_BASE: 'evm', USDT_TRON: 'tron', USDC_SOLANA: 'solana', USDT_SOLANA: 'solana',
-};
 const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const FINALITIES: Record<'evm' | 'tron', readonly Finality[]> = {
   evm: ['finalized', 'safe', 'latest'],

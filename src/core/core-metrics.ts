@@ -9,7 +9,7 @@ import {
   type OpenCounts, type WatcherGauges,
 } from '../metrics/metrics.ts';
 import type { Store } from '../store/store.ts';
-import type { Core, Listener } from './core.ts';
+import type { Listener, NodeState } from './call.ts';
 
 /**
  * Records one answered command: `outcome` is 'ok', an error code, or the error thrown. The command
@@ -45,8 +45,8 @@ export async function countOpen(store: Store, nowMs: number): Promise<OpenCounts
   return { openQuotes, pendingInvoices, unmatchedDeposits, reorgedDeposits };
 }
 
-/** Connects the core's gauges to this core (svcd calls it once the core is open). */
-export function observeCore(core: Core): void {
+/** Connects the core's gauges to this node (svcd calls it once the core is open). */
+export function observeCore(core: NodeState): void {
   let last: { at: number; counts: Promise<OpenCounts> } | null = null;
   setOpenCounts(() => {
     const now = Date.now();
@@ -56,5 +56,5 @@ export function observeCore(core: Core): void {
     }
     return last.counts;
   });
-  setWatcherStatus(async () => Object.values((await core.health()).watchers ?? {}) as WatcherGauges[]);
+  setWatcherStatus(async () => Object.values(core.watchers?.status() ?? {}) as WatcherGauges[]);
 }

@@ -7,7 +7,7 @@
 import type { UNMATCHED_REASONS } from '../protocol/schemas.ts';
 import { key } from '../store/key-codec.ts';
 import type { Json } from '../store/store.ts';
-import type { Rail } from './config.ts';
+import type { Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
 import { amountHolders, type InvoiceRecord, type SettleMode } from './invoices.ts';
 

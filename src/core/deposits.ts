@@ -12,7 +12,7 @@ import { ServiceError } from '../errors.ts';
 import type { DEPOSIT_STATES } from '../protocol/schemas.ts';
 import { key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace, type Op } from '../store/store.ts';
-import type { Rail } from './config.ts';
+import type { Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
 import { decide, matchTransfer, paidAtMs, type QueueMatch, type UnmatchedReason } from './deposit-match.ts';
 import {

@@ -14,7 +14,8 @@ import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { idPart, key } from '../store/key-codec.ts';
 import { create, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
-import { DEFAULT_AMOUNT_HOLD_MS, NO_ADDRESS, type Rail } from './config.ts';
+import { DEFAULT_AMOUNT_HOLD_MS } from './config.ts';
+import { NO_ADDRESS, type Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { clientInvoiceOps, withClient } from './invoice-clients.ts';
@@ -199,13 +200,16 @@ function openInvoices(rec: MachineRecord | undefined, nowMs: number): Record<str
  * unclaimed machine_id is claimed in the same batch (its token returned once, here); a claimed one
  * needs its token — decided outside the lock, two first calls could both see "unclaimed".
  */
+/** A funding invoice, and the machine token when the call claimed the machine. */
+export interface FundResult { invoice: InvoiceRecord; machine_token?: string }
+
 export async function fundAccount(
   ctx: CoreContext,
   a: { machine_id: string; units: number; network: string; asset: string },
   token: string | undefined,
-  idem?: { record: string; seal: (r: { invoice: InvoiceRecord; machine_token?: string }) => Op[] },
+  idem?: { record: string; seal: (r: FundResult) => Op[] },
   client?: string,
-): Promise<{ invoice: InvoiceRecord; machine_token?: string }> {
+): Promise<FundResult> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
     const rec = await getMachine(ctx.store, a.machine_id);
     if (rec) checkToken(rec, token);

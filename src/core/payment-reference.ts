@@ -7,7 +7,7 @@
 // Pure: no store, no chain.
 import { base58 } from '@scure/base';
 import { ServiceError } from '../errors.ts';
-import { RAIL_FAMILY, type Rail } from './config.ts';
+import { RAIL_FAMILY, type Rail } from './rails.ts';
 
 /** A transfer as a reference names it; `index` null: a bare transaction id, to be resolved. */
 export interface TransferRef { tx: string; index: number | null }

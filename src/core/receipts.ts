@@ -80,7 +80,7 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     result_tag: resultTag(k, id, f),
   };
   // inline, not on libuv's pool: the pool costs more CPU per flow than it takes off this thread (about
-  // 35 µs more per paid flow on 2 cores, `npm run bench:cpu`; docs/performance.md, stops 21–22)
+  // 35 µs more per paid flow on 2 cores, `npm run bench:cpu`; docs/performance.md "Tried and not kept")
   const signature = signer.sign(Buffer.from(canonicalJson(receipt))).toString('base64url');
   return { receipt, signature };
 }

@@ -5,7 +5,7 @@
 import { ServiceError } from '../errors.ts';
 import { key, numFromPart, numPart } from '../store/key-codec.ts';
 import { put, type Op, type Store } from '../store/store.ts';
-import type { Rail } from './config.ts';
+import type { Rail } from './rails.ts';
 import { formatReference, parseReference } from './payment-reference.ts';
 
 type RailId = Rail['rail'];

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { ConnectionError } from '../client/client.ts';
 import { ServiceError, isFault } from '../errors.ts';
 import { RateLimiter, addressWindowKey, type RateRules } from '../protocol/rate-limit.ts';
-import { COMMANDS, commandSpec, type CommandSpec, type RateClass } from '../protocol/registry.ts';
+import { COMMANDS, commandSpec, needsToken, type CommandSpec, type RateClass } from '../protocol/registry.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
@@ -166,7 +166,7 @@ export function createGateway(opts: GatewayOptions): {
 
   // registry commands with an HTTP form
   const handle = (spec: CommandSpec) => async (ctx: Ctx) => {
-    const needsAuth = spec.auth === 'machine_context' || spec.auth === 'required';
+    const needsAuth = needsToken(spec);
     const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
     // before the body is read: a caller with a token is counted per machine by the core once the token
     // checks out, and against its address only if it does not; everyone else against the address now

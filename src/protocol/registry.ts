@@ -363,6 +363,14 @@ export function commandSpec(name: string): CommandSpec | undefined {
   return BY_NAME.get(name);
 }
 
+/**
+ * Whether a command acts on a machine's account and so needs its token (machine_context, required).
+ * The gateway and the core both read it: the one place this rule is written.
+ */
+export function needsToken(spec: CommandSpec): boolean {
+  return spec.auth === 'machine_context' || spec.auth === 'required';
+}
+
 export const CAPABILITIES: readonly string[] = COMMANDS.filter((c) => c.capability).map((c) => c.name);
 
 export { SERVICES };

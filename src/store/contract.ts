@@ -6,6 +6,8 @@
 import { ServiceError } from '../errors.ts';
 
 export type Json = Record<string, unknown>;
+/** A record as a caller types it: any object of JSON values (a typed record interface, or Json). */
+export type StoredRecord = object;
 
 export const SUBLEVELS = [
   'meta', 'machines', 'accounts', 'journal', 'invoices', 'invoice_amounts', 'quotes', 'quote_expiry',
@@ -35,8 +37,8 @@ export type SublevelName = (typeof SUBLEVELS)[number];
  * relies on the caller's locks, and checking there would cost every write a read.
  */
 export type Op =
-  | { type: 'put'; sub: SublevelName; key: string; value: Json; ifAbsent?: true; ifUnchanged?: Json }
-  | { type: 'del'; sub: SublevelName; key: string; ifUnchanged?: Json };
+  | { type: 'put'; sub: SublevelName; key: string; value: StoredRecord; ifAbsent?: true; ifUnchanged?: StoredRecord }
+  | { type: 'del'; sub: SublevelName; key: string; ifUnchanged?: StoredRecord };
 
 /** What the store did since it opened: tests count reads and synced writes per request with it. */
 export interface StoreStats {
@@ -76,7 +78,7 @@ export interface Store {
   /** several processes share it: ifAbsent guards are checked, and a conflict is the caller's to retry */
   readonly shared: boolean;
   /** One record, or undefined. The value may be frozen (a cached one): copy before changing. */
-  get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined>;
+  get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined>;
   /**
    * All ops in one atomic write: either every record lands or none does. Durable before it resolves
    * unless `sync: false`, for records whose loss in a crash is harmless.
@@ -86,7 +88,7 @@ export interface Store {
    * A sublevel's records in key order within `range`. One iteration reads one consistent state; several
    * iterations read one state only when given the same snapshot.
    */
-  entries<T extends Json = Json>(name: SublevelName, range?: Range): AsyncGenerator<[string, T]>;
+  entries<T extends StoredRecord = Json>(name: SublevelName, range?: Range): AsyncGenerator<[string, T]>;
   /** The keys of entries(name, range) alone (LevelDB reads no values for them). */
   keys(name: SublevelName, range?: Range): AsyncGenerator<string>;
   /** A read view fixed now, for several entries() calls that must agree (audit, ledger check, backup). */
@@ -100,19 +102,19 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export const put = (sub: SublevelName, key: string, value: Json): Op => ({ type: 'put', sub, key, value });
+export const put = (sub: SublevelName, key: string, value: StoredRecord): Op => ({ type: 'put', sub, key, value });
 export const del = (sub: SublevelName, key: string): Op => ({ type: 'del', sub, key });
 /** A put whose key must be new (Op's ifAbsent): the journal's per-machine sequence is checked with it. */
-export const create = (sub: SublevelName, key: string, value: Json): Op => ({
+export const create = (sub: SublevelName, key: string, value: StoredRecord): Op => ({
   type: 'put', sub, key, value, ifAbsent: true,
 });
 
 /** A put that lands only while the key still holds `was` (as read): compare-and-set. */
-export const replace = (sub: SublevelName, key: string, value: Json, was: Json): Op => ({
+export const replace = (sub: SublevelName, key: string, value: StoredRecord, was: StoredRecord): Op => ({
   type: 'put', sub, key, value, ifUnchanged: was,
 });
 /** A delete that lands only while the key still holds `was` (as read). */
-export const delIf = (sub: SublevelName, key: string, was: Json): Op => ({ type: 'del', sub, key, ifUnchanged: was });
+export const delIf = (sub: SublevelName, key: string, was: StoredRecord): Op => ({ type: 'del', sub, key, ifUnchanged: was });
 
 const KNOWN_SUBLEVELS: ReadonlySet<string> = new Set(SUBLEVELS);
 const isRecord = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);

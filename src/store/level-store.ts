@@ -23,7 +23,7 @@ import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import { Lru } from './lru.ts';
 import {
-  checkOps, SUBLEVELS, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats,
+  checkOps, SUBLEVELS, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot, type StoreStats,
   type SublevelName,
 } from './contract.ts';
 
@@ -114,7 +114,7 @@ export class LevelStore implements Store {
   }
 
   /** One record, or undefined. Values of cached kinds are frozen: copy before changing. */
-  async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
+  async get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined> {
     if (!CACHED.has(name)) {
       this.stats.reads++;
       return this.#read<T>(name, key);
@@ -131,14 +131,14 @@ export class LevelStore implements Store {
     const mine: Slot = { loading: true };
     if (!slot) this.#cache.set(ck, mine);
     this.stats.reads++;
-    const value = deepFreeze(await this.#read<T>(name, key));
+    const value = deepFreeze(await this.#read<Json>(name, key));
     // a write that landed meanwhile replaced the placeholder: its value is newer than this read. A
     // miss is not kept: anyone can name ids that do not exist, and must not push real records out
     if (this.#cache.peek(ck) === mine) {
       if (value === undefined) this.#cache.delete(ck);
       else this.#cache.set(ck, { value });
     }
-    return value;
+    return value as T | undefined;
   }
 
   /**
@@ -146,7 +146,7 @@ export class LevelStore implements Store {
    * layout abstract-level's sublevels use, so both read and write the same bytes): no sublevel or
    * encoding layer per call, one JSON.parse.
    */
-  async #read<T extends Json>(name: SublevelName, key: string): Promise<T | undefined> {
+  async #read<T extends StoredRecord>(name: SublevelName, key: string): Promise<T | undefined> {
     const k = prefixed(name, key);
     // open, the synchronous native read: LevelDB answers from its memtable, block cache, bloom filters
     // or the OS page cache in about 1 µs, where the async get spends 10–13 µs of this thread queueing a
@@ -246,7 +246,7 @@ export class LevelStore implements Store {
    * Iterates a sublevel in key order (optionally a range), from `range.snapshot` when given: reads of
    * several sublevels from one snapshot see one state, whatever is written meanwhile.
    */
-  async *entries<T extends Json = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
+  async *entries<T extends StoredRecord = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
     const it = this.sub(name).iterator(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
     for await (const [k, v] of it) yield [k, v as T];
   }

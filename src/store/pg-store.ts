@@ -9,7 +9,7 @@
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
 import {
-  checkOps, storeConflict, type Json, type Op, type Range, type Store, type StoreSnapshot, type StoreStats,
+  checkOps, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot, type StoreStats,
   type SublevelName,
 } from './contract.ts';
 import { migrate } from './pg-migrations.ts';
@@ -166,7 +166,7 @@ export class PgStore implements Store {
     return new PgStore(pool, snapshots, url);
   }
 
-  async get<T extends Json = Json>(name: SublevelName, key: string): Promise<T | undefined> {
+  async get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined> {
     this.stats.reads++;
     const r = await this.#pool.query<{ value: T }>({ name: 'svc_get', text: GET_SQL, values: [name, utf8(key)] });
     return r.rows[0]?.value;
@@ -243,7 +243,7 @@ export class PgStore implements Store {
    * A sublevel in key order, page by page. Without a snapshot a scan that fits one page is one statement
    * (one state); a longer one runs again from the start in a snapshot of its own, so it too reads one state.
    */
-  async *entries<T extends Json = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
+  async *entries<T extends StoredRecord = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
     if (range.snapshot) {
       if (!(range.snapshot instanceof PgSnapshot)) throw new TypeError('not a snapshot of this PostgreSQL store');
       yield* this.#scan<T>(range.snapshot.client, name, range);
@@ -268,7 +268,7 @@ export class PgStore implements Store {
     for await (const [k] of this.entries(name, range)) yield k;
   }
 
-  async *#scan<T extends Json>(q: pg.ClientBase, name: SublevelName, range: Range): AsyncGenerator<[string, T]> {
+  async *#scan<T extends StoredRecord>(q: pg.ClientBase, name: SublevelName, range: Range): AsyncGenerator<[string, T]> {
     let left = range.limit ?? Infinity;
     let after: Buffer | undefined;
     while (left > 0) {
@@ -281,7 +281,7 @@ export class PgStore implements Store {
     }
   }
 
-  async #page<T extends Json>(
+  async #page<T extends StoredRecord>(
     q: pg.Pool | pg.ClientBase, name: SublevelName, range: Range, after: Buffer | undefined, limit: number,
   ): Promise<[string, T][]> {
     const rows = await this.#pageRaw<T>(q, name, range, after, limit);
@@ -289,7 +289,7 @@ export class PgStore implements Store {
   }
 
   /** One page: the range's bounds, and past `after` (the last key of the previous page). */
-  #pageRaw<T extends Json>(
+  #pageRaw<T extends StoredRecord>(
     q: pg.Pool | pg.ClientBase, name: SublevelName, range: Range, after: Buffer | undefined, limit: number,
   ): Promise<{ key: Buffer; value: T }[]> {
     const where = ['sub = $1'];

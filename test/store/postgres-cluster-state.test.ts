@@ -1,5 +1,5 @@
-// The state that was process-local, on two nodes sharing one PostgreSQL database (docs/scale-out.md
-// "Shared, and not yet"): in-process core contexts, each on its own PgStore, data dir and
+// The state one process keeps for itself, on two nodes sharing one PostgreSQL database (docs/scale-out.md
+// "State shared between nodes"): in-process core contexts, each on its own PgStore, data dir and
 // node key (the quote key shared, as a cluster shares it), with one clock the test moves by hand. The
 // store's compare-and-set guards; leases (one holder at a time); an invoice amount never held by two
 // invoices; a deposit credited once and claimed once; one sweeper per round, and no release twice.
@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_AMOUNT_HOLD_MS, RAILS, type Config } from '../../src/core/config.ts';
+import { DEFAULT_AMOUNT_HOLD_MS, type Config } from '../../src/core/config.ts';
+import { RAILS } from '../../src/core/rails.ts';
 import type { CoreContext } from '../../src/core/context.ts';
 import { claimDeposit, loadDeposit, recordDeposit, type Deposit } from '../../src/core/deposits.ts';
 import {

@@ -3,7 +3,7 @@
 // 64 bytes, then :<index>. Settlements take only references of the invoice's chain.
 import { createHash } from 'node:crypto';
 import { base58 } from '@scure/base';
-import type { Rail } from '../../src/core/config.ts';
+import type { Rail } from '../../src/core/rails.ts';
 
 /** The transaction id of `seed` on `rail`, canonical. */
 export function txId(seed: string, rail: Rail['rail'] = 'USDC_BASE'): string {

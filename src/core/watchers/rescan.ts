@@ -5,7 +5,7 @@
 // (deposits.ts), so a rescan credits nothing twice: it finds what a late FROM_BLOCK or an outage missed.
 import { ServiceError } from '../../errors.ts';
 import { del, put, type Json, type Op } from '../../store/store.ts';
-import type { Rail } from '../config.ts';
+import type { Rail } from '../rails.ts';
 import type { CoreContext } from '../context.ts';
 
 export interface RescanRequest extends Json { from_block: number; requested_at: string }

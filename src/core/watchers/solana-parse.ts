@@ -4,8 +4,7 @@
 // TransferChecked, a program's inner transfer, several in one transaction — counts, and only what
 // actually landed. One deposit per (signature, account index) with a positive change; a failed
 // transaction moves nothing and yields none. Talks to no chain: solana.ts feeds it.
-import { base58 } from '@scure/base';
-import type { Rail } from '../config.ts';
+import type { Rail } from '../rails.ts';
 import type { Deposit } from '../deposits.ts';
 
 /** The parts of a getTransaction result the parser reads (numbers may be bigint, as @solana/kit gives them). */
@@ -26,11 +25,6 @@ export interface SolanaTransaction {
     loadedAddresses?: { writable: readonly string[]; readonly: readonly string[] } | null;
   } | null;
   transaction: { signatures: readonly string[]; message: { accountKeys: readonly string[] } };
-}
-
-export function isSolanaAddress(s: string): boolean {
-  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s)) return false;
-  try { return base58.decode(s).length === 32; } catch { return false; }
 }
 
 /**

@@ -1,0 +1,95 @@
+// The node's own commands: who it is (HELLO, with a signed edge proof), what it offers (CAPS,
+// PAYMENT_INFO), how it is (HEALTH) and its pulse chain (PULSE). Free, and the same on every listener.
+import { ServiceError } from '../../errors.ts';
+import { canonicalJson } from '../../protocol/canonical.ts';
+import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION } from '../../protocol/pricing.ts';
+import { AUXILIARY, CAPABILITIES, COMMANDS } from '../../protocol/registry.ts';
+import { SERVICES } from '../../protocol/services.ts';
+import { CORE_VERSION as VERSION } from '../../protocol/versions.ts';
+import { PROTOCOL } from '../../protocol/wire.ts';
+import type { Handler, NodeState, Reply } from '../call.ts';
+import type { CoreContext } from '../context.ts';
+import { isOffered } from '../executions.ts';
+import { takesPayments } from '../invoices.ts';
+
+/** HELLO: the node's identity, and a signed statement binding its node key to the edge's TLS certificate. */
+function hello(ctx: CoreContext, nonce: string | undefined): Reply {
+  const id = ctx.identity;
+  const statement = {
+    type: 'svc/edge-proof/v1', protocol: PROTOCOL, node_id: id.nodeId, key_id: id.keyId,
+    edge_cert_sha256: ctx.edgeFingerprint, nonce: nonce ?? null, time: ctx.now().toISOString(),
+  };
+  const signature = id.sign(Buffer.from(canonicalJson(statement), 'utf8')).toString('base64url');
+  return {
+    protocol: PROTOCOL, version: VERSION, node_id: id.nodeId, time: statement.time,
+    edge_proof: {
+      alg: 'Ed25519',
+      key_id: id.keyId,
+      public_key: id.public.public_key,
+      statement,
+      signature,
+      signed_bytes: 'RFC 8785 canonical JSON of statement',
+    },
+    pulse: { chain_id: ctx.chain.chainId, latest_index: ctx.chain.latest?.pulse.index ?? null },
+    node_keys: id.publishedKeys(),
+  };
+}
+
+/** CAPS: the registry as this node offers it. */
+export function caps(): Reply {
+  return {
+    protocol: PROTOCOL, version: VERSION, capability_count: CAPABILITIES.length, capabilities: CAPABILITIES,
+    commands: COMMANDS.map((c) => ({
+      name: c.name, group: c.group, access: c.access, http: c.http, cli: c.cli, billing: c.billing, auth: c.auth,
+      rate_class: c.rateClass, execution: c.execution, purpose: c.purpose,
+      ...(c.execution ? { offered: isOffered(c.name) } : {}),
+    })),
+    auxiliary: AUXILIARY.filter((c) => c.access !== 'admin' && c.access !== 'gateway').map((c) => c.name),
+    services: SERVICES.map((s) => ({
+      service: s.service, command: s.command, quote_billing: s.quoteBilling, offered: isOffered(s.command),
+    })),
+    price_book: PRICE_BOOK, price_version: PRICE_VERSION, quote_terms_version: QUOTE_TERMS_VERSION,
+  };
+}
+
+/** HEALTH: serving or stopping, the kernel pool, the pulse chain and the watchers. */
+export function health(node: NodeState): Reply {
+  const ctx = node.ctx;
+  return {
+    status: node.stopping ? 'stopping' : 'ok', version: VERSION, node_id: ctx.identity.nodeId,
+    pool: { threads: ctx.pool.threads, in_flight: ctx.pool.inFlight },
+    pulse: { chain_id: ctx.chain.chainId, latest_index: ctx.chain.latest?.pulse.index ?? null },
+    ...(node.watchers?.size ? { watchers: node.watchers.status() } : {}),
+  };
+}
+
+function paymentInfo(ctx: CoreContext): Reply {
+  return {
+    rails: ctx.config.rails.map((r) => ({
+      ...r, takes_payments: takesPayments(ctx, r),
+      // a watcher credits payments on its own; else the operator settles them by hand
+      settled_by: ctx.config.watchers.some((w) => w.rail === r.rail) ? 'watcher' : 'operator',
+    })),
+    payments: ctx.config.payments ?? 'live',
+    settlement: 'crypto only',
+    reference_value_usd_per_svcC: '1.00',
+  };
+}
+
+async function pulse(ctx: CoreContext, index: number | undefined): Promise<Reply> {
+  const p = index === undefined ? ctx.chain.latest : await ctx.chain.get(index);
+  if (!p) throw new ServiceError('not_found', `no pulse ${String(index)}`);
+  // the key that signed this pulse (a pulse from before a key rotation names the retired key)
+  return {
+    ...p, public_key: ctx.identity.signingKey(p.pulse.key_id)?.public_key ?? ctx.identity.signer().publicKey,
+    node_keys: ctx.identity.publishedKeys(),
+  };
+}
+
+export const NODE_COMMANDS: Record<string, Handler> = {
+  HELLO: (n, c) => hello(n.ctx, c.args.nonce as string | undefined),
+  CAPS: () => caps(),
+  HEALTH: (n) => health(n),
+  PAYMENT_INFO: (n) => paymentInfo(n.ctx),
+  PULSE: (n, c) => pulse(n.ctx, c.args.index as number | undefined),
+};
