@@ -280,10 +280,17 @@ export const MUTATIONS: Mutation[] = [
     'settleInvoice', 'if (other) throw referenceUsed(reference, other);', '',
     'test/core/settlement-references.test.ts',
     'a reference that settled one invoice is refused for another, by settle and by the late path'),
-  // core (the lead's file: mutated here only to probe, never edited)
-  m('idempotency-digest', 'idempotency: another body is 422', 'src/core/core.ts', 'Core.#idempotent',
+  // the core's gate, idempotency and handlers
+  m('idempotency-digest', 'idempotency: another body is 422', 'src/core/keyed-requests.ts', 'KeyedRequests.run',
     'if (prior.digest !== digest) {', 'if (false) {', 'test/core/flow.test.ts', T.idem),
-  m('receipt-machine', 'a receipt is shown to its machine only', 'src/core/core.ts', 'Core.#dispatch',
-    'if (!r || r.receipt.machine_id !== a.machine_id) {', 'if (!r) {', 'test/errors/receipts.test.ts',
+  m('receipt-machine', 'a receipt is shown to its machine only', 'src/core/commands/proofs.ts', 'receipt',
+    'if (!r || r.receipt.machine_id !== machineId) {', 'if (!r) {', 'test/errors/receipts.test.ts',
     T.receiptMachine),
+  m('gate-admin-listener', 'admin commands only on the admin socket', 'src/core/gate.ts', 'checkListener',
+    "if (spec.auth === 'admin' && listener !== 'admin') {", 'if (false) {', 'test/core/edge.test.ts',
+    'admin commands: refused on the edge and the backend, served only on the admin socket (mode 0600)'),
+  m('needs-token', 'machine_context commands need the token', 'src/protocol/registry.ts', 'needsToken',
+    "return spec.auth === 'machine_context' || spec.auth === 'required';", "return spec.auth === 'required';",
+    'test/adversarial/auth-matrix.test.ts',
+    'authenticated commands refuse no, wrong and borrowed tokens on both surfaces; victim untouched'),
 ];
