@@ -1,4 +1,4 @@
-// The command line every bench shares (issue 10, docs/bench.md): --help, --quick, --json (the run as
+// The command line every bench shares (docs/bench.md): --help, --quick, --json (the run as
 // JSON on stdout, the table on stderr), --out FILE, --sizes, --compare OLD.json; an unknown flag is a
 // usage error (exit 2 with the usage), as in the CLIs. Each bench adds its own options.
 import { execFileSync } from 'node:child_process';

@@ -1,7 +1,7 @@
 // The store contract: what the core needs from a ledger database, whatever the engine (LevelDB in one
 // process, PostgreSQL shared by several). Records are JSON objects under string keys in named sublevels;
 // keys order byte-wise (UTF-8), as the key codec relies on for range scans; the one way to write is an
-// atomic batch. test/store/contract.test.ts runs the same suite against every implementation.
+// atomic batch. test/store/contract-suite.ts is the same suite for every implementation.
 // Not here: business rules, locking between callers (the core serialises with its own locks).
 import { ServiceError } from '../errors.ts';
 

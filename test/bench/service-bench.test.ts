@@ -73,8 +73,8 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.is(j.code, 0, j.err);
   t.deepEqual(JSON.parse(j.out.slice(j.out.indexOf('{'))), JSON.parse(readFileSync(saved, 'utf8')));
   t.regex(j.err, headingsRe(TABLE_HEADINGS));
-  // the saved "before" run docs/performance.md compares against still reads, row for row
-  const baseline = 'bench/baselines/service-before.json';
+  // the oldest saved run docs/performance.md compares against still reads, row for row
+  const baseline = 'bench/baselines/service-2026-11-23-a63223f.json';
   t.true(doc.includes(`npm run bench:service -- --compare ${baseline}`), 'docs/performance.md gives this command');
   const b = await bench(['--input', saved, '--compare', baseline]);
   t.is(b.code, 0, b.err);
@@ -85,14 +85,15 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.deepEqual(unmatched.map((l) => l.split(' | ').slice(0, 2).join(' / ')), ['free quote / svcd K=2']);
 });
 
-test.serial('two saved runs as docs/performance.md prints them: stop 6 against "Before", Δ per row', async (t) => {
-  const cmd = 'npm run bench:service -- --input bench/baselines/service-after-stop6.json'
-    + ' --compare bench/baselines/service-before.json';
-  t.true(doc.includes(cmd), 'docs/performance.md gives this command');
+test.serial('two saved runs as docs/performance.md prints them: the current against an earlier one', async (t) => {
+  const cmd = 'npm run bench:service -- --input bench/baselines/service-2026-11-27-f6eae1e.json'
+    + ' --compare bench/baselines/service-2026-11-27-3cbcedf.json';
+  // the doc wraps the command with a `\` continuation, as a shell joins it
+  t.true(doc.replace(/ *\\\n */g, ' ').includes(cmd), 'docs/performance.md gives this command');
   const r = await bench(cmd.split(' ').slice(4));
   t.is(r.code, 0, r.err);
   t.regex(r.out, headingsRe([...TABLE_HEADINGS, 'Δ rate', 'Δ p99']));
-  t.regex(r.out, /Δ: against bench\/baselines\/service-before\.json/);
+  t.regex(r.out, /Δ: against bench\/baselines\/service-2026-11-27-3cbcedf\.json/);
   t.notRegex(r.out, /^written:/m, 'printing saved runs measures nothing and writes nothing');
 });
 

@@ -37,11 +37,11 @@ const UNMATCHED = 'test/watchers/unmatched.test.ts';
 const WATCHER_TOUR = 'test/docs/watcher-tour.test.ts';
 
 const by = (test: string, ...contains: string[]): Runner => ({ test, contains });
-const INPUT_COMPARE = 'npm run bench:service -- --input bench/baselines/service-after-stop6.json'
-  + ' --compare bench/baselines/service-before.json';
+const INPUT_COMPARE = 'npm run bench:service -- --input bench/baselines/service-2026-11-27-f6eae1e.json'
+  + ' --compare bench/baselines/service-2026-11-27-3cbcedf.json';
 // the service bench test carries that command in two string literals (lines ≤ 120)
-const inputCompare = by(SBENCH, 'npm run bench:service -- --input bench/baselines/service-after-stop6.json\'',
-  '\' --compare bench/baselines/service-before.json\'');
+const inputCompare = by(SBENCH, 'npm run bench:service -- --input bench/baselines/service-2026-11-27-f6eae1e.json\'',
+  '\' --compare bench/baselines/service-2026-11-27-3cbcedf.json\'');
 const helps = by(KBENCH, '[\'bench:kernels\', \'bench:service\']', 'npm run ${script} -- --help');
 const K_JSON = 'npm run -s bench:kernels -- --quick --sizes 64,8KiB --json --out /tmp/k.json';
 const K_COMPARE = 'npm run bench:kernels -- --quick --sizes 64 --compare /tmp/k.json';
@@ -125,11 +125,6 @@ export const ROWS: Row[] = [
       'npm run bench:cpu -- --quick --against HEAD': [by(CBENCH, '\'npm run bench:cpu -- --quick --against HEAD\'')],
     },
     how: 'as written (results into a temp dir); the ref\'s worktree is gone afterwards',
-  },
-  {
-    file: 'docs/performance.md', block: '## After (stop 6: stateless quotes, group commit, read cache)',
-    lines: { [INPUT_COMPARE]: [inputCompare] },
-    how: 'as written',
   },
   {
     file: 'docs/scale-out.md', block: 'npm run cluster',

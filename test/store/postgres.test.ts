@@ -1,4 +1,4 @@
-// What only the PostgreSQL store does (the contract itself is test/store/contract.test.ts): versioned,
+// What only the PostgreSQL store does (the contract itself is test/store/contract-suite.ts): versioned,
 // idempotent migrations under an advisory lock; ifAbsent guards that refuse a whole batch; a deadlock
 // run again; and two stores on one database (two nodes) writing one machine's journal, where the
 // per-machine sequence lets one commit and sends the other back to read afresh.
