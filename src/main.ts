@@ -99,7 +99,8 @@ async function startGateway(
       const keepListening = cluster.isWorker;
       const idleGraceMs = Math.min(1000, config.httpKeepAliveTimeoutMs);
       const report = await drainGateway(g, gw, { keepListening, deadlineMs: config.drainTimeoutMs, idleGraceMs });
-      if (report.cut > 0) log.warn({ ...report, after_ms: config.drainTimeoutMs }, 'HTTP connections cut at the deadline');
+      const cutAt = { ...report, after_ms: config.drainTimeoutMs };
+      if (report.cut > 0) log.warn(cutAt, 'HTTP connections cut at the deadline');
       if (keepListening) {
         const closed = new Promise<void>((r) => g.server.close(() => r()));
         await handedBack?.();

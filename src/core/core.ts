@@ -5,7 +5,7 @@
 import { ServiceError } from '../errors.ts';
 import { RateLimiter, addressWindowKey, type WindowGrant } from '../protocol/rate-limit.ts';
 import { commandSpec, type RateClass } from '../protocol/registry.ts';
-import type { Auth, Handler, Listener, NodeState, Reply } from './call.ts';
+import type { Auth, Handler, Idem, Listener, NodeState, Reply } from './call.ts';
 import { HANDLERS } from './commands/index.ts';
 import { caps, health } from './commands/node-info.ts';
 import type { Config } from './config.ts';
@@ -111,7 +111,8 @@ export class Core implements NodeState {
     const handler = HANDLERS.get(spec.name) as Handler;
     const idemKey = args.idempotency_key as string | undefined;
     if (idemKey === undefined) return handler(this, { args, auth, client });
-    return this.#keyed.run(spec, args, idemKey, admitted.scope, async (idem) => handler(this, { args, auth, client, idem }));
+    const run = async (idem: Idem) => handler(this, { args, auth, client, idem });
+    return this.#keyed.run(spec, args, idemKey, admitted.scope, run);
   }
 
   /**

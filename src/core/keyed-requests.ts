@@ -20,7 +20,8 @@ import { authenticate, getMachine, machineOps } from './machines.ts';
  */
 const RUNNING_LEASE_MS = 60_000;
 
-const inProgress = () => new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
+const inProgress = () =>
+  new ServiceError('idempotency_in_progress', 'a request with this idempotency_key is still running');
 
 export class KeyedRequests {
   readonly #ctx: CoreContext;
@@ -35,7 +36,8 @@ export class KeyedRequests {
    * batch; a command without effects to batch with (QUOTE) has its record written here.
    */
   async run(
-    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string, run: (idem: Idem) => Promise<Reply>,
+    spec: CommandSpec, args: Record<string, unknown>, idemKey: string, scope: string,
+    run: (idem: Idem) => Promise<Reply>,
   ): Promise<Reply> {
     const { idempotency_key: _k, ...body } = args;
     const k = recordKey(scope, spec.name, idemKey);
@@ -85,7 +87,8 @@ export class KeyedRequests {
   ) {
     const { machine_token: token, ...stored } = result;
     const rec: IdempotencyRecord = {
-      digest: r.digest, command, result: stored, at_ms: r.nowMs, expires_ms: r.nowMs + this.#ctx.config.idempotencyTtlMs,
+      digest: r.digest, command, result: stored,
+      at_ms: r.nowMs, expires_ms: r.nowMs + this.#ctx.config.idempotencyTtlMs,
     };
     if (typeof token === 'string') rec.sealed_token = sealToken(token, r.idemKey, r.k);
     const ops = recordOps(r.k, rec);
@@ -104,7 +107,8 @@ export class KeyedRequests {
     let cur: Json | undefined;
     for (let run = 1; run <= 2; run++) {
       try {
-        await store.write([cur ? replace('idempotency_running', k, mine, cur) : create('idempotency_running', k, mine)]);
+        const mark = cur ? replace('idempotency_running', k, mine, cur) : create('idempotency_running', k, mine);
+        await store.write([mark]);
         return mine;
       } catch (e) {
         if (!isStoreConflict(e)) throw e;

@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import type Koa from 'koa';
 import type Router from '@koa/router';
-import type { RouterContext } from '@koa/router';
 import { kernelWasmPath, kernelWasmSha256 } from '../kernels/wasm.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { ALL_COMMANDS, commandSpec } from '../protocol/registry.ts';
@@ -13,8 +12,7 @@ import { validateArgs } from '../protocol/validate.ts';
 import type { CoreCall } from './core-call.ts';
 import { envelope, toRouterPath } from './routing.ts';
 
-type State = { requestId: string; client: string };
-type Ctx = RouterContext<State>;
+import type { Ctx, State } from './parts.ts';
 
 /** Past pulses never change; the latest does every period. */
 export const PULSE_CACHE = { past: 'public, max-age=31536000, immutable', latest: 'public, max-age=5' };
@@ -62,6 +60,9 @@ export function cors(ctx: Koa.Context): boolean {
   ctx.status = 204;
   return true;
 }
+
+/** Registry commands whose HTTP route is mounted here (with its caching), not by command-routes.ts. */
+export const EMBED_COMMANDS: ReadonlySet<string> = new Set(['PULSE']);
 
 /** Mounts the embedder routes on the router (CORS in front of them: `cors`, called by the gateway). */
 export function mountEmbedRoutes(router: Router<State>, core: CoreCall, limit: (ctx: Ctx) => void): void {

@@ -7,7 +7,9 @@ import { STATUS_CODES, createServer, type RequestListener, type Server, type Ser
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ServiceError } from '../errors.ts';
-import { admitConnections, refusalOf, takePending, waitClosed, type Admission, type Refusal } from '../protocol/admission.ts';
+import {
+  admitConnections, refusalOf, takePending, waitClosed, type Admission, type Refusal,
+} from '../protocol/admission.ts';
 import { countConnections } from '../metrics/metrics.ts';
 import { setBodyBudget, trackResponse } from './body.ts';
 import { toHttpError } from './http-errors.ts';

@@ -208,7 +208,11 @@ export async function takePending(): Promise<void> {
 }
 
 /** What waitClosed needs of a socket. */
-interface Closing { readonly destroyed: boolean; once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }
+interface Closing {
+  readonly destroyed: boolean;
+  once(e: 'close', f: () => void): unknown;
+  off(e: 'close', f: () => void): unknown;
+}
 
 /**
  * Waits until every socket `open()` lists has closed, or `ms` has passed; returns those still open then

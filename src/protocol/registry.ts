@@ -44,6 +44,8 @@ export interface CommandSpec {
    * read would): a gateway that lost its core connection after sending it sends it to another node
    */
   readonly idempotent?: true;
+  /** a gateway-only command (access `gateway`): the gateway's public route that makes this call */
+  readonly gatewayRoute?: { readonly method: 'POST'; readonly path: string };
   readonly purpose: string;
   readonly args: Schema;
   readonly result: Schema;
@@ -195,11 +197,12 @@ export const COMMANDS: readonly CommandSpec[] = [
 ];
 
 /** One step of the anonymous sandbox, as the gateway's route `route` asks the core for it. */
-function sandboxStep(name: string, step: keyof typeof SANDBOX_RESULTS, args: Schema, route: string): CommandSpec {
+function sandboxStep(name: string, step: keyof typeof SANDBOX_RESULTS, args: Schema, path: string): CommandSpec {
   return {
     name, group: 'Auxiliary', access: 'gateway', http: null, cli: [],
     billing: 'sandbox_free_limited', auth: 'none', rateClass: 'public_low', execution: step === 'execute',
-    capability: false, purpose: `the sandbox's ${step} step, for the gateway's ${route}`,
+    capability: false, gatewayRoute: { method: 'POST', path },
+    purpose: `the sandbox's ${step} step, for the gateway's POST ${path}`,
     args, result: SANDBOX_RESULTS[step],
   };
 }
@@ -347,13 +350,13 @@ export const AUXILIARY: readonly CommandSpec[] = [
       key_set: { type: 'object' },
     }, ['node_id', 'rotated_at', 'retired_key_id', 'key_id', 'public_key', 'key_set']),
   ),
-  sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, 'POST /api/v1/sandbox/quotes/get-pulse'),
+  sandboxStep('SANDBOX_QUOTE', 'quote', SANDBOX_SCHEMAS.quote, '/api/v1/sandbox/quotes/get-pulse'),
   sandboxStep(
     'SANDBOX_ACCEPT', 'accept', obj({ machine_id: machineId, quote_id: id }, ['machine_id', 'quote_id']),
-    'POST /api/v1/sandbox/quotes/{quote_id}/accept',
+    '/api/v1/sandbox/quotes/{quote_id}/accept',
   ),
-  sandboxStep('SANDBOX_EXECUTE', 'execute', SANDBOX_SCHEMAS.execute, 'POST /api/v1/sandbox/executions/get-pulse'),
-  sandboxStep('SANDBOX_VERIFY', 'verify', SANDBOX_SCHEMAS.verify, 'POST /api/v1/sandbox/receipts/verify'),
+  sandboxStep('SANDBOX_EXECUTE', 'execute', SANDBOX_SCHEMAS.execute, '/api/v1/sandbox/executions/get-pulse'),
+  sandboxStep('SANDBOX_VERIFY', 'verify', SANDBOX_SCHEMAS.verify, '/api/v1/sandbox/receipts/verify'),
 ];
 
 export const ALL_COMMANDS: readonly CommandSpec[] = [...COMMANDS, ...AUXILIARY];

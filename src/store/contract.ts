@@ -114,7 +114,9 @@ export const replace = (sub: SublevelName, key: string, value: StoredRecord, was
   type: 'put', sub, key, value, ifUnchanged: was,
 });
 /** A delete that lands only while the key still holds `was` (as read). */
-export const delIf = (sub: SublevelName, key: string, was: StoredRecord): Op => ({ type: 'del', sub, key, ifUnchanged: was });
+export const delIf = (sub: SublevelName, key: string, was: StoredRecord): Op => ({
+  type: 'del', sub, key, ifUnchanged: was,
+});
 
 const KNOWN_SUBLEVELS: ReadonlySet<string> = new Set(SUBLEVELS);
 const isRecord = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -23,7 +23,8 @@ import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import { Lru } from './lru.ts';
 import {
-  checkOps, SUBLEVELS, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot, type StoreStats,
+  checkOps, SUBLEVELS, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot,
+  type StoreStats,
   type SublevelName,
 } from './contract.ts';
 

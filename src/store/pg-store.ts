@@ -9,7 +9,8 @@
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
 import {
-  checkOps, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot, type StoreStats,
+  checkOps, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot,
+  type StoreStats,
   type SublevelName,
 } from './contract.ts';
 import { migrate } from './pg-migrations.ts';
@@ -268,7 +269,9 @@ export class PgStore implements Store {
     for await (const [k] of this.entries(name, range)) yield k;
   }
 
-  async *#scan<T extends StoredRecord>(q: pg.ClientBase, name: SublevelName, range: Range): AsyncGenerator<[string, T]> {
+  async *#scan<T extends StoredRecord>(
+    q: pg.ClientBase, name: SublevelName, range: Range,
+  ): AsyncGenerator<[string, T]> {
     let left = range.limit ?? Infinity;
     let after: Buffer | undefined;
     while (left > 0) {

@@ -6,11 +6,12 @@
 // cannot be made to die between reading a line and answering it on demand; the cluster tests
 // (test/cluster/) kill real nodes under load, and the last test here stops a real `svcd core` (SIGSTOP).
 import test from 'ava';
+import { randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { ConnectionError } from '../../src/client/client.ts';
 import { coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-call.ts';
 import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
-import { api, describe, freePort } from '../support/cluster.ts';
+import { api, describe } from '../support/cluster.ts';
 import { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 
@@ -23,7 +24,7 @@ interface Node { port: number; lines: string[]; server: Server }
  */
 type Kind = 'answer' | 'drop' | 'hang' | 'slow';
 const SLOW_MS = 1000;
-async function node(t: import('ava').ExecutionContext, kind: Kind, port = 0): Promise<Node> {
+async function node(t: import('ava').ExecutionContext, kind: Kind, port = 0, host = '127.0.0.1'): Promise<Node> {
   const lines: string[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer((socket) => {
@@ -46,7 +47,7 @@ async function node(t: import('ava').ExecutionContext, kind: Kind, port = 0): Pr
     });
     socket.on('error', () => undefined);
   });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(port, host, () => r()));
   t.teardown(() => new Promise<void>((r) => {
     server.close(() => r());
     for (const s of sockets) s.destroy();
@@ -54,7 +55,21 @@ async function node(t: import('ava').ExecutionContext, kind: Kind, port = 0): Pr
   return { port: (server.address() as { port: number }).port, lines, server };
 }
 
-const tcp = (port: number) => ({ kind: 'tcp' as const, host: '127.0.0.1', port });
+const tcp = (port: number, host = '127.0.0.1') => ({ kind: 'tcp' as const, host, port });
+
+/**
+ * A loopback address of its own (Linux answers all of 127/8) and a port nothing listens on there: a node
+ * that is down. Not 127.0.0.1, where the other tests' servers and clients take ephemeral ports, one of
+ * which could land on this one between choosing it and using it.
+ */
+async function downNode(): Promise<{ host: string; port: number }> {
+  const host = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, host, () => r()));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((r) => { probe.close(() => r()); });
+  return { host, port };
+}
 /** The calls a node read, and the HEALTH probes the caller's connections sent it of their own. */
 const calls = (n: Node) => n.lines.filter((l) => !l.includes('"cmd":"HEALTH"')).length;
 const probes = (n: Node) => n.lines.length - calls(n);
@@ -95,10 +110,10 @@ test('outcome unknown: a keyed money command, a free one and a read go to the ne
 });
 
 test('a call that could not be sent goes to the next node; the down node is tried again once it is back', async (t) => {
-  const port = await freePort(); // nothing listens there yet
+  const { host, port } = await downNode(); // nothing listens there yet
   const live = await node(t, 'answer');
   const states: string[] = [];
-  const core = svc1Caller([tcp(port), tcp(live.port)], {
+  const core = svc1Caller([tcp(port, host), tcp(live.port)], {
     backoff: { baseMs: 20, maxMs: 200 }, onNodeState: (e) => states.push(`${e.node} ${e.state}`),
   });
   t.teardown(() => core.close());
@@ -107,13 +122,13 @@ test('a call that could not be sent goes to the next node; the down node is trie
     t.deepEqual(await core.call('GET_PULSE', { quote_id: 'q' }), { node: 'answer', cmd: 'GET_PULSE' });
   }
   t.is(live.lines.length, 6);
-  const back = await node(t, 'answer', port);
+  const back = await node(t, 'answer', port, host);
   await until('the node that came back gets calls', async () => {
     await core.call('HEALTH', {});
     return back.lines.length > 0;
   }, { every: 50 });
-  t.is(states[0], `127.0.0.1:${port} down`);
-  t.is(states[states.length - 1], `127.0.0.1:${port} up`, 'told when it is back');
+  t.is(states[0], `${host}:${port} down`);
+  t.is(states[states.length - 1], `${host}:${port} up`, 'told when it is back');
   t.false(states.includes(`127.0.0.1:${live.port} down`));
   // both live again: calls one after another alternate
   const before = [back.lines.length, live.lines.length];
@@ -174,8 +189,8 @@ test('a live node slow on one call is not cut: the connection asks it HEALTH mea
 });
 
 test('every node down: the call tries each once and fails not sent (edge unavailable, retry later)', async (t) => {
-  const [a, b] = [await freePort(), await freePort()];
-  const core = svc1Caller([tcp(a), tcp(b)]);
+  const [a, b] = [await downNode(), await downNode()];
+  const core = svc1Caller([tcp(a.port, a.host), tcp(b.port, b.host)]);
   t.teardown(() => core.close());
   const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', accept));
   t.true(e instanceof ConnectionError && !e.sent, String(e));
@@ -183,14 +198,14 @@ test('every node down: the call tries each once and fails not sent (edge unavail
 });
 
 test('an error the core answered is the core\'s: not sent to another node', async (t) => {
-  const port = await freePort();
   const refusing = createServer((socket) => {
     socket.on('data', (d: Buffer) => {
       const { id } = JSON.parse(d.toString('utf8').split('\n')[0]!) as { id: number };
       socket.write(`${JSON.stringify({ id, ok: false, error: { code: 'quote_not_issued', message: 'no' } })}\n`);
     });
   });
-  await new Promise<void>((r) => refusing.listen(port, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', () => r()));
+  const { port } = refusing.address() as { port: number };
   t.teardown(() => new Promise<void>((r) => { refusing.close(() => r()); }));
   const live = await node(t, 'answer');
   const core = svc1Caller([tcp(port), tcp(live.port)]);

@@ -12,7 +12,9 @@ import { SANDBOX_COMMANDS } from './sandbox.ts';
 const GROUPS = [NODE_COMMANDS, MONEY_COMMANDS, PROOF_COMMANDS, SANDBOX_COMMANDS, ADMIN_COMMANDS];
 
 /** The table, checked against the registry (exported for the test that says how it fails). */
-export function commandTable(groups: readonly Record<string, Handler>[], names: readonly string[]): Map<string, Handler> {
+export function commandTable(
+  groups: readonly Record<string, Handler>[], names: readonly string[],
+): Map<string, Handler> {
   const table = new Map<string, Handler>();
   for (const [name, handler] of groups.flatMap((g) => Object.entries(g))) {
     if (table.has(name)) throw new Error(`command ${name} has two handlers`);

@@ -31,7 +31,8 @@ async function receipt(ctx: CoreContext, receiptId: string, machineId: string): 
 const receiptHandler: Handler = (n, { args }) => receipt(n.ctx, args.receipt_id as string, args.machine_id as string);
 
 /** Every paid execution of the registry runs through execute() (the sandbox's has its own, sandbox.ts). */
-const executions: Record<string, Handler> = Object.fromEntries(ALL_COMMANDS.filter((c) => c.execution && c.access === 'paid').map((c) => {
+const paid = ALL_COMMANDS.filter((c) => c.execution && c.access === 'paid');
+const executions: Record<string, Handler> = Object.fromEntries(paid.map((c) => {
   const run: Handler = (n, { args }) => execute(n.ctx, c.name as ExecutionCommand, argsAs<ExecutionArgs>(args));
   return [c.name, run];
 }));

@@ -1,0 +1,45 @@
+// MCP over HTTP: POST /mcp is the stateless JSON-RPC endpoint (mcp.ts) with its free tools, GET /mcp
+// is 405 (no streams), and the MCP metadata documents at the paths of the public route table.
+import type Router from '@koa/router';
+import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
+import { ServiceError } from '../errors.ts';
+import { readJsonBody } from './body.ts';
+import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
+import type { GatewayParts, State } from './parts.ts';
+
+/** Mounts the MCP routes; the function returned closes the endpoint. */
+export function mountMcpRoutes(router: Router<State>, { free, limit, baseUrl, log }: GatewayParts): () => void {
+  const mcp = createMcpEndpoint(free, (e) => log.warn({ err: e }, 'mcp request rejected'));
+  const endpoint = publicRoute('mcp').path;
+  router.get(publicRoute('mcpStream').path, (ctx) => {
+    ctx.set('Allow', 'POST');
+    const msg = `GET ${endpoint}: streams are not supported (stateless server); POST JSON-RPC requests`;
+    throw new ServiceError('method_not_allowed', msg);
+  });
+  router.post(endpoint, async (ctx) => {
+    limit(ctx, 'public_low');
+    const body = await readJsonBody(ctx.req, ctx.state.client);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
+    headers.set('content-type', 'application/json');
+    // the tools' per-address quotas (sandbox) and the core's QUOTE idempotency scope key on this;
+    // a client cannot set it (overwritten here)
+    headers.set(MCP_CLIENT_HEADER, ctx.state.client);
+    const req = new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const res = await mcp.fetch(req, { parsedBody: body });
+    // a notification is 202 with no body (MCP Streamable HTTP): an empty body, not Koa's null → 204
+    ctx.body = Buffer.from(await res.arrayBuffer());
+    ctx.status = res.status;
+    ctx.remove('Content-Type');
+    res.headers.forEach((v, k) => { if (k !== 'content-length' && k !== 'transfer-encoding') ctx.set(k, v); });
+  });
+  const metadata = publicRoute('mcpMetadata');
+  for (const r of PUBLIC_ROUTES.filter((x) => x.id === metadata.id || x.aliasOf === metadata.id)) {
+    router.get(r.path, (ctx) => {
+      limit(ctx, 'public_low'); // CORS: embed-routes.ts, like every public document's
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = mcpMetadata(baseUrl().replace(/\/+$/, ''));
+    });
+  }
+  return () => { void mcp.close(); };
+}
