@@ -469,7 +469,7 @@ async function offlineAudit(args: string[]): Promise<number> {
     mkdirSync(dir, { recursive: true });
     for (const [name, text] of Object.entries(auditCsv(report))) writeFileSync(join(dir, name), text);
   }
-  console.log(render(report as unknown as Record<string, unknown>, args.includes('--json')));
+  console.log(render(report, args.includes('--json')));
   return report.clean ? 0 : 1;
 }
 

@@ -109,7 +109,7 @@ function printValue(prefix: string, v: unknown, out: string[]): void {
   }
 }
 
-export function render(result: Record<string, unknown>, json: boolean): string {
+export function render(result: object, json: boolean): string {
   if (json) return JSON.stringify(result, null, 2);
   const out: string[] = [];
   printValue('', result, out);

@@ -26,6 +26,17 @@ import { UsageError, VerificationError, render } from './output.ts';
 
 /** A PULSE reply: the pulse, its signing key, and the node's key set (retired keys too). */
 type PublishedPulse = SignedPulse & { public_key?: string; node_keys?: NodeKey[] };
+
+/** What the edge sent for PULSE has a pulse with an index (the verifier checks the rest). */
+function isPublishedPulse(x: unknown): x is PublishedPulse {
+  const p = (x as { pulse?: { index?: unknown } | null }).pulse;
+  return typeof p === 'object' && p !== null && Number.isSafeInteger(p.index);
+}
+
+function publishedPulse(x: Record<string, unknown>): PublishedPulse {
+  if (!isPublishedPulse(x)) throw new ServiceError('internal', 'the edge sent a PULSE answer without a pulse index');
+  return x;
+}
 /** --node-key / --public-key: one key, or several comma-separated (a key set spanning a rotation). */
 const keyList = (v: string): NodeKey[] => v.split(',').map((k) => k.trim()).filter(Boolean)
   .map((public_key) => ({ public_key }));
@@ -402,8 +413,8 @@ export function buildProgram(
       + ' comma-separated keys) instead of the key set sent')
     .action((index: string, o: { nodeKey?: string }) => run(async () => {
       const { p, prev } = await session(g(), async (c) => {
-        const one = (args: Record<string, unknown>) => c.request('PULSE', args) as Promise<Record<string, unknown>>;
-        const got = await one(index === 'latest' ? {} : { index: Number(index) }) as unknown as PublishedPulse;
+        const one = async (args: Record<string, unknown>) => publishedPulse(await c.request('PULSE', args));
+        const got = await one(index === 'latest' ? {} : { index: Number(index) });
         const before = got.pulse.index > 0
           ? await one({ index: got.pulse.index - 1 }).catch((e: unknown) => {
             if (e instanceof ServiceError && e.code === 'not_found') return undefined;

@@ -96,8 +96,8 @@ async function auditAt(
   problems.push(...ledger.problems.map((p) => `ledger: ${p}`));
 
   const invoices = new Map<string, InvoiceRecord>();
-  for await (const [, v] of store.entries('invoices', at)) {
-    const inv = v as unknown as InvoiceRecord;
+  for await (const [, v] of store.entries<InvoiceRecord>('invoices', at)) {
+    const inv = v;
     invoices.set(inv.invoice_id, inv);
   }
 
@@ -107,9 +107,9 @@ async function auditAt(
   const credits = new Map<string, { units: bigint; n: number }>();
   const captures = new Map<string, { quote_id: string; units: bigint; machine: string }>();
   const holds = new Map<string, { machine: string; reserved: bigint; ended: number }>();
-  for await (const [k, v] of store.entries('journal', at)) {
+  for await (const [k, v] of store.entries<JournalEntry>('journal', at)) {
     const machine = idFromPart(k.split('!')[0]!);
-    const e = v as unknown as JournalEntry;
+    const e = v;
     const dA = BigInt(e.d_available), dR = BigInt(e.d_reserved);
     const s = sums.get(machine) ?? { a: 0n, r: 0n, n: 0, credited: 0n, spent: 0n };
     s.a += dA; s.r += dR; s.n++;
@@ -151,8 +151,8 @@ async function auditAt(
 
   // chain deposits: one credited (on sight or claimed) settled its invoice, which names it back
   const deposits = new Map<string, DepositRecord>();
-  for await (const [, v] of store.entries('deposits', at)) {
-    const d = v as unknown as DepositRecord;
+  for await (const [, v] of store.entries<DepositRecord>('deposits', at)) {
+    const d = v;
     deposits.set(d.deposit_id, d);
     if (d.state === 'unmatched' || d.state === 'dismissed') continue;
     const inv = d.invoice_id ? invoices.get(d.invoice_id) : undefined;
@@ -201,16 +201,16 @@ async function auditAt(
 
   // receipts ↔ captures ↔ executed quotes
   const quotes = new Map<string, QuoteRecord>();
-  for await (const [, v] of store.entries('quotes', at)) {
-    const q = v as unknown as QuoteRecord;
+  for await (const [, v] of store.entries<QuoteRecord>('quotes', at)) {
+    const q = v;
     quotes.set(q.quote_id, q);
   }
   let receipts = 0;
   const receiptIds = new Set<string>();
-  for await (const [k, v] of store.entries('receipts', at)) {
+  for await (const [k, v] of store.entries<SignedReceipt>('receipts', at)) {
     receipts++;
     receiptIds.add(k);
-    const r = v as unknown as SignedReceipt;
+    const r = v;
     const body = r.receipt;
     const cap = captures.get(k);
     if (!cap) problems.push(`receipt: ${k} has no capture in the journal`);

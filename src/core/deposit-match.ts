@@ -93,7 +93,7 @@ async function nearby(ctx: CoreContext, rail: Rail['rail'], amount: bigint, atMs
     const due = BigInt(k.slice(rail.length + 1));
     const gap = due > amount ? due - amount : amount - due;
     if (gap * AMOUNT_TOLERANCE_DIVISOR > due) continue;
-    const inv = (await ctx.store.get('invoices', v.invoice_id as string)) as unknown as InvoiceRecord | undefined;
+    const inv = await ctx.store.get<InvoiceRecord>('invoices', v.invoice_id as string);
     if (!inv || inv.state === 'settled') continue;
     candidates++;
     if (!best || gap < best.gap) best = { inv, gap };

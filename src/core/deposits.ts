@@ -95,7 +95,7 @@ const depositLocks = locksPerOwner();
 const withDeposit = <T>(ctx: CoreContext, id: string, fn: () => Promise<T>) => depositLocks(ctx.store, id, fn);
 
 export async function loadDeposit(ctx: CoreContext, id: string): Promise<DepositRecord | undefined> {
-  return (await ctx.store.get('deposits', id)) as unknown as DepositRecord | undefined;
+  return ctx.store.get<DepositRecord>('deposits', id);
 }
 
 /** What the operator sees: the record less its queue bookkeeping. */
@@ -104,7 +104,6 @@ export function depositView(d: DepositRecord): Record<string, unknown> {
   return rest;
 }
 
-const asJson = (r: DepositRecord) => r as unknown as Record<string, unknown>;
 const codeOf = (e: unknown) => (e as { code?: unknown } | null)?.code;
 
 /**
@@ -137,7 +136,7 @@ export async function recordDeposit(
     const rec = queued(seen, toQueue, now);
     try {
       await ctx.store.write([
-        create('deposits', id, asJson(rec)), put('unmatched_deposits', rec.queue_key!, { deposit_id: id }),
+        create('deposits', id, rec), put('unmatched_deposits', rec.queue_key!, { deposit_id: id }),
         transferIndexOp(d.rail, seen.tx_id, d.log_index, id),
       ]);
     } catch (e) {
@@ -163,7 +162,7 @@ async function creditOnSight(
   };
   const attach: DepositAttachment = {
     deposit_id: id, ref: { deposit_id: id }, ...(seen.block_time ? { paidAt: seen.block_time } : {}),
-    ops: [create('deposits', id, asJson(rec)), transferIndexOp(seen.rail, seen.tx_id, seen.log_index, id)],
+    ops: [create('deposits', id, rec), transferIndexOp(seen.rail, seen.tx_id, seen.log_index, id)],
   };
   try {
     const settled = await settle(ctx, inv.invoice_id, depositReference(seen), mode, attach);
@@ -241,7 +240,7 @@ async function* queuedRecords(ctx: CoreContext): AsyncGenerator<DepositRecord> {
 }
 
 async function* allRecords(ctx: CoreContext): AsyncGenerator<DepositRecord> {
-  for await (const [, v] of ctx.store.entries('deposits')) yield v as unknown as DepositRecord;
+  for await (const [, v] of ctx.store.entries<DepositRecord>('deposits')) yield v;
 }
 
 /** The refusal for acting on a deposit that has left the queue (credited, claimed or dismissed). */
@@ -282,7 +281,7 @@ export async function claimDeposit(
       settled = await settle(ctx, invoiceId, depositReference(dep), 'claim', {
         deposit_id: id,
         // compared with the unmatched record read above: a claim of it on another node meanwhile refuses this one
-        ops: [replace('deposits', id, asJson(rec), asJson(dep)),
+        ops: [replace('deposits', id, rec, dep),
           ...(queue_key ? [del('unmatched_deposits', queue_key)] : [])],
         ref: { deposit_id: id, claim: 'true' },
         creditUnits: BigInt(dep.amount) * UNITS_PER_BASE_UNIT,
@@ -319,7 +318,7 @@ export async function dismissDeposit(
     const rec: DepositRecord = { ...rest, state: 'dismissed', dismissal: { ...d, at: ctx.now().toISOString() } };
     try {
       await ctx.store.write([
-        replace('deposits', id, asJson(rec), asJson(dep)), ...(queue_key ? [del('unmatched_deposits', queue_key)] : []),
+        replace('deposits', id, rec, dep), ...(queue_key ? [del('unmatched_deposits', queue_key)] : []),
       ]);
     } catch (e) {
       const now = isStoreConflict(e) ? await loadDeposit(ctx, id) : undefined;
@@ -341,7 +340,7 @@ export async function markReorged(ctx: CoreContext, id: string): Promise<Deposit
       if (!dep || dep.reorged_at) return dep;
       const rec: DepositRecord = { ...dep, reorged_at: ctx.now().toISOString() };
       try {
-        await ctx.store.write([replace('deposits', id, asJson(rec), asJson(dep)), reorgIndexOp(rec)]);
+        await ctx.store.write([replace('deposits', id, rec, dep), reorgIndexOp(rec)]);
         return rec;
       } catch (e) {
         if (!isStoreConflict(e) || run >= MARK_RUNS) throw e;

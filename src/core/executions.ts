@@ -5,7 +5,7 @@
 // request returns the stored result, with a different request it is 409.
 import { ServiceError } from '../errors.ts';
 import { executionInputs, serviceByName, type ExecutionCommand } from '../protocol/services.ts';
-import { del, put, type Json } from '../store/store.ts';
+import { del, put } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
 import { QUOTES_ENTERING, expiredQuote, expiryKey, findQuote, isExpired, type QuoteRecord } from './quotes.ts';
@@ -89,11 +89,11 @@ export async function execute(
     const receipt_id = signed.receipt.receipt_id;
     const ref = { quote_id: q.quote_id, receipt_id };
     const { ops } = ctx.ledger.change(q.machine_id, acct, 'capture', 0n, -units, ref, now);
-    const executed = { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id } as unknown as Json;
+    const executed: QuoteRecord = { ...q, state: 'executed', executed_at: now.toISOString(), receipt_id };
     await ctx.store.write([
       put('quotes', q.quote_id, executed),
       del('quote_expiry', expiryKey(q)),
-      put('receipts', signed.receipt.receipt_id, signed as unknown as Record<string, unknown>),
+      put('receipts', signed.receipt.receipt_id, signed),
       put('executions', q.quote_id, { request_digest: requestDigest, result }),
       ...ops,
     ]);

@@ -50,7 +50,7 @@ export function openToken(sealed: string, idemKey: string, recKey: string): stri
 }
 
 export async function loadRecord(store: Store, recKey: string, nowMs: number): Promise<IdempotencyRecord | undefined> {
-  const r = (await store.get('idempotency', recKey)) as unknown as IdempotencyRecord | undefined;
+  const r = await store.get<IdempotencyRecord>('idempotency', recKey);
   if (!r || r.expires_ms <= nowMs) return undefined;
   return r;
 }
@@ -58,7 +58,7 @@ export async function loadRecord(store: Store, recKey: string, nowMs: number): P
 /** The ops that store a record and its place in the expiry index. */
 export function recordOps(recKey: string, rec: IdempotencyRecord): Op[] {
   return [
-    put('idempotency', recKey, rec as unknown as Record<string, unknown>),
+    put('idempotency', recKey, rec),
     put('idempotency_expiry', key(numPart(rec.expires_ms), recKey), {}),
   ];
 }
@@ -72,7 +72,7 @@ export async function sweepIdempotency(store: Store, nowMs: number, limit = 1000
     ops.push(del('idempotency_expiry', k));
     const recKey = k.slice(k.indexOf('!') + 1);
     // the same key may have been used again after this window ended: keep the newer record
-    const r = (await store.get('idempotency', recKey)) as unknown as IdempotencyRecord | undefined;
+    const r = await store.get<IdempotencyRecord>('idempotency', recKey);
     if (r && r.expires_ms <= nowMs) {
       ops.push(del('idempotency', recKey));
       deleted++;

@@ -139,7 +139,7 @@ export function takesPayments(ctx: CoreContext, r: Rail): boolean {
 }
 
 export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<InvoiceRecord> {
-  const inv = (await ctx.store.get('invoices', invoiceId)) as unknown as InvoiceRecord | undefined;
+  const inv = await ctx.store.get<InvoiceRecord>('invoices', invoiceId);
   if (!inv) throw new ServiceError('not_found', `no invoice ${invoiceId}`);
   return inv;
 }
@@ -175,7 +175,7 @@ export async function invoiceHoldingAmount(
 ): Promise<InvoiceRecord | undefined> {
   const held = await ctx.store.get('invoice_amounts', key(rail, amount));
   if (!held) return undefined;
-  return (await ctx.store.get('invoices', held.invoice_id as string)) as unknown as InvoiceRecord | undefined;
+  return ctx.store.get<InvoiceRecord>('invoices', held.invoice_id as string);
 }
 
 /** The invoice holding `amount` on the rail, and the one that held it before (a late payment's likely invoice). */
@@ -185,7 +185,7 @@ export async function amountHolders(
   const held = (await ctx.store.get('invoice_amounts', key(rail, amount))) as AmountEntry | undefined;
   if (!held) return {};
   const load = async (h: AmountHolder | undefined) =>
-    h && ((await ctx.store.get('invoices', h.invoice_id)) as unknown as InvoiceRecord | undefined);
+    h && (await ctx.store.get<InvoiceRecord>('invoices', h.invoice_id));
   const [holder, previous] = await Promise.all([load(held), load(held.previous)]);
   return { ...(holder ? { holder } : {}), ...(previous ? { previous } : {}) };
 }
@@ -247,7 +247,7 @@ export async function fundAccount(
       };
       const amountKey = key(rail.rail, inv.amount_due);
       await ctx.store.write([
-        put('invoices', inv.invoice_id, inv as unknown as Record<string, unknown>),
+        put('invoices', inv.invoice_id, inv),
         // new, or over the expired entry as read: another node's pick of this amount meanwhile refuses the batch
         taken
           ? replace('invoice_amounts', amountKey, amountEntry, taken)
@@ -292,7 +292,7 @@ export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Prom
     if (cur.state !== 'pending' || ctx.now().getTime() < cur.expires_ms) return cur;
     const next: InvoiceRecord = { ...cur, state: 'expired', expired_at: ctx.now().toISOString() };
     // its amount stays held (allocateAmount): a payment made in time may still become final
-    await ctx.store.write([put('invoices', cur.invoice_id, next as unknown as Record<string, unknown>)]);
+    await ctx.store.write([put('invoices', cur.invoice_id, next)]);
     INVOICES_ENTERING.expired.v++;
     return next;
   });
@@ -334,7 +334,7 @@ export async function settle(
       const refEntry = { invoice_id: inv.invoice_id, settled_at: next.settled_at };
       try {
         await ctx.store.write([
-          put('invoices', inv.invoice_id, next as unknown as Record<string, unknown>),
+          put('invoices', inv.invoice_id, next),
           ...(await settledAmountOps(ctx, inv, now)),
           ...(machine ? machineOps(inv.machine_id, { ...machine, open_invoices: open }, machine) : []),
           ...ops,
@@ -403,8 +403,7 @@ export async function indexSettlementReferences(store: Store): Promise<number> {
   if (await store.get('meta', 'settlement_refs_v2')) return 0;
   let ops: Op[] = [];
   const seen = new Set<string>();
-  for await (const [, v] of store.entries('invoices')) {
-    const inv = v as unknown as InvoiceRecord;
+  for await (const [, inv] of store.entries<InvoiceRecord>('invoices')) {
     if (inv.state !== 'settled' || inv.settlement_reference === undefined) continue;
     const k = referenceKey(await storedReference(store, inv.rail, inv.settlement_reference));
     if (seen.has(k) || (await store.get('settlement_refs', k))) continue;
@@ -431,7 +430,7 @@ export async function storedReference(store: Store, rail: Rail['rail'], text: st
 /** What LIST_INVOICES filters on: the state as callers see it (a pending invoice past expiry is expired). */
 export type InvoiceListState = InvoiceState | 'settled_late';
 /** LIST_INVOICES' args, validated (limit defaulted) against its schema. */
-interface InvoiceFilter { state?: InvoiceListState; machine_id?: string; limit: number; cursor?: string }
+export interface InvoiceFilter { state?: InvoiceListState; machine_id?: string; limit: number; cursor?: string }
 
 const SCAN = LIMITS.listInvoicesScan;
 
@@ -443,9 +442,8 @@ const SCAN = LIMITS.listInvoicesScan;
  * invoice past its expiry is shown expired (it is marked so on its next INVOICE_STATUS or settle).
  */
 export async function listInvoices(
-  ctx: CoreContext, args: Record<string, unknown>,
+  ctx: CoreContext, f: InvoiceFilter,
 ): Promise<{ invoices: Record<string, unknown>[]; next_cursor: string | null; scanned: number }> {
-  const f = args as unknown as InvoiceFilter;
   const limit = f.limit;
   const nowMs = ctx.now().getTime();
   const invoices: Record<string, unknown>[] = [];

@@ -105,7 +105,7 @@ export class Ledger {
       ops: [
         put('accounts', m, { available: next.available.toString(), reserved: next.reserved.toString(), seq: next.seq }),
         // created, never overwritten: on a shared store a second writer of this seq fails (docs/scale-out.md)
-        create('journal', key(m, numPart(next.seq)), entry as unknown as Record<string, unknown>),
+        create('journal', key(m, numPart(next.seq)), entry),
       ],
     };
   }
@@ -126,7 +126,7 @@ export class Ledger {
     const m = idPart(machineId);
     const out: JournalEntry[] = [];
     const range = { gte: key(m, ''), lt: key(m, '\uffff') };
-    for await (const [, v] of this.#store.entries('journal', range)) out.push(v as unknown as JournalEntry);
+    for await (const [, v] of this.#store.entries<JournalEntry>('journal', range)) out.push(v);
     return out;
   }
 
@@ -149,10 +149,9 @@ export class Ledger {
     const problems: string[] = [];
     let accounts = 0, entries = 0;
     const sums = new Map<string, { a: bigint; r: bigint; lastSeq: number }>();
-    for await (const [k, v] of this.#store.entries('journal', at)) {
+    for await (const [k, e] of this.#store.entries<JournalEntry>('journal', at)) {
       const [m] = k.split('!');
       const s = sums.get(m!) ?? { a: 0n, r: 0n, lastSeq: 0 };
-      const e = v as unknown as JournalEntry;
       s.a += BigInt(e.d_available);
       s.r += BigInt(e.d_reserved);
       if (e.seq !== s.lastSeq + 1) problems.push(`${idFromPart(m!)}: journal seq ${e.seq} follows ${s.lastSeq}`);

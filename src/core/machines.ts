@@ -6,7 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { idPart } from '../store/key-codec.ts';
-import { create, replace, type Json, type Op, type Store } from '../store/store.ts';
+import { create, replace, type Op, type Store } from '../store/store.ts';
 
 export const TOKEN_PREFIX = 'svcm_';
 
@@ -43,8 +43,7 @@ export function claimedRecord(token: string, at: Date): MachineRecord {
  */
 export function machineOps(machineId: string, next: MachineRecord, prev: MachineRecord | undefined): Op[] {
   const k = idPart(machineId);
-  const value = next as unknown as Json;
-  return [prev ? replace('machines', k, value, prev as unknown as Json) : create('machines', k, value)];
+  return [prev ? replace('machines', k, next, prev) : create('machines', k, next)];
 }
 
 export function rotateOps(machineId: string, rec: MachineRecord, token: string, at: Date): Op[] {

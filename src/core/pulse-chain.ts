@@ -66,9 +66,8 @@ export class PulseChain {
     const meta = await this.#store.get('meta', this.#metaKey);
     if (meta) {
       this.#chainId = meta.chain_id as string;
-      for await (const [, v] of this.#store.entries('pulses', { gte: this.#prefix, lt: `${this.#prefix}\uffff` })) {
-        this.#latest = v as unknown as SignedPulse;
-      }
+      const range = { gte: this.#prefix, lt: `${this.#prefix}\uffff` };
+      for await (const [, v] of this.#store.entries<SignedPulse>('pulses', range)) this.#latest = v;
       // a restart always opens a new period: seeds of the old one may already have been used
       await this.emit();
     } else {
@@ -122,7 +121,7 @@ export class PulseChain {
     const sig = signer.sign(signedBytes(pulse));
     const signed: SignedPulse = { pulse, signature: sig.toString('base64url'), output_hash: outputHash(pulse, sig) };
     const ops = [
-      create('pulses', this.#key(index), signed as unknown as Record<string, unknown>),
+      create('pulses', this.#key(index), signed),
       put('seeds', this.#key(index + 1), { seed: nextSeed.toString('hex') }),
     ];
     if (!prev) {
@@ -161,7 +160,7 @@ export class PulseChain {
   }
 
   async get(index: number): Promise<SignedPulse | undefined> {
-    return (await this.#store.get('pulses', this.#key(index))) as unknown as SignedPulse | undefined;
+    return this.#store.get<SignedPulse>('pulses', this.#key(index));
   }
 
   get #metaKey(): string {

@@ -89,7 +89,7 @@ export async function findQuote(
   if (!d.ok && d.why === 'other_machine') throw wrongMachine();
   // an id of another form may still name a quote stored before ids carried their terms
   if (!d.ok && quoteId.startsWith(QUOTE_ID_PREFIX)) throw new ServiceError('not_found', `no quote ${quoteId}`);
-  const rec = (await ctx.store.get('quotes', quoteId)) as unknown as QuoteRecord | undefined;
+  const rec = await ctx.store.get<QuoteRecord>('quotes', quoteId);
   if (rec) {
     if (rec.machine_id !== machineId) throw wrongMachine();
     return { q: rec, stored: true };
@@ -196,7 +196,7 @@ export async function acceptQuote(
     const next: QuoteRecord = { ...q, state: 'accepted', accepted_at: now.toISOString() };
     const { ops } = ctx.ledger.change(machineId, acct, 'reserve', -units, units, { quote_id: q.quote_id }, now);
     await ctx.store.write([
-      put('quotes', q.quote_id, next as unknown as Record<string, unknown>),
+      put('quotes', q.quote_id, next),
       put('quote_expiry', expiryKey(next), { quote_id: q.quote_id, machine_id: machineId }),
       ...ops,
       ...(seal?.(next) ?? []),
@@ -216,7 +216,7 @@ export async function sweepExpired(ctx: CoreContext): Promise<number> {
   let released = 0;
   for (const d of due) {
     released += await ctx.ledger.withMachine(d.machine_id, async () => {
-      const q = (await ctx.store.get('quotes', d.quote_id)) as unknown as QuoteRecord | undefined;
+      const q = await ctx.store.get<QuoteRecord>('quotes', d.quote_id);
       if (!q || q.state !== 'accepted' || !isExpired(ctx, q)) return 0;
       await ctx.store.write(await expireOps(ctx, q));
       QUOTES_ENTERING.expired.v++;

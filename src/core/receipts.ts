@@ -91,7 +91,7 @@ export interface NodeKeysRecord { node_id: string; signing: PublishedKey[]; publ
 /** Publishes this node's signing keys (with their windows) for the other nodes of a shared store. */
 export async function publishNodeKeys(store: Store, id: NodeIdentity, now: Date): Promise<void> {
   const rec: NodeKeysRecord = { node_id: id.nodeId, signing: id.publishedKeys(), published_at: now.toISOString() };
-  await store.write([put('node_keys', id.nodeId, rec as unknown as Record<string, unknown>)]);
+  await store.write([put('node_keys', id.nodeId, rec)]);
 }
 
 /**

@@ -9,8 +9,9 @@
 import test from 'ava';
 import {
   decimal, fundAccount, invoiceHoldingAmount, invoiceView, listInvoices, loadInvoice,
-  railFor, refreshInvoice, settle, settleInvoice, type InvoiceRecord,
+  railFor, refreshInvoice, settle, settleInvoice, type InvoiceFilter, type InvoiceRecord,
 } from '../../src/core/invoices.ts';
+import { argsAs } from '../../src/core/call.ts';
 import { getMachine } from '../../src/core/machines.ts';
 import { invoiceTransitions } from '../../src/metrics/metrics.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
@@ -322,10 +323,11 @@ test('invoice guard: a chain deposit settles pending or expired alike, its recor
 // --- LIST_INVOICES ------------------------------------------------------------------------------------
 
 /** LIST_INVOICES' args as the schema gives them (limit defaulted). */
-function listArgs(a: Record<string, unknown>): Record<string, unknown> {
+/** LIST_INVOICES arguments as the gate hands them over: validated, defaults applied. */
+function listArgs(a: Record<string, unknown>): InvoiceFilter {
   const args = { ...a };
   validateArgs(commandSpec('LIST_INVOICES')!, args);
-  return args;
+  return argsAs<InvoiceFilter>(args);
 }
 const ids = (r: { invoices: Record<string, unknown>[] }) => r.invoices.map((i) => i.invoice_id as string);
 

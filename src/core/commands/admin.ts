@@ -13,7 +13,7 @@ import { MANIFEST_FILE, takeBackup } from '../backup.ts';
 import {
   claimDeposit, depositView, dismissDeposit, listReorged, listUnmatched, type DepositFilter, type Dismissal,
 } from '../deposits.ts';
-import { invoiceView, listInvoices, settleInvoice } from '../invoices.ts';
+import { invoiceView, listInvoices, settleInvoice, type InvoiceFilter } from '../invoices.ts';
 import { getMachine, newToken, rotateOps } from '../machines.ts';
 import { rotateNodeKey } from '../key-rotation.ts';
 import { sweepExpired } from '../quotes.ts';
@@ -81,7 +81,7 @@ export const ADMIN_COMMANDS: Record<string, Handler> = {
   REORGS: async (n, { args }) =>
     ({ deposits: (await listReorged(n.ctx, args.rail as Rail['rail'] | undefined)).map(depositView) }),
   RESCAN: (n, { args }) => requestRescan(n.ctx, args.rail as Rail['rail'], args.from_block as number),
-  LIST_INVOICES: (n, { args }) => listInvoices(n.ctx, args),
+  LIST_INVOICES: (n, { args }) => listInvoices(n.ctx, argsAs<InvoiceFilter>(args)),
   RECOVER_RUNTIME: (n) => recover(n.ctx),
   ROTATE_NODE_KEY: (n) => rotateNodeKey(n.ctx),
   AUDIT: (n, { args }) => auditReport(n.ctx, args.csv === true),

@@ -108,7 +108,7 @@ export class EvmWatcher extends PollingWatcher {
 
   /** The stored cursor, or a new one at FROM_BLOCK (default: just after the trusted head). */
   async #cursor(chain: number, head: number): Promise<Cursor> {
-    const stored = (await this.ctx.store.get('watcher_cursors', this.#cfg.rail)) as unknown as Cursor | undefined;
+    const stored = await this.ctx.store.get<Cursor>('watcher_cursors', this.#cfg.rail);
     if (stored) {
       if (stored.chain !== chain) {
         throw new Error(`the RPC serves chain ${chain} but this rail's cursor is for chain ${stored.chain}`);
@@ -125,7 +125,7 @@ export class EvmWatcher extends PollingWatcher {
   async #save(cur: Cursor, also: Op[] = []): Promise<void> {
     const floor = cur.next_block - this.#cfg.reorgWindow;
     cur.recent = cur.recent.filter((r) => r.block_number >= floor);
-    const record = put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>);
+    const record = put('watcher_cursors', this.#cfg.rail, cur);
     await this.ctx.store.write([record, ...also]);
   }
 

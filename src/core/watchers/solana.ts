@@ -170,7 +170,7 @@ export class SolanaWatcher extends PollingWatcher {
   }
 
   async #cursor(genesis: string, head: number): Promise<Cursor> {
-    const stored = (await this.ctx.store.get('watcher_cursors', this.#cfg.rail)) as unknown as Cursor | undefined;
+    const stored = await this.ctx.store.get<Cursor>('watcher_cursors', this.#cfg.rail);
     if (stored) {
       if (stored.genesis !== genesis) {
         throw new Error(`the RPC serves the cluster with genesis ${genesis}; the cursor is for ${stored.genesis}`);
@@ -185,7 +185,7 @@ export class SolanaWatcher extends PollingWatcher {
   }
 
   async #save(cur: Cursor, also: Op[] = []): Promise<void> {
-    const record = put('watcher_cursors', this.#cfg.rail, cur as unknown as Record<string, unknown>);
+    const record = put('watcher_cursors', this.#cfg.rail, cur);
     await this.ctx.store.write([record, ...also]);
   }
 
