@@ -11,7 +11,7 @@ import {
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { ServiceError } from '../errors.ts';
 import { canonicalJson } from '../protocol/canonical.ts';
-import { LevelStore, put, Store, SUBLEVELS, type Op } from '../store/store.ts';
+import { copyRecords, Store } from '../store/store.ts';
 import { audit, type AuditReport } from './audit.ts';
 import type { LedgerCheck } from './ledger.ts';
 import { KEYRING_FILE, NodeIdentity } from './node-identity.ts';
@@ -28,8 +28,6 @@ export const KEY_FILES = [
 ] as const;
 /** Key files every node has from its first start, which a restore must not make anew. */
 const REQUIRED_KEY_FILES = ['node-ed25519.pem', 'result-key.bin', 'bct-key.bin'] as const;
-/** Records copied per LevelDB batch: bounded memory whatever the ledger's size. */
-const CHUNK = 1000;
 
 export interface BackupFile { path: string; sha256: string; bytes: number }
 
@@ -117,47 +115,6 @@ export async function journalHead(store: Store): Promise<JournalHead> {
   }
   for await (const _ of store.entries('accounts')) accounts++;
   return { entries, accounts, sha256: h.digest('hex'), last_at: last };
-}
-
-/**
- * Copies every record of `from` as read from one snapshot into `to`: LevelDB raw bytes, all sublevels;
- * another store (PostgreSQL) sublevel by sublevel from one snapshot, so its backup is a LevelDB data dir.
- */
-async function copyRecords(from: Store, to: LevelStore): Promise<number> {
-  if (!(from instanceof LevelStore)) return copyFromSnapshot(from, to);
-  const raw = { keyEncoding: 'buffer', valueEncoding: 'buffer' } as const;
-  const it = from.db.iterator<Buffer, Buffer>(raw);
-  let n = 0;
-  try {
-    for (;;) {
-      const rows = await it.nextv(CHUNK);
-      if (!rows.length) break;
-      await to.db.batch<Buffer, Buffer>(rows.map(([key, value]) => ({ type: 'put', key, value })), raw);
-      n += rows.length;
-    }
-  } finally {
-    await it.close();
-  }
-  return n;
-}
-
-async function copyFromSnapshot(from: Store, to: LevelStore): Promise<number> {
-  const snapshot = await from.snapshot();
-  let n = 0;
-  try {
-    for (const sub of SUBLEVELS) {
-      let ops: Op[] = [];
-      for await (const [k, v] of from.entries(sub, { snapshot })) {
-        ops.push(put(sub, k, v));
-        if (ops.length === CHUNK) { await to.write(ops, { sync: false }); n += ops.length; ops = []; }
-      }
-      await to.write(ops, { sync: false });
-      n += ops.length;
-    }
-  } finally {
-    await snapshot.close();
-  }
-  return n;
 }
 
 /**

@@ -15,7 +15,6 @@ import { Gate } from './gate.ts';
 import { KeyedRequests } from './keyed-requests.ts';
 import type { Lease } from './leases.ts';
 import { openNode } from './open-node.ts';
-import { sweepExpired } from './quotes.ts';
 import { Sandbox } from './sandbox.ts';
 import { sweepLease, sweepRound } from './sweeps.ts';
 import type { TlsMaterial } from './tls-material.ts';
@@ -31,8 +30,8 @@ export class Core implements NodeState {
   readonly #limits: RateLimiter;
   readonly #keyed: KeyedRequests;
   readonly #gate: Gate;
-  /** shared store: one node sweeps at a time (null: this process owns its store and always sweeps) */
-  readonly #sweepLease: Lease | null;
+  /** one node of a shared store sweeps at a time (a store one process owns: that process always does) */
+  readonly #sweepLease: Lease;
   #sweeper: NodeJS.Timeout | null = null;
   #watchers: Watchers | null = null;
   #closed = false;
@@ -58,8 +57,7 @@ export class Core implements NodeState {
   static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
     const { ctx, tls } = await openNode(config, opts.clock ?? (() => new Date()));
     const core = new Core(ctx, tls);
-    if (core.#sweepLease) await sweepRound(ctx, core.#sweepLease);
-    else await sweepExpired(ctx);
+    await sweepRound(ctx, core.#sweepLease);
     core.#sweeper = setInterval(() => {
       sweepRound(ctx, core.#sweepLease).catch(() => { /* next tick retries */ });
     }, ctx.config.sweepIntervalMs);
@@ -159,7 +157,7 @@ export class Core implements NodeState {
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
     // another node sweeps at once instead of after the lease runs out
-    await this.#sweepLease?.release().catch(() => {});
+    await this.#sweepLease.release().catch(() => {});
     await this.ctx.chain.stop();
     await this.ctx.pool.close();
     await this.ctx.store.close();

@@ -2,8 +2,8 @@
 // are replaced at once; the retired ones stay in the key set with their windows, so receipts, pulses,
 // checkpoints, result tags and BCT packets made before still verify. The first pulse under the new
 // key is emitted at once, so the chain shows the switch. The quote key and the edge certificate are
-// not rotated here (quotes live minutes; the certificate has its own pin, docs/security.md). On a shared
-// store the new key set is published for the other nodes (receipts.ts).
+// not rotated here (quotes live minutes; the certificate has its own pin, docs/security.md). The new key
+// set is published in the store, for the other nodes of a shared store (receipts.ts).
 import type { CoreContext } from './context.ts';
 import { publishNodeKeys } from './receipts.ts';
 
@@ -14,7 +14,7 @@ export async function rotateNodeKey(ctx: CoreContext): Promise<Record<string, un
   const publicKey = ctx.identity.signer().publicKey;
   const keySet = ctx.identity.keySet();
   // the other nodes of a shared store verify this node's receipts with its published keys: the new set
-  if (ctx.store.shared) await publishNodeKeys(ctx.store, ctx.identity, ctx.now());
+  await publishNodeKeys(ctx.store, ctx.identity, ctx.now());
   const pulse = await ctx.chain.next();
   return {
     node_id: ctx.identity.nodeId,

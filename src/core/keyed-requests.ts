@@ -1,7 +1,8 @@
 // Requests with an idempotency_key (idempotency.ts holds the records): one runs at a time per key, a
 // repeat with the same body replays the recorded reply with the present state of what it names, and
-// the reply's record is written in the batch of the command's own effects. On a shared store a node
-// marks the keys it runs in the database, so another node refuses them too (docs/scale-out.md).
+// the reply's record is written in the batch of the command's own effects. A node marks the keys it
+// runs in the store (an unsynced write), so another node of a shared store refuses them too
+// (docs/scale-out.md); where one process owns the store, the mark is written all the same.
 import { ServiceError } from '../errors.ts';
 import { canonicalDigest } from '../protocol/canonical.ts';
 import type { CommandSpec } from '../protocol/registry.ts';
@@ -14,7 +15,7 @@ import { holderId } from './leases.ts';
 import { authenticate, getMachine, machineOps } from './machines.ts';
 
 /**
- * Shared store: how long a node's mark on an idempotency key it is running holds off the other nodes
+ * How long a node's mark on an idempotency key it is running holds off the other nodes
  * (docs/scale-out.md). Past it (the node stopped mid-request) another node may take the key over; the
  * first node's reply then cannot be recorded (its batch compares the mark) and it answers busy.
  */
@@ -45,13 +46,13 @@ export class KeyedRequests {
     // claim the key before the first await: two concurrent requests with one key cannot both run
     if (this.#inProgress.has(k)) throw inProgress();
     this.#inProgress.add(k);
-    // shared store: this node's mark on the key in the database, for the other nodes; deleted by the
-    // batch that records the reply, or else when the request ends
+    // this node's mark on the key in the store, for the other nodes; deleted by the batch that records the
+    // reply, or else when the request ends
     let running: Json | null = null;
     let recorded = false;
     try {
       const nowMs = this.#ctx.now().getTime();
-      if (this.#ctx.store.shared) running = await this.#markRunning(k, nowMs);
+      running = await this.#markRunning(k, nowMs);
       const prior = await loadRecord(this.#ctx.store, k, nowMs);
       if (prior) {
         if (prior.digest !== digest) {
@@ -73,7 +74,9 @@ export class KeyedRequests {
       this.#inProgress.delete(k);
       // a replay, or a request that failed: nothing recorded the reply, so the mark goes alone (if it
       // cannot, it expires)
-      if (running && !recorded) await this.#ctx.store.write([delIf('idempotency_running', k, running)]).catch(() => {});
+      if (running && !recorded) {
+        await this.#ctx.store.write([delIf('idempotency_running', k, running)], { sync: false }).catch(() => {});
+      }
     }
   }
 
@@ -98,8 +101,9 @@ export class KeyedRequests {
   }
 
   /**
-   * Shared store: marks the key running on this node (a create), or takes over a mark whose node's lease
-   * ended; another node's live mark is idempotency_in_progress, as a key running here is.
+   * Marks the key running on this node (a create, unsynced: a crash takes the request with it, and the
+   * restart clears the node's own marks), or takes over a mark whose node's lease ended; another node's
+   * live mark is idempotency_in_progress, as a key running here is.
    */
   async #markRunning(k: string, nowMs: number): Promise<Json> {
     const store = this.#ctx.store;
@@ -108,7 +112,7 @@ export class KeyedRequests {
     for (let run = 1; run <= 2; run++) {
       try {
         const mark = cur ? replace('idempotency_running', k, mine, cur) : create('idempotency_running', k, mine);
-        await store.write([mark]);
+        await store.write([mark], { sync: false });
         return mine;
       } catch (e) {
         if (!isStoreConflict(e)) throw e;

@@ -3,8 +3,8 @@
 // its node id and an instance id, so two processes with one node key are two holders) and when it ends;
 // taken with a create, renewed or taken over from a holder whose time ran out with a compare-and-set, so
 // two nodes can never both take it. A holder that dies keeps it until it expires. Times are the nodes'
-// clocks (ctx.now): keep them in sync to well under a lease's length. On a store one process owns
-// (LevelDB) there is nobody to share with: every lease is held, and nothing is read or written.
+// clocks (ctx.now): keep them in sync to well under a lease's length. The same on a store one process
+// owns (LevelDB): there the one process always takes it, at one small write per half lease.
 import { randomUUID } from 'node:crypto';
 import { create, delIf, isStoreConflict, replace, type Json, type Store } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
@@ -50,7 +50,6 @@ export class Lease {
    * time is gone, and answers false while another holder's time runs. A store error propagates.
    */
   async hold(): Promise<boolean> {
-    if (!this.#store.shared) return true;
     const nowMs = this.#now().getTime();
     const cur = await this.#store.get<LeaseRecord>('leases', this.#name);
     if (cur && cur.holder !== this.#holder && cur.expires_ms > nowMs) return false;
@@ -67,7 +66,6 @@ export class Lease {
 
   /** Gives the lease up (at shutdown) if this process holds it, so another node need not wait for it to expire. */
   async release(): Promise<void> {
-    if (!this.#store.shared) return;
     const cur = await this.#store.get<LeaseRecord>('leases', this.#name);
     if (cur?.holder !== this.#holder) return;
     await this.#store.write([delIf('leases', this.#name, cur)]).catch((e: unknown) => {

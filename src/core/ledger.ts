@@ -4,11 +4,12 @@
 // caused it (invoice settled, quote accepted/expired/executed) in one synced batch (DESIGN.md §4).
 // Invariant, checked on start and after tests: for every account, available = Σ d_available and
 // reserved = Σ d_reserved over its journal, and both are >= 0.
-// On a shared store (several nodes, docs/scale-out.md) the machine lock is per node, so the journal's
+// The machine lock is per process, so on a shared store (several nodes, docs/scale-out.md) the journal's
 // per-machine sequence is the optimistic check across nodes: withMachine notes the account's seq before
 // the operation reads anything, a change must follow that seq (or one this operation wrote), and the
 // journal entry is created, never overwritten. Another node's write in between fails the change or the
-// batch (a store conflict), and the whole operation runs again, reading everything afresh.
+// batch (a store conflict), and the whole operation runs again, reading everything afresh. The same runs
+// where one process owns the store; there nothing writes in between, and the check always passes.
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
 import {
@@ -36,24 +37,19 @@ const CONFLICT_RUNS = 5;
 export class Ledger {
   readonly #store: Store;
   readonly #locks = new KeyedMutex();
-  /** shared store only: the seq each locked machine's operation builds on (null: one process, no check) */
-  readonly #expected: Map<string, number> | null;
+  /** the seq each locked machine's operation builds on */
+  readonly #expected = new Map<string, number>();
 
   constructor(store: Store) {
     this.#store = store;
-    this.#expected = store.shared ? new Map() : null;
-    // the LevelDB path keeps its one call: no wrapper, no extra await
-    if (store.shared) this.withMachine = (machineId, fn) => this.#withMachineShared(machineId, fn);
   }
 
-  /** Runs fn with the machine's account locked: the only way to read-then-change an account. */
-  withMachine<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
-    return this.#locks.run(`m:${machineId}`, fn);
-  }
-
-  /** withMachine on a shared store: the seq read first, and the operation run again on a store conflict. */
-  async #withMachineShared<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
-    const expected = this.#expected!;
+  /**
+   * Runs fn with the machine's account locked: the only way to read-then-change an account. The seq is
+   * read first, and the operation runs again on a store conflict (another node wrote meanwhile).
+   */
+  async withMachine<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
+    const expected = this.#expected;
     for (let run = 1; ; run++) {
       try {
         return await this.#locks.run(`m:${machineId}`, async () => {
@@ -90,7 +86,7 @@ export class Ledger {
       seq: acct.seq + 1,
     };
     // first: a change built on an account another node has moved on is stale, not negative
-    if (this.#expected !== null) this.#follows(machineId, acct);
+    this.#follows(machineId, acct);
     if (next.available < 0n || next.reserved < 0n) {
       throw new ServiceError('internal', `ledger change would go negative (${kind} on ${machineId})`);
     }
@@ -111,15 +107,14 @@ export class Ledger {
   }
 
   /**
-   * Shared store: the account a change builds on must be the one seen when the operation began (or one
-   * it wrote since). A newer one means another node wrote meanwhile, and what the operation read before
+   * The account a change builds on must be the one seen when the operation began (or one it wrote since). A newer one means another node wrote meanwhile, and what the operation read before
    * (a quote's state, an invoice's) may be stale: refuse, so that withMachine runs it again.
    */
   #follows(machineId: string, acct: Account): void {
-    const seen = this.#expected!.get(machineId);
+    const seen = this.#expected.get(machineId);
     if (seen === undefined) return; // not under withMachine: the journal create still guards the write
     if (acct.seq !== seen) throw storeConflict(`${machineId}'s journal moved from ${seen} to ${acct.seq}`);
-    this.#expected!.set(machineId, acct.seq + 1);
+    this.#expected.set(machineId, acct.seq + 1);
   }
 
   async journal(machineId: string): Promise<JournalEntry[]> {

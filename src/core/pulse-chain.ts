@@ -51,7 +51,8 @@ export class PulseChain {
     this.#id = id;
     this.#periodMs = periodMs;
     this.#now = now;
-    this.#prefix = store.shared ? key(id.nodeId, '') : '';
+    const scope = store.nodeScope(id.nodeId);
+    this.#prefix = scope ? key(scope, '') : '';
   }
 
   #key(index: number): string {

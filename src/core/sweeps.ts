@@ -15,49 +15,52 @@ export const SWEEP_LEASE = 'sweeps';
 /** What one round did: `swept` false when another node holds the sweep lease (nothing was done). */
 export interface SweepRound { swept: boolean; quotes: number; idempotency: number; running: number }
 
-/** The sweep lease of this node on a shared store (null on a store one process owns: it always sweeps). */
-export function sweepLease(ctx: CoreContext): Lease | null {
+/** The sweep lease of this node (a store one process owns: that process always holds it). */
+export function sweepLease(ctx: CoreContext): Lease {
   // long enough for a slow round; a stopped holder is replaced within it
-  return ctx.store.shared ? leaseFor(ctx, SWEEP_LEASE, Math.max(10_000, 3 * ctx.config.sweepIntervalMs)) : null;
+  return leaseFor(ctx, SWEEP_LEASE, Math.max(10_000, 3 * ctx.config.sweepIntervalMs));
 }
 
-/** One round: the sweeps, if this node holds the lease (or needs none). */
-export async function sweepRound(ctx: CoreContext, lease: Lease | null): Promise<SweepRound> {
-  if (lease && !(await lease.hold())) return { swept: false, quotes: 0, idempotency: 0, running: 0 };
+/** One round: the sweeps, if this node holds the lease. */
+export async function sweepRound(ctx: CoreContext, lease: Lease): Promise<SweepRound> {
+  if (!(await lease.hold())) return { swept: false, quotes: 0, idempotency: 0, running: 0 };
   const nowMs = ctx.now().getTime();
   const [quotes, idempotency, running] = await Promise.all([
     sweepExpired(ctx),
     sweepIdempotency(ctx.store, nowMs),
-    ctx.store.shared ? sweepRunning(ctx.store, nowMs) : 0,
+    sweepRunning(ctx.store, nowMs),
   ]);
   return { swept: true, quotes, idempotency, running };
 }
 
 /**
  * At start, after the node's session lock (one process per node id): the idempotency keys an earlier
- * process of this node left marked running (killed mid-request) are deleted at once, rather than after
- * their lease, so a client's retry with the same key runs as soon as the node is back. Marks of other
- * nodes are theirs. Marks are few (one per request in flight), so one scan suffices.
+ * process of this node left marked running (killed mid-request) and the leases it held are deleted at
+ * once, rather than after they expire, so a client's retry with the same key runs, and the sweeps and
+ * watchers start, as soon as the node is back. Other nodes' are theirs. Both are few, so one scan each.
  */
-export function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
-  return deleteMarks(store, (v) => (v.holder as string).startsWith(`${nodeId}#`) && v.holder !== self);
+export async function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
+  const stale = (v: Json) => (v.holder as string).startsWith(`${nodeId}#`) && v.holder !== self;
+  return await deleteMarks(store, 'idempotency_running', stale) + await deleteMarks(store, 'leases', stale);
 }
 
 /** Idempotency keys marked running by a node whose lease on them ended (it stopped mid-request): deleted. */
 function sweepRunning(store: Store, nowMs: number): Promise<number> {
-  return deleteMarks(store, (v) => (v.expires_ms as number) <= nowMs, 1000);
+  return deleteMarks(store, 'idempotency_running', (v) => (v.expires_ms as number) <= nowMs, 1000);
 }
 
 /**
- * Deletes the idempotency marks `which` picks, each compared with the mark as read: one taken over
- * meanwhile is running again and stays.
+ * Deletes the marks (or leases) `which` picks, each compared with the record as read: one taken over
+ * meanwhile is held again and stays.
  */
-async function deleteMarks(store: Store, which: (mark: Json) => boolean, limit?: number): Promise<number> {
+async function deleteMarks(
+  store: Store, sub: 'idempotency_running' | 'leases', which: (mark: Json) => boolean, limit?: number,
+): Promise<number> {
   let n = 0;
-  for await (const [k, v] of store.entries('idempotency_running', limit ? { limit } : {})) {
+  for await (const [k, v] of store.entries(sub, limit ? { limit } : {})) {
     if (!which(v)) continue;
     try {
-      await store.write([delIf('idempotency_running', k, v)]);
+      await store.write([delIf(sub, k, v)]);
       n++;
     } catch (e) {
       if (!isStoreConflict(e)) throw e;

@@ -42,7 +42,8 @@ export class TransparencyLog {
   constructor(store: Store, kernels: Kernels, identity: NodeIdentity, name: string, origin: string) {
     this.#store = store; this.#k = kernels; this.#id = identity;
     this.name = name; this.origin = origin;
-    this.#at = store.shared ? `${identity.nodeId}:${name}` : name;
+    const scope = store.nodeScope(identity.nodeId);
+    this.#at = scope ? `${scope}:${name}` : name;
   }
 
   async size(): Promise<number> {

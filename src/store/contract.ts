@@ -29,12 +29,20 @@ export const SUBLEVELS = [
 export type SublevelName = (typeof SUBLEVELS)[number];
 
 /**
+ * Sublevels whose records matter only while the process that wrote them runs (a node's marks on the
+ * idempotency keys it is running): a store one process owns may keep them in that process's memory and
+ * never write them to disk (LevelDB does); a shared store keeps them where every node reads them. They
+ * are read, written and guarded like any other records.
+ */
+export const PROCESS_LIFETIME: ReadonlySet<SublevelName> = new Set(['idempotency_running']);
+
+/**
  * One change in a batch. Later ops on the same key win, as in a LevelDB batch. Two guards, checked on the
  * last op of a key: `ifAbsent` (put only), the key must not exist before the batch; `ifUnchanged`, the
  * key must hold exactly this value before the batch (the value as get() returned it: compare-and-set, or
  * compare-and-delete). A guard that fails makes the whole batch land nothing, and write() throws a store
- * conflict (isStoreConflict). Only a shared store checks them (Store.shared); a store owned by one process
- * relies on the caller's locks, and checking there would cost every write a read.
+ * conflict (isStoreConflict). Every store checks them, so code built on them means the same on both
+ * engines; where one process owns the store its callers' locks keep them from failing.
  */
 export type Op =
   | { type: 'put'; sub: SublevelName; key: string; value: StoredRecord; ifAbsent?: true; ifUnchanged?: StoredRecord }
@@ -75,8 +83,12 @@ export interface Range {
 
 export interface Store {
   readonly stats: StoreStats;
-  /** several processes share it: ifAbsent guards are checked, and a conflict is the caller's to retry */
-  readonly shared: boolean;
+  /**
+   * The name part that keeps one node's own records (its pulse chain, its transparency logs) apart from
+   * other nodes' here: its node id where several nodes share the store; empty where one node owns it (a
+   * data dir holds one node, whose records have always been written without one).
+   */
+  nodeScope(nodeId: string): string;
   /** One record, or undefined. The value may be frozen (a cached one): copy before changing. */
   get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined>;
   /**

@@ -8,9 +8,15 @@
 // failed group landed nothing; its callers are then written one by one, so only a caller whose own
 // batch fails is refused (a full disk refuses them all). Each caller's ops stay in
 // one batch, so each stays atomic; callers serialise among themselves with locks (per machine, per
-// rail), so one flush never holds two writes that depend on each other. One process owns the
-// database (LevelDB's LOCK file), so Op's guards (ifAbsent, ifUnchanged) are not checked here: the
-// callers' locks already make them hold, and a check would cost every write a read.
+// rail), so one flush never holds two writes that depend on each other. Op's guards (ifAbsent,
+// ifUnchanged) are checked as on PostgreSQL, in the order batches go to LevelDB: against what batches
+// sent and not yet landed wrote, else the cache, else one synchronous read (about 1 µs); a batch whose
+// guard fails is refused alone as a store conflict and the rest of its group goes down. Only guarded
+// ops pay for it.
+//
+// Records of the process-lifetime sublevels (contract.ts: the idempotency keys being run) live in this
+// process's memory only, read, written and guarded like the others: a batch of them alone touches no
+// disk, and in a batch with others they land when it lands.
 //
 // A bounded read cache for the hot records (machines, accounts, quotes) is written through: a
 // flush updates it when the batch is durable, before any of its callers resume, so a read never
@@ -23,9 +29,8 @@ import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import { Lru } from './lru.ts';
 import {
-  checkOps, SUBLEVELS, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot,
-  type StoreStats,
-  type SublevelName,
+  checkOps, PROCESS_LIFETIME, storeConflict, SUBLEVELS, type Json, type Op, type StoredRecord, type Range,
+  type Store, type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
 
 export type LevelSnapshot = ReturnType<Level<string, Json>['snapshot']>;
@@ -60,9 +65,44 @@ type Slot = { value: Json | undefined } | { text: string } | { loading: true };
 const UTF8 = { keyEncoding: 'utf8', valueEncoding: 'utf8' } as never;
 /** A record's key in the root database: abstract-level's sublevel layout, `!name!key`. */
 const prefixed = (name: SublevelName, key: string) => `!${name}!${key}`;
+const MEMORY_PREFIXES = [...PROCESS_LIFETIME].map((n) => prefixed(n, ''));
+const inMemory = (key: string) => MEMORY_PREFIXES.some((p) => key.startsWith(p));
+const rawOp = (o: Op): RawOp => {
+  const key = prefixed(o.sub, o.key);
+  return o.type === 'put' ? { type: 'put', key, value: JSON.stringify(o.value) } : { type: 'del', key };
+};
 
 /** A batch op as classic-level's native batch takes it: utf8 strings, the key already prefixed. */
 interface RawOp { type: 'put' | 'del'; key: string; value?: string }
+
+/** What one key of a batch must find before the batch: nothing (a create), or this text. */
+interface Guard { sub: SublevelName; key: string; absent: boolean; was?: string; what: string }
+
+/**
+ * The guards of one batch, as PostgreSQL checks them (pg-store.ts writeParams): per key, a create
+ * anywhere in the batch makes it a create whatever follows; else the last op's ifUnchanged compares.
+ */
+function guardsOf(ops: readonly Op[]): Guard[] {
+  if (!ops.some((o) => o.ifUnchanged || (o.type === 'put' && o.ifAbsent))) return [];
+  const last = new Map<string, Op>();
+  const created = new Set<string>();
+  for (const o of ops) {
+    const k = prefixed(o.sub, o.key);
+    last.set(k, o);
+    if (o.type === 'put' && o.ifAbsent) created.add(k);
+  }
+  const guards: Guard[] = [];
+  for (const [k, o] of last) {
+    const { sub, key } = o;
+    const what = `${sub} ${key}`;
+    if (o.type === 'del' && created.has(k)) throw new RangeError(`a batch may not create and then delete ${what}`);
+    if (created.has(k)) guards.push({ sub, key, absent: true, what: `${what} exists` });
+    else if (o.ifUnchanged) {
+      guards.push({ sub, key, absent: false, was: JSON.stringify(o.ifUnchanged), what: `${what} changed` });
+    }
+  }
+  return guards;
+}
 /**
  * abstract-level's method for implementors (classic-level's is the native batch): the public batch()
  * checks and re-encodes each op into a copy first, which cost 3.5x the native call on this box (6 ops:
@@ -80,13 +120,18 @@ function deepFreeze<T>(v: T): T {
 }
 
 export class LevelStore implements Store {
-  readonly shared = false;
   readonly db: Level<string, Json>;
   readonly #subs: Map<SublevelName, Sub>;
   readonly #cache: Lru<string, Slot>;
   #queue: Pending[] = [];
   #flushing = false;
-  readonly stats: StoreStats = { reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0 };
+  /** Keys written by batches sent to LevelDB and not landed yet: their text (undefined: deleted), and by whom. */
+  readonly #inFlight = new Map<string, { text: string | undefined; by: object }>();
+  /** The process-lifetime sublevels' records: prefixed key → JSON text. */
+  readonly #memory = new Map<string, string>();
+  readonly stats: StoreStats = {
+    reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, conflicts: 0,
+  };
 
   private constructor(db: Level<string, Json>, cacheEntries: number) {
     this.db = db;
@@ -116,6 +161,10 @@ export class LevelStore implements Store {
 
   /** One record, or undefined. Values of cached kinds are frozen: copy before changing. */
   async get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined> {
+    if (PROCESS_LIFETIME.has(name)) {
+      const text = this.#memory.get(prefixed(name, key));
+      return text === undefined ? undefined : JSON.parse(text) as T;
+    }
     if (!CACHED.has(name)) {
       this.stats.reads++;
       return this.#read<T>(name, key);
@@ -168,6 +217,7 @@ export class LevelStore implements Store {
     } catch (e) {
       return Promise.reject(e);
     }
+    if (ops.every((o) => PROCESS_LIFETIME.has(o.sub))) return this.#writeMemory(ops);
     this.stats.writes++;
     const t0 = performance.now();
     if (opts.sync === false) return this.#flush([{ ops, resolve: () => {}, reject: () => {}, t0 }], false);
@@ -202,36 +252,76 @@ export class LevelStore implements Store {
   async #flush(group: Pending[], sync: boolean): Promise<void> {
     // encoded once, here: the sublevel prefix and JSON text of each record go to the root database as
     // utf8, so abstract-level does no per-op sublevel or json encoding; the cache takes the same text
-    const batch: RawOp[] = [];
-    let t0 = 0;
+    let encoded: { p: Pending; all: RawOp[]; guards: Guard[] }[];
     try {
-      for (const p of group) {
-        for (const o of p.ops) {
-          const key = prefixed(o.sub, o.key);
-          batch.push(o.type === 'put' ? { type: 'put', key, value: JSON.stringify(o.value) } : { type: 'del', key });
-        }
-      }
-      t0 = performance.now();
-      const raw = this.db as unknown as Partial<Implementor>;
-      if (this.db.status === 'open' && typeof raw._batch === 'function') await raw._batch(batch, { sync });
-      else await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
+      encoded = group.map((p) => ({ p, all: p.ops.map(rawOp), guards: guardsOf(p.ops) }));
     } catch (e) {
       // a record JSON cannot encode fails its batch here as the disk would: nothing of the group lands
       if (group.length === 1) group[0]!.reject(e);
       throw e;
     }
+    // in order: a batch's guards see what the batches before it in the group write
+    const token = {};
+    const landing = encoded.filter((b) => {
+      const failed = b.guards.find((g) => this.#fails(g));
+      if (failed) return this.#refuse(b.p, failed, group.length === 1);
+      for (const o of b.all) this.#inFlight.set(o.key, { text: o.value, by: token });
+      return true;
+    });
+    if (!landing.length) return;
+    const all = landing.flatMap((b) => b.all);
+    const batch = all.filter((o) => !inMemory(o.key));
+    const t0 = performance.now();
+    try {
+      const raw = this.db as unknown as Partial<Implementor>;
+      if (this.db.status === 'open' && typeof raw._batch === 'function') await raw._batch(batch, { sync });
+      else await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
+    } catch (e) {
+      if (group.length === 1) group[0]!.reject(e);
+      throw e;
+    } finally {
+      for (const o of all) if (this.#inFlight.get(o.key)?.by === token) this.#inFlight.delete(o.key);
+    }
     observe(FLUSH[+sync]!, since(t0));
     if (sync) {
       this.stats.syncedFlushes++;
-      observe(GROUP, group.length);
+      observe(GROUP, landing.length);
     } else this.stats.unsyncedFlushes++;
-    let i = 0;
-    for (const p of group) for (const o of p.ops) this.#written(o, batch[i++]!.value);
+    for (const b of landing) b.p.ops.forEach((o, i) => this.#written(o, b.all[i]!.value));
     const done = BATCH[+sync]!;
-    for (const p of group) {
+    for (const { p } of landing) {
       observe(done, since(p.t0));
       p.resolve();
     }
+  }
+
+  /**
+   * Refuses a batch whose guard failed: a store conflict, counted; thrown too when it was the flush's only
+   * batch (an unsynced write's caller awaits the flush itself). Returns false (it does not land).
+   */
+  #refuse(p: Pending, failed: Guard, alone: boolean): false {
+    this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
+    const e = storeConflict(failed.what);
+    p.reject(e);
+    if (alone) throw e;
+    return false;
+  }
+
+  #fails(g: Guard): boolean {
+    const text = this.#currentText(g.sub, g.key);
+    return g.absent ? text !== undefined : text !== g.was;
+  }
+
+  /** A key's text as the batches sent so far leave it: in flight, else cached, else read from LevelDB. */
+  #currentText(sub: SublevelName, key: string): string | undefined {
+    const k = prefixed(sub, key);
+    const pending = this.#inFlight.get(k);
+    if (pending) return pending.text;
+    if (PROCESS_LIFETIME.has(sub)) return this.#memory.get(k);
+    const slot = CACHED.has(sub) ? this.#cache.peek(`${sub}\0${key}`) : undefined;
+    if (slot && 'text' in slot) return slot.text;
+    if (slot && 'value' in slot) return slot.value === undefined ? undefined : JSON.stringify(slot.value);
+    return this.db.getSync(k, UTF8) as unknown as string | undefined;
   }
 
   /**
@@ -239,6 +329,12 @@ export class LevelStore implements Store {
    * frozen copy (the caller keeps its own object, free to change), so a hit and a miss read the same.
    */
   #written(o: Op, text: string | undefined): void {
+    if (PROCESS_LIFETIME.has(o.sub)) {
+      const k = prefixed(o.sub, o.key);
+      if (text === undefined) this.#memory.delete(k);
+      else this.#memory.set(k, text);
+      return;
+    }
     if (!CACHED.has(o.sub)) return;
     this.#cache.set(`${o.sub}\0${o.key}`, text === undefined ? { value: undefined } : { text });
   }
@@ -248,17 +344,59 @@ export class LevelStore implements Store {
    * several sublevels from one snapshot see one state, whatever is written meanwhile.
    */
   async *entries<T extends StoredRecord = Json>(name: SublevelName, range: Range = {}): AsyncGenerator<[string, T]> {
+    if (PROCESS_LIFETIME.has(name)) {
+      for (const [k, text] of this.#memoryRange(name, range)) yield [k, JSON.parse(text) as T];
+      return;
+    }
     const it = this.sub(name).iterator(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
     for await (const [k, v] of it) yield [k, v as T];
   }
 
   async *keys(name: SublevelName, range: Range = {}): AsyncGenerator<string> {
+    if (PROCESS_LIFETIME.has(name)) {
+      for (const [k] of this.#memoryRange(name, range)) yield k;
+      return;
+    }
     yield* this.sub(name).keys(range as Omit<Range, 'snapshot'> & { snapshot?: LevelSnapshot });
+  }
+
+  /** A batch of process-lifetime records alone: guarded, then applied in memory at once. */
+  #writeMemory(ops: readonly Op[]): Promise<void> {
+    try {
+      const failed = guardsOf(ops).find((g) => this.#fails(g));
+      if (failed) {
+        this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
+        throw storeConflict(failed.what);
+      }
+      for (const o of ops) this.#written(o, o.type === 'put' ? JSON.stringify(o.value) : undefined);
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** A process-lifetime sublevel's records within `range`, in key order (byte-wise UTF-8, as LevelDB's). */
+  #memoryRange(name: SublevelName, range: Range): [string, string][] {
+    const prefix = prefixed(name, '');
+    const utf8 = (s: string) => Buffer.from(s, 'utf8');
+    const cmp = (a: string, b: string) => Buffer.compare(utf8(a), utf8(b));
+    const inRange = (k: string) => (range.gt === undefined || cmp(k, range.gt) > 0)
+      && (range.gte === undefined || cmp(k, range.gte) >= 0) && (range.lt === undefined || cmp(k, range.lt) < 0)
+      && (range.lte === undefined || cmp(k, range.lte) <= 0);
+    const rows = [...this.#memory].filter(([k]) => k.startsWith(prefix))
+      .map(([k, text]): [string, string] => [k.slice(prefix.length), text])
+      .filter(([k]) => inRange(k)).sort(([a], [b]) => cmp(a, b));
+    return range.limit === undefined ? rows : rows.slice(0, range.limit);
   }
 
   /** LevelDB's implicit snapshot, taken now (synchronously): iterators given it read that state. */
   snapshot(): Promise<StoreSnapshot> {
     return Promise.resolve(this.db.snapshot());
+  }
+
+  /** One node owns a data dir: its records need no node part. */
+  nodeScope(_nodeId: string): string {
+    return '';
   }
 
   /** One process owns the database (LevelDB's LOCK file): nobody else to lock out. */

@@ -128,7 +128,6 @@ function writeParams(ops: readonly Op[]): { values: unknown[]; guarded: boolean 
 }
 
 export class PgStore implements Store {
-  readonly shared = true;
   readonly stats: StoreStats = {
     reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, retries: 0, conflicts: 0,
   };
@@ -329,6 +328,11 @@ export class PgStore implements Store {
    * releases it when that connection ends, so a process killed outright does not keep it. Lost if that
    * connection breaks while the store is open (the guards in the data still hold then).
    */
+  /** Nodes share the database: each node's own records are named by its node id. */
+  nodeScope(nodeId: string): string {
+    return nodeId;
+  }
+
   async lockSession(name: string): Promise<boolean> {
     const c = new pg.Client({ connectionString: this.#url, application_name: 'svcd session lock' });
     c.on('error', () => {}); // a broken lock connection: the lock is gone, nothing else to do

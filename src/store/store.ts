@@ -6,6 +6,7 @@ import type { Store as StoreContract } from './contract.ts';
 
 export * from './contract.ts';
 export { LevelStore } from './level-store.ts';
+export { copyRecords } from './copy.ts';
 
 /** The store contract (a type), and `Store.open(dataDir)`: the default store, LevelDB in that data dir. */
 export type Store = StoreContract;

@@ -88,3 +88,10 @@ test('records are typed where they are read and written: fewer than 10 `as unkno
     .filter((l) => l.includes('as unknown as')).map((l) => `${relative(SRC, f)}: ${l.trim()}`));
   t.true(found.length < 10, found.join('\n'));
 });
+
+test('the core never asks which store engine it has: no engine checks outside src/store', (t) => {
+  const found = files(SRC).filter((f) => !relative(SRC, f).startsWith('store/')).flatMap((f) =>
+    readFileSync(f, 'utf8').split('\n').filter((l) => /\bstore\.shared\b|instanceof (LevelStore|PgStore)/.test(l))
+      .map((l) => `${relative(SRC, f)}: ${l.trim()}`));
+  t.deepEqual(found, []);
+});

@@ -17,7 +17,7 @@ import { acceptQuote, findQuote, sweepExpired } from '../../src/core/quotes.ts';
 import { verifyReceipt, type SignedReceipt } from '../../src/core/receipts.ts';
 import { ServiceError } from '../../src/errors.ts';
 import { idPart, key } from '../../src/store/key-codec.ts';
-import { create, put, replace, type Json, type Op } from '../../src/store/store.ts';
+import { create, isStoreConflict, put, replace, type Json, type Op } from '../../src/store/store.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 import { credit, ledgerHolds, quote, refused } from '../support/money.ts';
 import type { NodeIdentity } from '../../src/core/node-identity.ts';
@@ -148,7 +148,7 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
   const at = f.clock.now();
   const rec = claimedRecord(token, at);
   t.deepEqual(rec, { token_sha256: createHash('sha256').update(token).digest('hex'), created_at: at.toISOString() });
-  // a claim is a create; a change is a compare-and-set over the record read (a shared store checks both)
+  // a claim is a create; a change is a compare-and-set over the record read (the store checks both)
   const id = idPart('m-t');
   t.deepEqual(machineOps('m-t', rec, undefined), [create('machines', id, rec as unknown as Json)]);
   const changed = { ...rec, open_invoices: { inv_0: 1 } };
@@ -161,7 +161,11 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
   t.deepEqual(await authenticate(f.store, 'm-t', token), rec);
   f.clock.advance(1000);
   const next = newToken();
-  await f.store.write(rotateOps('m-t', { ...rec, open_invoices: { inv_1: 5 } }, next, f.clock.now()));
+  const withInvoice = { ...rec, open_invoices: { inv_1: 5 } };
+  await f.store.write(machineOps('m-t', withInvoice, rec));
+  const stale = await t.throwsAsync(f.store.write(rotateOps('m-t', rec, next, f.clock.now())));
+  t.true(isStoreConflict(stale), 'a rotation over a record that has changed since it was read lands nothing');
+  await f.store.write(rotateOps('m-t', withInvoice, next, f.clock.now()));
   const rotated = await authenticate(f.store, 'm-t', next);
   t.deepEqual(rotated, { token_sha256: createHash('sha256').update(next).digest('hex'), created_at: rec.created_at,
     rotated_at: f.clock.now().toISOString(), open_invoices: { inv_1: 5 } });

@@ -231,7 +231,7 @@ test.serial('quote guard: the sweeper reads only due expiry entries, and skips o
   const account = await f.ctx.ledger.account('m-q');
   before = reads(f);
   t.is(await sweepExpired(f.ctx), 0);
-  t.is(reads(f) - before, 2, 'one read per due entry');
+  t.is(reads(f) - before, 4, 'per due entry: its quote, and its machine\'s account (the seq withMachine notes)');
   t.deepEqual(await f.ctx.ledger.account('m-q'), account, 'nothing released');
   f.clock.set(later.expires_ms);
   const counted = await transitions();

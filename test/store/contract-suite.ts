@@ -5,7 +5,9 @@
 // PostgreSQL's own behaviour (migrations, guards, retries, two nodes) is test/store/postgres.test.ts.
 import type { ExecutionContext } from 'ava';
 import { idPart, key, numPart } from '../../src/store/key-codec.ts';
-import { del, put, type Json, type Range, type Store, type SublevelName } from '../../src/store/store.ts';
+import {
+  create, del, delIf, isStoreConflict, put, replace, type Json, type Range, type Store, type SublevelName,
+} from '../../src/store/store.ts';
 import { prng } from '../helpers.ts';
 
 export interface Backend {
@@ -243,5 +245,56 @@ export function contractSuite(contract: Contract): void {
     } finally {
       await snap.close();
     }
+  });
+
+  contract('guards: a create whose key exists refuses the whole batch as a store conflict, synced or not',
+    async (t, b) => {
+      const { store } = await b.open(t);
+      await store.write([create('journal', 'm!1', { n: 1 }), put('accounts', 'm', { seq: 1 })]);
+      const e = await t.throwsAsync(store.write([
+        put('accounts', 'm', { seq: 'lost' }), create('journal', 'm!2', { n: 2 }), create('journal', 'm!1', { n: 0 }),
+      ]));
+      t.true(isStoreConflict(e), String(e));
+      t.is((e as { code?: string }).code, 'busy', 'a conflict that reaches a client is busy: retry');
+      t.deepEqual(await store.get('accounts', 'm'), { seq: 1 }, 'nothing of the refused batch landed');
+      t.is(await store.get('journal', 'm!2'), undefined);
+      t.deepEqual(await store.get('journal', 'm!1'), { n: 1 });
+      t.is(store.stats.conflicts, 1);
+      await store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 33 })]);
+      t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, with the put');
+      await t.throwsAsync(store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 4 })]),
+        { message: /ledger changed under this write/ }, 'and still a create');
+      const unsynced = await t.throwsAsync(store.write([create('journal', 'm!1', { n: 0 })], { sync: false }));
+      t.true(isStoreConflict(unsynced));
+      await store.write([put('idempotency', 'k', { r: 1 })], { sync: false });
+      t.deepEqual(await store.get('idempotency', 'k'), { r: 1 }, 'and the store goes on');
+    });
+
+  contract('guards: compare-and-set and compare-and-delete land only on the value as read', async (t, b) => {
+    const { store } = await b.open(t);
+    await store.write([put('leases', 'sweeps', { holder: 'a', expires_ms: 1 }), put('machines', 'm', { v: 1 })]);
+    const lease = (await store.get('leases', 'sweeps'))!;
+    const machine = (await store.get('machines', 'm'))!; // a cached kind on LevelDB
+    await store.write([replace('leases', 'sweeps', { holder: 'b', expires_ms: 2 }, lease)]);
+    const stale = await t.throwsAsync(store.write([replace('leases', 'sweeps', { holder: 'c', expires_ms: 3 }, lease)]));
+    t.true(isStoreConflict(stale), 'compared with a value that has changed since: refused');
+    t.deepEqual(await store.get('leases', 'sweeps'), { holder: 'b', expires_ms: 2 });
+    await t.throwsAsync(store.write([delIf('leases', 'sweeps', lease)]), { message: /ledger changed/ });
+    await store.write([delIf('leases', 'sweeps', (await store.get('leases', 'sweeps'))!)]);
+    t.is(await store.get('leases', 'sweeps'), undefined);
+    await store.write([replace('machines', 'm', { v: 2 }, machine)]);
+    t.true(isStoreConflict(await t.throwsAsync(store.write([replace('machines', 'm', { v: 3 }, machine)]))));
+    t.deepEqual(await store.get('machines', 'm'), { v: 2 });
+  });
+
+  contract('guards: of concurrent batches that each create one key, exactly one lands', async (t, b) => {
+    const { store } = await b.open(t);
+    const tries = await Promise.allSettled(Array.from({ length: 8 }, (_, i) =>
+      store.write([create('idempotency_running', 'k', { holder: `n${i}` }), put('receipts', `r${i}`, { i })],
+        { sync: i % 2 === 0 })));
+    const landed = tries.filter((r) => r.status === 'fulfilled').length;
+    t.is(landed, 1);
+    t.true(tries.every((r) => r.status === 'fulfilled' || isStoreConflict(r.reason)));
+    t.is((await keysOf(store, 'receipts')).length, 1, 'the refused batches landed nothing');
   });
 }

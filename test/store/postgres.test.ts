@@ -62,7 +62,6 @@ testNeeding(test, 'guards: a create whose key exists refuses the whole batch as 
   const url = await (await postgres()).freshDatabase();
   const store = await PgStore.open(url, { poolSize: 2 });
   t.teardown(() => store.close());
-  t.true(store.shared);
   await store.write([create('journal', 'm!1', { n: 1 }), put('accounts', 'm', { seq: 1 })]);
   const e = await t.throwsAsync(store.write([
     put('accounts', 'm', { seq: 'lost' }), create('journal', 'm!2', { n: 2 }), create('journal', 'm!1', { n: 'again' }),
