@@ -5,7 +5,7 @@
 // request returns the stored result, with a different request it is 409.
 import { ServiceError } from '../errors.ts';
 import { executionInputs, serviceByName, type ExecutionCommand } from '../protocol/services.ts';
-import { del, put } from '../store/store.ts';
+import { del, put, type Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import { canonicalDigest, sha256Hex } from '../protocol/canonical.ts';
 import { QUOTES_ENTERING, expiredQuote, expiryKey, findQuote, isExpired, type QuoteRecord } from './quotes.ts';
@@ -46,8 +46,14 @@ function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
   }
 }
 
+/**
+ * Runs an accepted quote's execution once: the capture, the executed quote, the receipt and the
+ * execution record go in one synced batch, with `seal`'s ops when the request carries an idempotency
+ * key (its reply record: one synced write for a keyed execution). An executed quote replays the same
+ * request's result and refuses another.
+ */
 export async function execute(
-  ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs,
+  ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs, seal?: (result: Record<string, unknown>) => Op[],
 ): Promise<Record<string, unknown>> {
   return ctx.ledger.withMachine(a.machine_id, async () => {
     const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id);
@@ -96,6 +102,7 @@ export async function execute(
       put('receipts', signed.receipt.receipt_id, signed),
       put('executions', q.quote_id, { request_digest: requestDigest, result }),
       ...ops,
+      ...(seal ? seal(result) : []),
     ]);
     QUOTES_ENTERING.executed.v++;
     return result;

@@ -140,6 +140,23 @@ test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch 
   t.is(lost.machine_token, claimed.machine_token, 'a lost claim reply is recoverable with its key');
 });
 
+test('an idempotent execution records its reply in the batch of the capture: one synced write', async (t) => {
+  const core = await openCore(t);
+  const token = await funded(core, 'keyed-x');
+  const auth = { token };
+  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'keyed-x', bits: 64 }, undefined, 'gateway');
+  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'keyed-x' }, auth, 'gateway');
+  const run = { quote_id: q.quote_id, machine_id: 'keyed-x', bits: 64, idempotency_key: 'exec-1' };
+  const before = { ...core.ctx.store.stats };
+  const first = await core.handle('GET_PULSE', run, auth, 'gateway');
+  t.is(delta(core.ctx.store.stats, before).writes, 1, 'capture, receipt, execution and reply record: one batch');
+  const replay = await core.handle('GET_PULSE', run, auth, 'gateway');
+  t.is(replay.idempotent_replayed, true);
+  t.is(replay.receipt_id, first.receipt_id);
+  const other = await core.handle('GET_PULSE', { ...run, idempotency_key: 'exec-2' }, auth, 'gateway');
+  t.is(other.receipt_id, first.receipt_id, 'another key for the executed quote: its result, not a second run');
+});
+
 test('an id this node did not issue, or issued to another machine, is refused without a read', async (t) => {
   const core = await openCore(t);
   const token = await funded(core, 'ids-a');

@@ -33,7 +33,8 @@ const receiptHandler: Handler = (n, { args }) => receipt(n.ctx, args.receipt_id 
 /** Every paid execution of the registry runs through execute() (the sandbox's has its own, sandbox.ts). */
 const paid = ALL_COMMANDS.filter((c) => c.execution && c.access === 'paid');
 const executions: Record<string, Handler> = Object.fromEntries(paid.map((c) => {
-  const run: Handler = (n, { args }) => execute(n.ctx, c.name as ExecutionCommand, argsAs<ExecutionArgs>(args));
+  const run: Handler = (n, { args, idem }) =>
+    execute(n.ctx, c.name as ExecutionCommand, argsAs<ExecutionArgs>(args), idem?.seal);
   return [c.name, run];
 }));
 
