@@ -20,7 +20,7 @@ import {
   type Settled,
 } from './invoices.ts';
 import { transferIndexOp } from './transfers.ts';
-import { locksPerOwner } from './keyed-mutex.ts';
+import { lockTable, type Held } from './lock-order.ts';
 
 /** A token transfer to a rail's address, as a watcher saw it at its trusted head. */
 export interface Deposit {
@@ -90,9 +90,10 @@ export function depositId(rail: Rail['rail'], txId: string, logIndex: number): s
 /** The payment reference a deposit settles its invoice with. */
 export const depositReference = (d: Deposit): string => `${d.tx_id}:${d.log_index}`;
 
-/** Check-then-write on one deposit's record: one transfer at a time in a node (under it, machine then rail locks). */
-const depositLocks = locksPerOwner();
-const withDeposit = <T>(ctx: CoreContext, id: string, fn: () => Promise<T>) => depositLocks(ctx.store, id, fn);
+/** Check-then-write on one deposit's record: one transfer at a time in a node (the outermost lock). */
+const depositLocks = lockTable('deposit');
+const withDeposit = <T>(ctx: CoreContext, id: string, fn: (held: Held) => Promise<T>) =>
+  depositLocks(ctx.store, id, null, fn);
 
 export async function loadDeposit(ctx: CoreContext, id: string): Promise<DepositRecord | undefined> {
   return ctx.store.get<DepositRecord>('deposits', id);
@@ -115,7 +116,7 @@ export async function recordDeposit(
   ctx: CoreContext, d: Deposit,
 ): Promise<{ deposit: DepositRecord; fresh: boolean }> {
   const id = depositId(d.rail, d.tx_id, d.log_index);
-  return withDeposit(ctx, id, async () => {
+  return withDeposit(ctx, id, async (held) => {
     const known = await loadDeposit(ctx, id);
     if (known) return { deposit: known, fresh: false };
     const now = ctx.now();
@@ -127,7 +128,7 @@ export async function recordDeposit(
     const match = await matchTransfer(ctx, d.rail, d.amount, paidMs, now.getTime());
     let toQueue: QueueMatch;
     if ('credit' in match) {
-      const credited = await creditOnSight(ctx, seen, match.credit, match.mode);
+      const credited = await creditOnSight(ctx, seen, match.credit, match.mode, held);
       if ('deposit' in credited) return credited;
       toQueue = credited;
     } else {
@@ -153,7 +154,7 @@ export async function recordDeposit(
  * to write instead.
  */
 async function creditOnSight(
-  ctx: CoreContext, seen: DepositRecord, inv: InvoiceRecord, mode: SettleMode,
+  ctx: CoreContext, seen: DepositRecord, inv: InvoiceRecord, mode: SettleMode, held: Held,
 ): Promise<{ deposit: DepositRecord; fresh: boolean } | QueueMatch> {
   const id = seen.deposit_id;
   const rec: DepositRecord = {
@@ -161,7 +162,7 @@ async function creditOnSight(
     credited_at: ctx.now().toISOString(),
   };
   const attach: DepositAttachment = {
-    deposit_id: id, ref: { deposit_id: id }, ...(seen.block_time ? { paidAt: seen.block_time } : {}),
+    deposit_id: id, held, ref: { deposit_id: id }, ...(seen.block_time ? { paidAt: seen.block_time } : {}),
     ops: [create('deposits', id, rec), transferIndexOp(seen.rail, seen.tx_id, seen.log_index, id)],
   };
   try {
@@ -263,7 +264,7 @@ function notQueued(dep: DepositRecord): ServiceError {
 export async function claimDeposit(
   ctx: CoreContext, id: string, invoiceId: string,
 ): Promise<{ deposit: DepositRecord; invoice: InvoiceRecord }> {
-  return withDeposit(ctx, id, async () => {
+  return withDeposit(ctx, id, async (held) => {
     const dep = await loadDeposit(ctx, id);
     if (!dep) throw new ServiceError('not_found', `no deposit ${id}`);
     if (dep.state !== 'unmatched') throw notQueued(dep);
@@ -280,6 +281,7 @@ export async function claimDeposit(
     try {
       settled = await settle(ctx, invoiceId, depositReference(dep), 'claim', {
         deposit_id: id,
+        held,
         // compared with the unmatched record read above: a claim of it on another node meanwhile refuses this one
         ops: [replace('deposits', id, rec, dep),
           ...(queue_key ? [del('unmatched_deposits', queue_key)] : [])],

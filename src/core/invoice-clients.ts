@@ -9,16 +9,19 @@ import { idPart } from '../store/key-codec.ts';
 import { create, replace, type Json, type Op } from '../store/store.ts';
 import { DEFAULT_OPEN_INVOICES_PER_ADDRESS } from './config.ts';
 import type { CoreContext } from './context.ts';
-import { locksPerOwner } from './keyed-mutex.ts';
+import { lockTable, type Held } from './lock-order.ts';
 
 /** The invoices of one client address: invoice_id → expires_ms (expired ones are dropped on the next write). */
 interface ClientInvoices extends Json { open: Record<string, number> }
 
-const clientLocks = locksPerOwner();
+const clientLocks = lockTable('client');
 
-/** Check-then-write on one address's record: one FUND_ACCOUNT of that address at a time in a node. */
-export const withClient = <T>(ctx: CoreContext, client: string, fn: () => Promise<T>) =>
-  clientLocks(ctx.store, client, fn);
+/**
+ * Check-then-write on one address's record: one FUND_ACCOUNT of that address at a time in a node, under
+ * the machine's lock (`outer`).
+ */
+export const withClient = <T>(ctx: CoreContext, client: string, outer: Held, fn: (held: Held) => Promise<T>) =>
+  clientLocks(ctx.store, client, outer, fn);
 
 /**
  * The ops that add `invoiceId` to the client address's open invoices, or a refusal when it holds the

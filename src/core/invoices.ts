@@ -21,7 +21,7 @@ import { newId } from './ids.ts';
 import { clientInvoiceOps, withClient } from './invoice-clients.ts';
 import { canonicalOrAsIs } from './payment-reference.ts';
 import { resolveReference } from './transfers.ts';
-import { locksPerOwner } from './keyed-mutex.ts';
+import { lockTable, type Held } from './lock-order.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 import { invoiceTransitions } from '../metrics/metrics.ts';
 
@@ -65,6 +65,8 @@ export interface InvoiceRecord {
  */
 export interface DepositAttachment {
   deposit_id: string;
+  /** the deposit's lock, when the settlement is taken under it (lock-order.ts) */
+  held?: Held;
   ops: Op[];
   ref: Record<string, string>;
   creditUnits?: bigint;
@@ -106,8 +108,7 @@ const ALLOCATION_TRIES = 64;
  * invoice's, so two nodes that picked one amount cannot both write it: the loser's batch is refused and
  * withMachine runs fundAccount again, which picks afresh (a bounded number of times, then busy).
  */
-const railLocks = locksPerOwner();
-const withRail = <T>(ctx: CoreContext, rail: Rail['rail'], fn: () => Promise<T>) => railLocks(ctx.store, rail, fn);
+const railLocks = lockTable('rail');
 
 export function invoiceView(inv: InvoiceRecord): Record<string, unknown> {
   const { expires_ms: _e, ...rest } = inv;
@@ -145,9 +146,7 @@ export async function loadInvoice(ctx: CoreContext, invoiceId: string): Promise<
 }
 
 /** Check-then-write on one payment reference: one settlement with it at a time in a node. */
-const referenceLocks = locksPerOwner();
-const withReference = <T>(ctx: CoreContext, reference: string, fn: () => Promise<T>) =>
-  referenceLocks(ctx.store, reference, fn);
+const referenceLocks = lockTable('reference');
 
 /** The settlement_refs key of a payment reference (the key codec's: any well-formed text, ordered). */
 export const referenceKey = (reference: string): string => key(idPart(reference));
@@ -210,7 +209,7 @@ export async function fundAccount(
   idem?: { record: string; seal: (r: FundResult) => Op[] },
   client?: string,
 ): Promise<FundResult> {
-  return ctx.ledger.withMachine(a.machine_id, async () => {
+  return ctx.ledger.withMachine(a.machine_id, async (machineHeld) => {
     const rec = await getMachine(ctx.store, a.machine_id);
     if (rec) checkToken(rec, token);
     const rail = railFor(ctx, a.network, a.asset);
@@ -225,10 +224,10 @@ export async function fundAccount(
     const invoiceId = newId('inv');
     const expiresMs = now.getTime() + ctx.config.invoiceTtlMs;
     // the client address's own bound, across machine_ids (none for a caller without an address: in process)
-    const perClient = (fn: (ops: Op[]) => Promise<{ invoice: InvoiceRecord; machine_token?: string }>) =>
-      (client === undefined ? fn([]) : withClient(ctx, client, async () =>
-        fn(await clientInvoiceOps(ctx, client, invoiceId, expiresMs))));
-    return perClient((clientOps) => withRail(ctx, rail.rail, async () => {
+    const perClient = (fn: (ops: Op[], held: Held) => Promise<FundResult>) =>
+      (client === undefined ? fn([], machineHeld) : withClient(ctx, client, machineHeld, async (held) =>
+        fn(await clientInvoiceOps(ctx, client, invoiceId, expiresMs), held)));
+    return perClient((clientOps, held) => railLocks(ctx.store, rail.rail, held, async () => {
       const { amount, taken } = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
       const inv: InvoiceRecord = {
         invoice_id: invoiceId, machine_id: a.machine_id, state: 'pending', units: a.units,
@@ -311,12 +310,12 @@ export async function settle(
 ): Promise<Settled> {
   const first = await loadInvoice(ctx, invoiceId);
   const reference = await resolveReference(ctx.store, first.rail, given);
-  return ctx.ledger.withMachine(first.machine_id, async () => {
+  return ctx.ledger.withMachine(first.machine_id, async (held) => {
     const inv = await loadInvoice(ctx, invoiceId);
     if (inv.state === 'settled') return { invoice: settledAlready(inv, reference), landed: false };
     const now = ctx.now();
     const late = lateness(inv, mode, now);
-    return withReference(ctx, reference, async () => {
+    return referenceLocks(ctx.store, reference, held, async () => {
       const other = await creditedElsewhere(ctx, reference, inv.invoice_id);
       if (other) throw referenceUsed(reference, other);
       const acct = await ctx.ledger.account(inv.machine_id);
@@ -350,7 +349,7 @@ export async function settle(
       INVOICES_ENTERING[late ? 'settled_late' : 'settled'].v++;
       return { invoice: next, landed: true };
     });
-  });
+  }, deposit?.held ?? null);
 }
 
 /**

@@ -22,19 +22,3 @@ export class KeyedMutex {
 
   get size(): number { return this.#tails.size; }
 }
-
-/** Runs `fn` holding `key`'s lock among the locks kept for `owner`. */
-export type OwnedLocks = <T>(owner: object, key: string, fn: () => Promise<T>) => Promise<T>;
-
-/**
- * A lock table per owner (a module's locks per store: tests open many stores in one process), made on
- * first use and dropped with its owner.
- */
-export function locksPerOwner(): OwnedLocks {
-  const tables = new WeakMap<object, KeyedMutex>();
-  return (owner, key, fn) => {
-    let locks = tables.get(owner);
-    if (!locks) tables.set(owner, (locks = new KeyedMutex()));
-    return locks.run(key, fn);
-  };
-}

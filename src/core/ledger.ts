@@ -16,6 +16,7 @@ import {
   create, isStoreConflict, put, storeConflict, type Op, type Store, type StoreSnapshot,
 } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
+import { checkOrder, type Held } from './lock-order.ts';
 
 
 export interface Account { available: bigint; reserved: bigint; seq: number }
@@ -46,16 +47,19 @@ export class Ledger {
 
   /**
    * Runs fn with the machine's account locked: the only way to read-then-change an account. The seq is
-   * read first, and the operation runs again on a store conflict (another node wrote meanwhile).
+   * read first, and the operation runs again on a store conflict (another node wrote meanwhile). `outer`:
+   * the lock this one is taken under (lock-order.ts: only a deposit's).
    */
-  async withMachine<T>(machineId: string, fn: () => Promise<T>): Promise<T> {
+  async withMachine<T>(machineId: string, fn: (held: Held) => Promise<T>, outer: Held | null = null): Promise<T> {
+    checkOrder('machine', outer);
     const expected = this.#expected;
+    const held: Held = { kind: 'machine', outer };
     for (let run = 1; ; run++) {
       try {
         return await this.#locks.run(`m:${machineId}`, async () => {
           expected.set(machineId, (await this.account(machineId)).seq);
           try {
-            return await fn();
+            return await fn(held);
           } finally {
             expected.delete(machineId);
           }
@@ -107,7 +111,8 @@ export class Ledger {
   }
 
   /**
-   * The account a change builds on must be the one seen when the operation began (or one it wrote since). A newer one means another node wrote meanwhile, and what the operation read before
+   * The account a change builds on must be the one seen when the operation began (or one it wrote since).
+   * A newer one means another node wrote meanwhile, and what the operation read before
    * (a quote's state, an invoice's) may be stale: refuse, so that withMachine runs it again.
    */
   #follows(machineId: string, acct: Account): void {

@@ -109,7 +109,8 @@ test.serial('rate limiter: the flooder\'s exhausted window survives 100,000 othe
   for (let i = 0; i < 130; i++) if (l.take('public_low', flooder, now).allowed) allowed++;
   t.is(allowed, 120);
   // the flooder's window is the oldest in the table: the one an oldest-first eviction dropped
-  for (let i = 0; i < 100_500; i++) l.take('public_low', addressWindowKey(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`), now + 1);
+  const address = (i: number) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`;
+  for (let i = 0; i < 100_500; i++) l.take('public_low', addressWindowKey(address(i)), now + 1);
   t.true(l.size <= 100_000, `bounded: ${l.size}`);
   let after = 0;
   for (let i = 0; i < 130; i++) if (l.take('public_low', flooder, now + 2).allowed) after++;

@@ -60,7 +60,10 @@ test('200 concurrent paid flows from one address through fetch: no transport err
   const odd = met.filter((m) => !actionable(m)).map((m) => `${m.status} ${m.code}`);
   t.deepEqual(odd, [], 'every answer 200, or 429/503 with Retry-After');
   const counts = new Map<string, number>();
-  for (const m of met) counts.set(`${m.status} ${m.code ?? ''}`.trim(), (counts.get(`${m.status} ${m.code ?? ''}`.trim()) ?? 0) + 1);
+  for (const m of met) {
+    const k = `${m.status} ${m.code ?? ''}`.trim();
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
   t.log(`${met.length} answers: ${[...counts].map(([k, v]) => `${k} × ${v}`).join(', ')}; ${executed} flows executed`);
 
   t.is(await s.stop(), 0);

@@ -26,7 +26,8 @@ function importsOf(file: string): string[] {
 /** The strongly connected components of more than one file (Tarjan). */
 function circles(graph: Map<string, string[]>): string[][] {
   let next = 0;
-  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], on = new Set<string>();
+  const index = new Map<string, number>(), low = new Map<string, number>();
+  const stack: string[] = [], on = new Set<string>();
   const out: string[][] = [];
   const visit = (v: string): void => {
     index.set(v, next); low.set(v, next); next++;

@@ -23,7 +23,9 @@ function open(port: number): Promise<Lines> {
     let buf = '';
     let ended = false;
     const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['svc/1'] },
-      () => resolve({ socket, lines: () => buf.split('\n').filter(Boolean).map((l) => JSON.parse(l)), ended: () => ended }));
+      () => resolve({
+        socket, lines: () => buf.split('\n').filter(Boolean).map((l) => JSON.parse(l)), ended: () => ended,
+      }));
     socket.setEncoding('utf8');
     socket.on('data', (d: string) => { buf += d; });
     socket.on('end', () => { ended = true; });

@@ -261,7 +261,7 @@ export function contractSuite(contract: Contract): void {
       t.deepEqual(await store.get('journal', 'm!1'), { n: 1 });
       t.is(store.stats.conflicts, 1);
       await store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 33 })]);
-      t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, with the put');
+      t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, put');
       await t.throwsAsync(store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 4 })]),
         { message: /ledger changed under this write/ }, 'and still a create');
       const unsynced = await t.throwsAsync(store.write([create('journal', 'm!1', { n: 0 })], { sync: false }));
@@ -276,7 +276,8 @@ export function contractSuite(contract: Contract): void {
     const lease = (await store.get('leases', 'sweeps'))!;
     const machine = (await store.get('machines', 'm'))!; // a cached kind on LevelDB
     await store.write([replace('leases', 'sweeps', { holder: 'b', expires_ms: 2 }, lease)]);
-    const stale = await t.throwsAsync(store.write([replace('leases', 'sweeps', { holder: 'c', expires_ms: 3 }, lease)]));
+    const later = { holder: 'c', expires_ms: 3 };
+    const stale = await t.throwsAsync(store.write([replace('leases', 'sweeps', later, lease)]));
     t.true(isStoreConflict(stale), 'compared with a value that has changed since: refused');
     t.deepEqual(await store.get('leases', 'sweeps'), { holder: 'b', expires_ms: 2 });
     await t.throwsAsync(store.write([delIf('leases', 'sweeps', lease)]), { message: /ledger changed/ });
