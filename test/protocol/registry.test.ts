@@ -108,11 +108,11 @@ test('registry: every args and result schema compiles under JSON Schema 2020-12'
   }
 });
 
-// the contract, beside the repository (SVC_SHARED_SPEC names another copy)
-const specPath = process.env.SVC_SHARED_SPEC ?? fileURLToPath(new URL('../../../shared/spec/SPEC.md', import.meta.url));
+// the contract: the repository's copy of it (test/contract/README.md), or SVC_SHARED_SPEC's
+const specPath = process.env.SVC_SHARED_SPEC ?? fileURLToPath(new URL('../contract/SPEC.md', import.meta.url));
 const spec = existsSync(specPath) ? specPath : null;
-const specNeed = { what: '../shared/spec/SPEC.md', present: spec !== null, hint: 'set SVC_SHARED_SPEC' };
-testNeeding(test, 'registry: the command table in ../shared/spec/SPEC.md matches', specNeed, (t) => {
+const specNeed = { what: 'the contract (test/contract/SPEC.md)', present: spec !== null, hint: 'set SVC_SHARED_SPEC' };
+testNeeding(test, 'registry: the command table in the contract (SPEC.md) matches', specNeed, (t) => {
   const text = readFileSync(spec!, 'utf8');
   const rows = [...text.matchAll(/^\| ([A-Z_]+) \| (\w+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$/gm)]
     .map((m) => [m[1], m[2], m[3], m[4]!.trim()]);
@@ -130,7 +130,7 @@ testNeeding(test, 'registry: the command table in ../shared/spec/SPEC.md matches
   t.regex(text, /Commands \(21 in total/);
 });
 
-// the contract's Versioning table (SPEC "Versioning"), typed here so the check runs without ../shared
+// the contract's Versioning table (SPEC "Versioning"), typed here: the registry's versions are checked against it
 const VERSIONING: Record<string, string | number> = {
   'API version string': 'v1.0.5',
   'path prefix': '/api/v1',
@@ -150,7 +150,7 @@ test('version strings match the typed copy of the contract\'s Versioning table',
   t.deepEqual(Object.values(VERSIONS), Object.values(VERSIONING));
 });
 
-testNeeding(test, 'version strings: the typed Versioning table is the one in ../shared/spec/SPEC.md', specNeed, (t) => {
+testNeeding(test, 'version strings: the typed Versioning table is the one in the contract (SPEC.md)', specNeed, (t) => {
   const text = readFileSync(spec!, 'utf8');
   for (const [item, value] of Object.entries(VERSIONING)) {
     t.true(text.includes(`| ${item} | ${value} |`), `${item} = ${value} in SPEC.md`);
