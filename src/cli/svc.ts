@@ -205,8 +205,10 @@ export function buildProgram(
   ]);
   const g = () => program.opts<Globals>();
   const purpose = (name: string) => commandSpec(name)!.purpose;
+  /** A registry command's public CLI name (the registry's `cli`; QUOTE has one per service, by index). */
+  const cliName = (name: string, i = 0) => commandSpec(name)!.cli[i]!;
 
-  const hello = program.command('hello').description(`${purpose('HELLO')} (the proof is verified)`)
+  const hello = program.command(cliName('HELLO')).description(`${purpose('HELLO')} (the proof is verified)`)
     .option('--nonce <nonce>', 'nonce the edge proof must sign (8..128 of A-Z a-z 0-9 _ -; default: a random one)')
     .option('--node-key <b64url>', 'also require this node public key (pin it from the manifest\'s node.public_key)')
     .action((o: { nonce?: string; nodeKey?: string }) => run(async () => {
@@ -230,10 +232,11 @@ export function buildProgram(
     ['svc hello --nonce my-nonce-123 --json'],
     ['svc hello --node-key <node.public_key from the manifest>'],
   ]);
-  examples(program.command('caps').description(purpose('CAPS')).action(() => run(() => call(g(), 'CAPS', {}))), [
+  const caps = program.command(cliName('CAPS')).description(purpose('CAPS'));
+  examples(caps.action(() => run(() => call(g(), 'CAPS', {}))), [
     ['svc caps'], ['svc --json caps', 'the capability list as JSON'],
   ]);
-  examples(program.command('balance').description(purpose('BALANCE'))
+  examples(program.command(cliName('BALANCE')).description(purpose('BALANCE'))
     .action(() => run(() => call(g(), 'BALANCE', { machine_id: needMachine(g()) }, { auth: true }))), [
     [`svc ${M} balance`, 'the token: SVC_MACHINE_TOKEN or the credentials file'],
     [`svc ${M} --json balance`],
@@ -244,7 +247,7 @@ export function buildProgram(
   for (const s of SERVICES) {
     const body = quoteBodySchema(s.service);
     const props = body.properties as Record<string, Schema>;
-    const c = program.command(`quote-${s.service}`)
+    const c = program.command(cliName('QUOTE', SERVICES.indexOf(s)))
       .description(`${purpose('QUOTE')}: ${s.service} (${s.command}; billing ${s.quoteBilling})`)
       .option('--bits <n>', described('bits', props.bits!), int('--bits'));
     if (s.bytes !== null) {
@@ -272,7 +275,7 @@ export function buildProgram(
     }));
   }
 
-  examples(program.command('accept-quote').description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
+  examples(program.command(cliName('ACCEPT_QUOTE')).description(purpose('ACCEPT_QUOTE')).argument('<quote_id>')
     .option('--idempotency-key <key>', described('replay-safe key', argOf('ACCEPT_QUOTE', 'idempotency_key')))
     .action((quoteId: string, o: { idempotencyKey?: string }) => run(() => {
       const args = clean({ quote_id: quoteId, machine_id: needMachine(g()), idempotency_key: o.idempotencyKey });
@@ -280,7 +283,7 @@ export function buildProgram(
     })), [[`svc ${M} accept-quote q1…`, 'the quote_id a quote-<service> returned']]);
 
   for (const s of SERVICES) {
-    const c = program.command(s.service)
+    const c = program.command(cliName(s.command))
       .description(`${purpose(s.command)} (${s.command}; paid: needs an accepted quote)`).argument('<quote_id>')
       .option('--bits <n>', 'bits (at most the quoted bits)', int('--bits'));
     const inputs = executionInputs(s);
@@ -300,15 +303,15 @@ export function buildProgram(
     ]);
   }
 
-  examples(program.command('get-receipt').description(purpose('GET_RECEIPT')).argument('<receipt_id>')
+  examples(program.command(cliName('GET_RECEIPT')).description(purpose('GET_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'GET_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }, { auth: true }),
     )), [[`svc ${M} get-receipt rcpt_…`, 'the receipt_id an execution returned']]);
-  examples(program.command('verify-receipt').description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
+  examples(program.command(cliName('VERIFY_RECEIPT')).description(purpose('VERIFY_RECEIPT')).argument('<receipt_id>')
     .action((id: string) => run(
       () => call(g(), 'VERIFY_RECEIPT', { receipt_id: id, machine_id: needMachine(g()) }),
     )), [[`svc ${M} verify-receipt rcpt_…`, 'free: the node re-verifies its signature']]);
-  const fund = program.command('fund-account')
+  const fund = program.command(cliName('FUND_ACCOUNT'))
     .description(`${purpose('FUND_ACCOUNT')} (the first invoice claims the machine_id and returns its token once)`)
     .requiredOption('--units <n>', described('whole svcC to fund', argOf('FUND_ACCOUNT', 'units')), int('--units'))
     .addOption(
@@ -340,7 +343,7 @@ export function buildProgram(
   examples(fund, [
     [`svc ${M} fund-account --units 5 --network TRON --asset USDT`, 'pay amount_due to pay_to before expires_at'],
   ]);
-  examples(program.command('invoice-status').description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
+  examples(program.command(cliName('INVOICE_STATUS')).description(purpose('INVOICE_STATUS')).argument('<invoice_id>')
     .action((id: string) => run(
       () => call(g(), 'INVOICE_STATUS', { invoice_id: id, machine_id: needMachine(g()) }, { auth: true }),
     )), [[`svc ${M} invoice-status inv_…`, 'pending, settled or expired']]);

@@ -96,3 +96,14 @@ test('the core never asks which store engine it has: no engine checks outside sr
       .map((l) => `${relative(SRC, f)}: ${l.trim()}`));
   t.deepEqual(found, []);
 });
+
+test('names the registry gives are written there only: CLI command names, the sandbox\'s and registry routes\' paths',
+  (t) => {
+    const svc = readFileSync(join(SRC, 'cli/svc.ts'), 'utf8');
+    const typed = ALL_COMMANDS.flatMap((c) => c.cli).filter((n) => svc.includes(`command('${n}')`));
+    t.deepEqual(typed, [], 'svc.ts names these commands by hand');
+    const paths = ALL_COMMANDS.flatMap((c) => [c.http?.path, c.gatewayRoute?.path]).filter((p) => p !== undefined);
+    const elsewhere = files(join(SRC, 'gateway')).flatMap((f) => paths
+      .filter((p) => readFileSync(f, 'utf8').includes(`'${p}'`)).map((p) => `${relative(SRC, f)}: ${p}`));
+    t.deepEqual(elsewhere, [], 'the gateway writes these registry paths by hand');
+  });
