@@ -201,9 +201,13 @@ export class LevelStore implements Store {
     // open, the synchronous native read: LevelDB answers from its memtable, block cache, bloom filters
     // or the OS page cache in about 1 µs, where the async get spends 10–13 µs of this thread queueing a
     // worker and resolving its promise (docs/decisions.md, "Point reads are synchronous")
-    const text = (this.db.status === 'open' ? this.db.getSync(k, UTF8) : await this.db.get(k, UTF8)) as unknown as
-      string | undefined;
+    const text = this.db.status === 'open' ? this.#textSync(k) : await this.db.get(k, UTF8) as string | undefined;
     return text === undefined ? undefined : JSON.parse(text) as T;
+  }
+
+  /** A record's JSON text straight from the open database (utf8 in, utf8 out), or undefined. */
+  #textSync(k: string): string | undefined {
+    return this.db.getSync(k, UTF8) as unknown as string | undefined;
   }
 
   /**
@@ -321,7 +325,7 @@ export class LevelStore implements Store {
     const slot = CACHED.has(sub) ? this.#cache.peek(`${sub}\0${key}`) : undefined;
     if (slot && 'text' in slot) return slot.text;
     if (slot && 'value' in slot) return slot.value === undefined ? undefined : JSON.stringify(slot.value);
-    return this.db.getSync(k, UTF8) as unknown as string | undefined;
+    return this.#textSync(k);
   }
 
   /**
