@@ -236,7 +236,7 @@ export async function fundAccount(
         amount_due: amount.toString(), amount_due_decimal: decimal(amount),
         created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
       };
-      // a claim names the idempotency record that keeps its sealed token (core.ts), if any
+      // a claim names the idempotency record that keeps its sealed token (keyed-requests.ts), if any
       const claimed = () => ({ ...claimedRecord(claimToken!, now), ...(idem ? { replay_record: idem.record } : {}) });
       const next: MachineRecord = { ...(rec ?? claimed()), open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
       const reply = claimToken ? { invoice: inv, machine_token: claimToken } : { invoice: inv };

@@ -1,7 +1,7 @@
 // Serves the discovery documents and pages, registered from the route table (path, media type,
 // caching; its CORS flag is applied by embed-routes.ts's middleware); only bodies are built here,
 // from the registry and the node facts (core HELLO and PAYMENT_INFO, cached a minute). The sandbox,
-// /mcp and the other /api/v1 routes are app.ts's.
+// /mcp (mcp-routes.ts) and the other /api/v1 routes (api-routes.ts, command-routes.ts) are mounted apart.
 // Pages carry a Content-Security-Policy: no script at all, except the API reference, which may run
 // the Redoc bundle served here from the installed package (never a CDN), and the verifier, which runs
 // the embedding kit bundled by verify-bundle.ts and compiles the kernels.
@@ -158,7 +158,7 @@ export function discoveryRoutes(
 
   for (const r of PUBLIC_ROUTES) {
     const body = bodies[r.aliasOf ?? r.id];
-    if (!body || r.method !== 'GET') continue; // served by app.ts (api, sandbox, mcp) or below (status)
+    if (!body || r.method !== 'GET') continue; // served by api-routes, sandbox-routes, mcp-routes, or below (status)
     router.get(r.path, async (ctx) => {
       limit(ctx); // first: a limited client costs no core call and no rendering
       // CORS (r.cors): embed-routes.ts sets it before any route runs, on errors too (RFC 7033)

@@ -2,7 +2,7 @@
 // both protocol eras — 2026-07-28 (per-request _meta, no session, server/discover) through the v2
 // server package's createMcpHandler, and the 2025 revisions (the 1.x SDK's initialize) through a
 // per-request stateless transport in JSON mode. A whitelist of free tools whose input and output
-// schemas are the registry's own. GET /mcp (405) and the HTTP limits are app.ts's.
+// schemas are the registry's own. GET /mcp (405) and the HTTP limits are mcp-routes.ts's.
 import {
   McpServer, WebStandardStreamableHTTPServerTransport, createMcpHandler, fromJsonSchema, isLegacyRequest,
   type JsonSchemaType, type JsonSchemaValidatorResult, type jsonSchemaValidator,
@@ -186,10 +186,10 @@ const jsonRpcError = (status: number, message: string) => Response.json(
   { jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status },
 );
 
-/** The header app.ts sets on the requests it forwards: the client's address (never what the client wrote). */
+/** The header mcp-routes.ts sets on the requests it forwards: the client's address (never what the client wrote). */
 export const MCP_CLIENT_HEADER = 'x-svc-client';
 
-/** The endpoint app.ts mounts: fetch(Request, { parsedBody }) → Response, and close(). */
+/** The endpoint mcp-routes.ts mounts: fetch(Request, { parsedBody }) → Response, and close(). */
 export interface McpEndpoint {
   fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-// Two shapes every gateway route shares (app.ts, embed-routes.ts): the router's path syntax for a
+// Two shapes every gateway route shares (the route groups, embed-routes.ts): the router's path syntax for a
 // registry path, and the success envelope of a JSON answer (SPEC "Endpoints").
 
 /** /api/v1/pulses/{index} → /api/v1/pulses/:index */
