@@ -267,7 +267,15 @@ export class LevelStore implements Store {
     // in order: a batch's guards see what the batches before it in the group write
     const token = {};
     const landing = encoded.filter((b) => {
-      const failed = b.guards.find((g) => this.#fails(g));
+      let failed: Guard | undefined;
+      try {
+        failed = b.guards.find((g) => this.#fails(g));
+      } catch (e) {
+        // a guard that cannot be read (the store is closing) refuses its batch as the write itself would
+        b.p.reject(e);
+        if (group.length === 1) throw e;
+        return false;
+      }
       if (failed) return this.#refuse(b.p, failed, group.length === 1);
       for (const o of b.all) this.#inFlight.set(o.key, { text: o.value, by: token });
       return true;

@@ -298,4 +298,17 @@ export function contractSuite(contract: Contract): void {
     t.true(tries.every((r) => r.status === 'fulfilled' || isStoreConflict(r.reason)));
     t.is((await keysOf(store, 'receipts')).length, 1, 'the refused batches landed nothing');
   });
+
+  contract('guards: a guarded write sent as the store closes is answered, landed or refused, never left waiting',
+    async (t, b) => {
+      const { store } = await b.open(t);
+      await store.write([put('leases', 'x', { v: 1 })]);
+      const was = (await store.get('leases', 'x'))!;
+      const closing = store.close();
+      const write = store.write([replace('leases', 'x', { v: 2 }, was)]).then(() => 'landed', () => 'refused');
+      await closing;
+      // a write left waiting never settles: after 10 s it counts as that (the answer comes in microseconds)
+      const waiting = new Promise((r) => setTimeout(() => r('left waiting'), 10_000).unref());
+      t.true(['landed', 'refused'].includes(await Promise.race([write, waiting]) as string));
+    });
 }
