@@ -114,7 +114,8 @@ test('quote ids: forged, altered or another machine\'s are refused (404 / 409)',
   t.is(await codeOf(id, 'owner', token), 'quote_not_issued');
 });
 
-test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch of its effects', async (t) => {
+test('an idempotent ACCEPT_QUOTE, execution or FUND_ACCOUNT records its reply in the batch of its effects',
+  async (t) => {
   const core = await openCore(t);
   const token = await funded(core, 'keyed');
   const auth = { token };
@@ -126,6 +127,15 @@ test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch 
   const replay = await core.handle('ACCEPT_QUOTE', accept, auth, 'gateway');
   t.is(replay.idempotent_replayed, true);
   t.is(replay.quote_id, first.quote_id);
+  const run = { quote_id: q.quote_id, machine_id: 'keyed', bits: 64, idempotency_key: 'exec-1' };
+  before = { ...core.ctx.store.stats };
+  const executed = await core.handle('GET_PULSE', run, auth, 'gateway');
+  t.is(delta(core.ctx.store.stats, before).writes, 1, 'one atomic batch: capture, receipt, execution and reply record');
+  const rerun = await core.handle('GET_PULSE', run, auth, 'gateway');
+  t.is(rerun.idempotent_replayed, true);
+  t.is(rerun.receipt_id, executed.receipt_id);
+  const other = await core.handle('GET_PULSE', { ...run, idempotency_key: 'exec-2' }, auth, 'gateway');
+  t.is(other.receipt_id, executed.receipt_id, 'another key for the executed quote: its result, not a second run');
   const fund = { machine_id: 'keyed', units: 1, network: 'Base', asset: 'USDC', idempotency_key: 'fund-1' };
   before = { ...core.ctx.store.stats };
   const inv = await core.handle('FUND_ACCOUNT', fund, auth, 'gateway');
@@ -138,23 +148,6 @@ test('an idempotent ACCEPT_QUOTE or FUND_ACCOUNT records its reply in the batch 
   t.is(delta(core.ctx.store.stats, before).writes, 1);
   const lost = await core.handle('FUND_ACCOUNT', claim, undefined, 'gateway', '127.0.0.1');
   t.is(lost.machine_token, claimed.machine_token, 'a lost claim reply is recoverable with its key');
-});
-
-test('an idempotent execution records its reply in the batch of the capture: one synced write', async (t) => {
-  const core = await openCore(t);
-  const token = await funded(core, 'keyed-x');
-  const auth = { token };
-  const q = await core.handle('QUOTE', { service: 'get-pulse', machine_id: 'keyed-x', bits: 64 }, undefined, 'gateway');
-  await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: 'keyed-x' }, auth, 'gateway');
-  const run = { quote_id: q.quote_id, machine_id: 'keyed-x', bits: 64, idempotency_key: 'exec-1' };
-  const before = { ...core.ctx.store.stats };
-  const first = await core.handle('GET_PULSE', run, auth, 'gateway');
-  t.is(delta(core.ctx.store.stats, before).writes, 1, 'capture, receipt, execution and reply record: one batch');
-  const replay = await core.handle('GET_PULSE', run, auth, 'gateway');
-  t.is(replay.idempotent_replayed, true);
-  t.is(replay.receipt_id, first.receipt_id);
-  const other = await core.handle('GET_PULSE', { ...run, idempotency_key: 'exec-2' }, auth, 'gateway');
-  t.is(other.receipt_id, first.receipt_id, 'another key for the executed quote: its result, not a second run');
 });
 
 test('an id this node did not issue, or issued to another machine, is refused without a read', async (t) => {

@@ -268,6 +268,7 @@ export function contractSuite(contract: Contract): void {
       t.true(isStoreConflict(unsynced));
       await store.write([put('idempotency', 'k', { r: 1 })], { sync: false });
       t.deepEqual(await store.get('idempotency', 'k'), { r: 1 }, 'and the store goes on');
+      t.is(store.stats.unsyncedFlushes, 1, 'the refused unsynced batch was never flushed');
     });
 
   contract('guards: compare-and-set and compare-and-delete land only on the value as read', async (t, b) => {

@@ -1,5 +1,5 @@
 // What only the PostgreSQL store does (the contract itself is test/store/contract-suite.ts): versioned,
-// idempotent migrations under an advisory lock; ifAbsent guards that refuse a whole batch; a deadlock
+// idempotent migrations under an advisory lock (guards are the contract suite's, on both engines); a deadlock
 // run again; and two stores on one database (two nodes) writing one machine's journal, where the
 // per-machine sequence lets one commit and sends the other back to read afresh.
 import test from 'ava';
@@ -15,7 +15,7 @@ import { TransparencyLog } from '../../src/core/tlog.ts';
 import { Kernels } from '../../src/kernels/index.ts';
 import { MIGRATIONS } from '../../src/store/pg-migrations.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
-import { create, isStoreConflict, put, storeConflict } from '../../src/store/store.ts';
+import { isStoreConflict, put, storeConflict } from '../../src/store/store.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile, twoStores } from '../support/postgres.ts';
 import { until } from '../support/until.ts';
@@ -55,33 +55,6 @@ testNeeding(test, 'migrations: a database newer than this code, or with another 
   await (await PgStore.open(renamed, { poolSize: 1 })).close();
   await sql(renamed, `UPDATE svc_migrations SET name = 'something-else' WHERE version = 1`);
   await t.throwsAsync(PgStore.open(renamed, { poolSize: 1 }), { message: /migration 1 is "something-else"/ });
-});
-
-testNeeding(test, 'guards: a create whose key exists refuses the whole batch as a store conflict', POSTGRES,
-  async (t) => {
-  const url = await (await postgres()).freshDatabase();
-  const store = await PgStore.open(url, { poolSize: 2 });
-  t.teardown(() => store.close());
-  await store.write([create('journal', 'm!1', { n: 1 }), put('accounts', 'm', { seq: 1 })]);
-  const e = await t.throwsAsync(store.write([
-    put('accounts', 'm', { seq: 'lost' }), create('journal', 'm!2', { n: 2 }), create('journal', 'm!1', { n: 'again' }),
-  ]));
-  t.true(isStoreConflict(e), String(e));
-  t.is((e as { code?: string }).code, 'busy', 'a conflict that reaches a client is busy: retry');
-  t.deepEqual(await store.get('accounts', 'm'), { seq: 1 }, 'nothing of the refused batch landed');
-  t.is(await store.get('journal', 'm!2'), undefined);
-  t.deepEqual(await store.get('journal', 'm!1'), { n: 1 });
-  t.is(store.stats.conflicts, 1);
-  await store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 33 })]);
-  t.deepEqual(await store.get('journal', 'm!3'), { n: 33 }, 'a create then a put of one key: created, with the put');
-  await t.throwsAsync(store.write([create('journal', 'm!3', { n: 3 }), put('journal', 'm!3', { n: 4 })]),
-    { message: /ledger changed under this write/ }, 'and still a create');
-  // the same through an unsynced write (its own transaction), and the store goes on
-  const unsynced = await t.throwsAsync(store.write([create('journal', 'm!1', { n: 0 })], { sync: false }));
-  t.true(isStoreConflict(unsynced));
-  await store.write([put('idempotency', 'k', { r: 1 })], { sync: false });
-  t.deepEqual(await store.get('idempotency', 'k'), { r: 1 });
-  t.is(store.stats.unsyncedFlushes, 1);
 });
 
 testNeeding(test, 'a deadlock with another transaction is run again, and the batch lands once', POSTGRES, async (t) => {
