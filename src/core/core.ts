@@ -7,7 +7,6 @@ import { RateLimiter, addressWindowKey, type WindowGrant } from '../protocol/rat
 import { commandSpec, type RateClass } from '../protocol/registry.ts';
 import type { Auth, Handler, Idem, Listener, NodeState, Reply } from './call.ts';
 import { HANDLERS } from './commands/index.ts';
-import { caps, health } from './commands/node-info.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
 import { commandDone } from './core-metrics.ts';
@@ -20,8 +19,6 @@ import { sweepLease, sweepRound } from './sweeps.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import type { WatchLog } from './watchers/poll-loop.ts';
 import { Watchers } from './watchers/watchers.ts';
-
-export type { Auth, Listener } from './call.ts';
 
 export class Core implements NodeState {
   readonly ctx: CoreContext;
@@ -127,9 +124,6 @@ export class Core implements NodeState {
   giveBackWindow(klass: RateClass, client: string, start: number, n: number): void {
     this.#limits.giveBack(klass, addressWindowKey(client), start, n);
   }
-
-  caps(): Reply { return caps(); }
-  health(): Reply { return health(this); }
 
   /** Starts a chain watcher per configured rail (docs/settlement.md); svcd calls it once its listeners are up. */
   startWatchers(log: WatchLog): void {

@@ -14,7 +14,8 @@ import { ServiceError, exposeError, isFault } from '../errors.ts';
 import type { AddressedBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame, type RequestFrame } from '../protocol/wire.ts';
-import type { Core, Listener } from '../core/core.ts';
+import type { Listener } from '../core/call.ts';
+import type { Core } from '../core/core.ts';
 
 export interface ConnectionOptions {
   listener: Listener;

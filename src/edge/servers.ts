@@ -19,7 +19,8 @@ import { AddressedBudget } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
 import { countConnections } from '../metrics/metrics.ts';
-import type { Core, Listener } from '../core/core.ts';
+import type { Listener } from '../core/call.ts';
+import type { Core } from '../core/core.ts';
 import { refuseConnection, serveConnection, type Served } from './connection.ts';
 
 export interface Listeners {

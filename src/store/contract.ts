@@ -151,6 +151,28 @@ export function checkOps(ops: readonly Op[]): void {
   }
 }
 
+/**
+ * A batch as each key's guard reads it (Op): per key, the op that wins (the last) and whether any op of
+ * the key was a create (a create then a put is still a create); a create then a delete is refused. Both
+ * engines check their guards from this.
+ */
+export function lastOpPerKey(ops: readonly Op[]): { op: Op; created: boolean }[] {
+  const last = new Map<string, Op>();
+  const created = new Set<string>();
+  for (const o of ops) {
+    const k = `${o.sub}\0${o.key}`;
+    last.delete(k);
+    last.set(k, o);
+    if (o.type === 'put' && o.ifAbsent) created.add(k);
+  }
+  return [...last].map(([k, op]) => {
+    if (op.type === 'del' && created.has(k)) {
+      throw new RangeError(`a batch may not create and then delete ${op.sub} ${op.key}`);
+    }
+    return { op, created: created.has(k) };
+  });
+}
+
 /** The refusal of a batch whose guard failed: another node wrote first; read again and retry. */
 export function storeConflict(what: string): ServiceError {
   return new ServiceError('busy', `the ledger changed under this write (${what}); retry`, { store_conflict: true });

@@ -11,8 +11,8 @@
 // rail), so one flush never holds two writes that depend on each other. Op's guards (ifAbsent,
 // ifUnchanged) are checked as on PostgreSQL, in the order batches go to LevelDB: against what batches
 // sent and not yet landed wrote, else the cache, else one synchronous read (about 1 µs); a batch whose
-// guard fails is refused alone as a store conflict and the rest of its group goes down. Only guarded
-// ops pay for it.
+// guard fails is refused alone as a store conflict and the rest of its group goes down. A guarded op
+// costs that lookup; every op costs a map entry while its batch is on its way.
 //
 // Records of the process-lifetime sublevels (contract.ts: the idempotency keys being run) live in this
 // process's memory only, read, written and guarded like the others: a batch of them alone touches no
@@ -29,7 +29,7 @@ import { Level } from 'level';
 import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import { Lru } from './lru.ts';
 import {
-  checkOps, PROCESS_LIFETIME, storeConflict, SUBLEVELS, type Json, type Op, type StoredRecord, type Range,
+  checkOps, lastOpPerKey, PROCESS_LIFETIME, storeConflict, SUBLEVELS, type Json, type Op, type StoredRecord, type Range,
   type Store, type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
 
@@ -84,21 +84,12 @@ interface Guard { sub: SublevelName; key: string; absent: boolean; was?: string;
  */
 function guardsOf(ops: readonly Op[]): Guard[] {
   if (!ops.some((o) => o.ifUnchanged || (o.type === 'put' && o.ifAbsent))) return [];
-  const last = new Map<string, Op>();
-  const created = new Set<string>();
-  for (const o of ops) {
-    const k = prefixed(o.sub, o.key);
-    last.set(k, o);
-    if (o.type === 'put' && o.ifAbsent) created.add(k);
-  }
   const guards: Guard[] = [];
-  for (const [k, o] of last) {
-    const { sub, key } = o;
+  for (const { op: { sub, key, ifUnchanged }, created } of lastOpPerKey(ops)) {
     const what = `${sub} ${key}`;
-    if (o.type === 'del' && created.has(k)) throw new RangeError(`a batch may not create and then delete ${what}`);
-    if (created.has(k)) guards.push({ sub, key, absent: true, what: `${what} exists` });
-    else if (o.ifUnchanged) {
-      guards.push({ sub, key, absent: false, was: JSON.stringify(o.ifUnchanged), what: `${what} changed` });
+    if (created) guards.push({ sub, key, absent: true, what: `${what} exists` });
+    else if (ifUnchanged) {
+      guards.push({ sub, key, absent: false, was: JSON.stringify(ifUnchanged), what: `${what} changed` });
     }
   }
   return guards;
@@ -312,11 +303,16 @@ export class LevelStore implements Store {
    * batch (an unsynced write's caller awaits the flush itself). Returns false (it does not land).
    */
   #refuse(p: Pending, failed: Guard, alone: boolean): false {
-    this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
-    const e = storeConflict(failed.what);
+    const e = this.#conflict(failed);
     p.reject(e);
     if (alone) throw e;
     return false;
+  }
+
+  /** A failed guard's store conflict, counted. */
+  #conflict(failed: Guard): Error {
+    this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
+    return storeConflict(failed.what);
   }
 
   #fails(g: Guard): boolean {
@@ -376,10 +372,7 @@ export class LevelStore implements Store {
   #writeMemory(ops: readonly Op[]): Promise<void> {
     try {
       const failed = guardsOf(ops).find((g) => this.#fails(g));
-      if (failed) {
-        this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
-        throw storeConflict(failed.what);
-      }
+      if (failed) throw this.#conflict(failed);
       for (const o of ops) this.#written(o, o.type === 'put' ? JSON.stringify(o.value) : undefined);
       return Promise.resolve();
     } catch (e) {

@@ -9,9 +9,8 @@
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
 import {
-  checkOps, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store, type StoreSnapshot,
-  type StoreStats,
-  type SublevelName,
+  checkOps, lastOpPerKey, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store,
+  type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
 import { migrate } from './pg-migrations.ts';
 
@@ -91,22 +90,13 @@ class PgSnapshot implements StoreSnapshot {
  * nothing) on a value JSON cannot encode.
  */
 function writeParams(ops: readonly Op[]): { values: unknown[]; guarded: boolean } {
-  const last = new Map<string, Op>();
-  const created = new Set<string>();
-  for (const o of ops) {
-    const k = `${o.sub}\0${o.key}`;
-    last.delete(k);
-    last.set(k, o);
-    if (o.type === 'put' && o.ifAbsent) created.add(k);
-  }
   const gone: [string[], Buffer[]] = [[], []];
   const made: [string[], Buffer[], string[]] = [[], [], []];
   const kept: [string[], Buffer[], string[]] = [[], [], []];
   const swapped: [string[], Buffer[], string[], string[]] = [[], [], [], []];
   const dropped: [string[], Buffer[], string[]] = [[], [], []];
-  for (const [k, o] of last) {
+  for (const { op: o, created } of lastOpPerKey(ops)) {
     if (o.type === 'del') {
-      if (created.has(k)) throw new RangeError(`a batch may not create and then delete ${o.sub} ${o.key}`);
       if (o.ifUnchanged) {
         dropped[0].push(o.sub); dropped[1].push(utf8(o.key)); dropped[2].push(JSON.stringify(o.ifUnchanged));
       } else {
@@ -114,12 +104,12 @@ function writeParams(ops: readonly Op[]): { values: unknown[]; guarded: boolean 
       }
       continue;
     }
-    if (!created.has(k) && o.ifUnchanged) {
+    if (!created && o.ifUnchanged) {
       swapped[0].push(o.sub); swapped[1].push(utf8(o.key)); swapped[2].push(JSON.stringify(o.value));
       swapped[3].push(JSON.stringify(o.ifUnchanged));
       continue;
     }
-    const to = created.has(k) ? made : kept; // a create then a put of one key: still a create
+    const to = created ? made : kept; // a create then a put of one key: still a create
     to[0].push(o.sub); to[1].push(utf8(o.key)); to[2].push(JSON.stringify(o.value));
   }
   const wanted = swapped[0].length + dropped[0].length;
@@ -323,16 +313,16 @@ export class PgStore implements Store {
     return new PgSnapshot(c);
   }
 
-  /**
-   * A session advisory lock on a connection of its own, outside the pools, held until close(): the server
-   * releases it when that connection ends, so a process killed outright does not keep it. Lost if that
-   * connection breaks while the store is open (the guards in the data still hold then).
-   */
   /** Nodes share the database: each node's own records are named by its node id. */
   nodeScope(nodeId: string): string {
     return nodeId;
   }
 
+  /**
+   * A session advisory lock on a connection of its own, outside the pools, held until close(): the server
+   * releases it when that connection ends, so a process killed outright does not keep it. Lost if that
+   * connection breaks while the store is open (the guards in the data still hold then).
+   */
   async lockSession(name: string): Promise<boolean> {
     const c = new pg.Client({ connectionString: this.#url, application_name: 'svcd session lock' });
     c.on('error', () => {}); // a broken lock connection: the lock is gone, nothing else to do

@@ -36,7 +36,7 @@ function hello(ctx: CoreContext, nonce: string | undefined): Reply {
 }
 
 /** CAPS: the registry as this node offers it. */
-export function caps(): Reply {
+function caps(): Reply {
   return {
     protocol: PROTOCOL, version: VERSION, capability_count: CAPABILITIES.length, capabilities: CAPABILITIES,
     commands: COMMANDS.map((c) => ({
@@ -53,7 +53,7 @@ export function caps(): Reply {
 }
 
 /** HEALTH: serving or stopping, the kernel pool, the pulse chain and the watchers. */
-export function health(node: NodeState): Reply {
+function health(node: NodeState): Reply {
   const ctx = node.ctx;
   return {
     status: node.stopping ? 'stopping' : 'ok', version: VERSION, node_id: ctx.identity.nodeId,
