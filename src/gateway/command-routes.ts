@@ -13,7 +13,7 @@ import type { Ctx, GatewayParts, State } from './parts.ts';
 import { envelope, toRouterPath } from './routing.ts';
 
 /** The registry commands this module mounts: every one with an HTTP form whose route is not mounted elsewhere. */
-export const ROUTED_COMMANDS: readonly CommandSpec[] =
+const ROUTED_COMMANDS: readonly CommandSpec[] =
   ALL_COMMANDS.filter((c) => c.http && !EMBED_COMMANDS.has(c.name));
 
 export function mountCommandRoutes(router: Router<State>, parts: GatewayParts): void {

@@ -25,16 +25,18 @@ export class DrainState {
 
   refused(): void { this.#counts.refused++; }
 
-  /** A request begins; the function returned ends it (once its response is written out). */
+  /** A request begins; the function returned (one for all requests) ends it once its response is out. */
   begin(): () => void {
     this.#inFlight++;
-    return () => {
-      this.#inFlight--;
-      if (!this.#draining) return;
-      this.#counts.served++;
-      if (this.#inFlight === 0) this.#idle?.();
-    };
+    return this.#end;
   }
+
+  readonly #end = (): void => {
+    this.#inFlight--;
+    if (!this.#draining) return;
+    this.#counts.served++;
+    if (this.#inFlight === 0) this.#idle?.();
+  };
 
   counts(): { served: number; refused: number } { return { ...this.#counts }; }
 
