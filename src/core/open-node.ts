@@ -13,7 +13,7 @@ import { Ledger } from './ledger.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { publishNodeKeys } from './receipts.ts';
-import { clearOwnStaleMarks } from './sweeps.ts';
+import { clearOwnStaleHolds } from './sweeps.ts';
 import { loadTlsMaterial, type TlsMaterial } from './tls-material.ts';
 import { TransparencyLog } from './tlog.ts';
 import { indexRecordedTransfers } from './transfers.ts';
@@ -44,7 +44,7 @@ async function openLedger(config: Config, identity: NodeIdentity): Promise<{ sto
     throw new Error(`another svcd process runs node ${identity.nodeId} on this database: each node needs a node `
       + 'key of its own (copy only quote-key.bin, result-key.bin and bct-key.bin between nodes, docs/scale-out.md)');
   }
-  await clearOwnStaleMarks(store, identity.nodeId, holderId(identity.nodeId));
+  await clearOwnStaleHolds(store, identity.nodeId, holderId(identity.nodeId));
   const ledger = new Ledger(store);
   const check = await ledger.verify();
   if (!check.ok) {

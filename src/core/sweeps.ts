@@ -39,7 +39,7 @@ export async function sweepRound(ctx: CoreContext, lease: Lease): Promise<SweepR
  * once, rather than after they expire, so a client's retry with the same key runs, and the sweeps and
  * watchers start, as soon as the node is back. Other nodes' are theirs. Both are few, so one scan each.
  */
-export async function clearOwnStaleMarks(store: Store, nodeId: string, self: string): Promise<number> {
+export async function clearOwnStaleHolds(store: Store, nodeId: string, self: string): Promise<number> {
   const stale = (v: Json) => (v.holder as string).startsWith(`${nodeId}#`) && v.holder !== self;
   return await deleteMarks(store, 'idempotency_running', stale) + await deleteMarks(store, 'leases', stale);
 }
