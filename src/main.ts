@@ -21,7 +21,10 @@ import { NO_ADDRESS } from './core/rails.ts';
 import { render } from './cli/output.ts';
 import type { Core } from './core/core.ts';
 import { createGateway } from './gateway/app.ts';
-import { answeringFirst, coreNodes, inProcessCaller, svc1Caller, type CoreCaller } from './gateway/core-call.ts';
+import {
+  answeringFirst, coreNodes, inProcessCaller, nodeName, svc1Caller, type CoreCaller, type Mutual,
+} from './gateway/core-call.ts';
+import { loadClusterTls } from './protocol/cluster-tls.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
 import { quoteDesk } from './core/quote-desk.ts';
 import type { RateClass } from './protocol/registry.ts';
@@ -133,6 +136,14 @@ function writeReady(config: Config, ready: Record<string, unknown>): void {
   renameSync(`${config.readyFile}.tmp`, config.readyFile); // readers never see half a file
 }
 
+/** This gateway's cluster certificate, checked (SVC_CLUSTER_*), or null: plain TCP to the nodes. */
+function clusterIdentity(config: Config, log: Logger): Mutual | null {
+  if (!config.clusterTls) return null;
+  const m = loadClusterTls(config.clusterTls);
+  log.info({ name: m.name, not_after: m.notAfter.toISOString() }, 'cluster certificate loaded');
+  return { ca: m.ca, cert: m.cert, key: m.key };
+}
+
 /** What a stop did, for the log line that ends the process. */
 type StopReport = Record<string, unknown>;
 
@@ -152,6 +163,20 @@ function onSignals(log: Logger, stop: () => Promise<StopReport>): void {
   };
   process.on('SIGTERM', () => handler('SIGTERM'));
   process.on('SIGINT', () => handler('SIGINT'));
+}
+
+/**
+ * SIGHUP: `reload` re-reads what can change without a restart (the cluster's TLS files; a gateway's node
+ * list) and says what it loaded; a failed reload keeps what was loaded before and is logged as an error.
+ */
+function onReload(log: Logger, reload: () => Record<string, unknown>): void {
+  process.on('SIGHUP', () => {
+    try {
+      log.info(reload(), 'svcd reloaded (SIGHUP)');
+    } catch (e) {
+      log.error({ err: e }, 'svcd reload failed (SIGHUP): what was loaded before stays');
+    }
+  });
 }
 
 interface GatewayHandle { url: string; close(): Promise<HttpDrainReport> }
@@ -211,7 +236,10 @@ function primaryHandedBack(): Promise<void> {
  * the core over svc/1. It stops when the primary says so, or when the primary is gone.
  */
 async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
-  const backend = svc1Caller({ kind: 'tcp', host: config.backendHost, port: config.backendPort }, {
+  // the core's own backend: on its address, or loopback when it listens on every address
+  const host = ['0.0.0.0', '::'].includes(config.backendHost) ? '127.0.0.1' : config.backendHost;
+  const [node] = coreNodes(`${host.includes(':') ? `[${host}]` : host}:${config.backendPort}`, config.backendPort, clusterIdentity(config, log));
+  const backend = svc1Caller(node!, {
     replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
   });
   // free quotes are answered here (core/quote-desk.ts), admitted from shares of the node's windows that
@@ -322,7 +350,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   }
   if (!parts.core) {
     // the core nodes to spread calls over (docs/scale-out.md "Topology"): SVC_CORE_NODES, else this host's backend
-    const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort);
+    const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort, clusterIdentity(config, log));
     const nodeLog = log.child({ part: 'gateway' });
     const backend = svc1Caller(nodes, {
       replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
@@ -330,7 +358,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     });
     const gw = await startGateway(config, log, backend);
     const metrics = await startMetrics(config);
-    const names = nodes.map((n) => `${n.host}:${n.port}`);
+    const names = nodes.map(nodeName);
     writeReady(config, {
       http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
       metrics: metrics?.address ?? null,
@@ -368,6 +396,10 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     metrics: metrics?.address ?? null,
   };
   core.startWatchers(log.child({ part: 'watchers' }));
+  onReload(log, () => {
+    const m = listeners.reloadClusterTls();
+    return m ? { cluster_certificate: m.name, not_after: m.notAfter.toISOString() } : {};
+  });
   writeReady(config, ready);
   log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
   logPayments(log, config);
@@ -503,6 +535,10 @@ switch (cmd) {
     break;
   case 'selfcheck':
     process.exitCode = runSelfCheck();
+    break;
+  case 'cluster-cert':
+    import('./cli/cluster-cert.ts').then((m) => m.clusterCertCommand(parsed!.args))
+      .then((c) => { process.exitCode = c; }, fail);
     break;
   case 'manifest':
     printManifest().then((c) => { process.exitCode = c; }, fail);

@@ -13,10 +13,12 @@ export const SVCD_COMMANDS = {
   restore: '--expect-sha256 HEX <backup> <data dir>: check a backup (the manifest_sha256 backup printed, hashes, '
     + 'ledger, audit), then create the data dir from it',
   audit: '[--json] [--csv DIR]: the money audit on a stopped node\'s SVC_DATA_DIR (online: svc-admin audit)',
+  'cluster-cert': '--ca DIR NAME [HOST ...]: issue a cluster member\'s certificate for mutual TLS between gateways '
+    + 'and nodes (the CA is created in DIR on first use)',
 } as const;
 
 /** The subcommands that take arguments of their own (main.ts checks them). */
-const TAKES_ARGS: readonly SvcdCommand[] = ['restore', 'audit'];
+const TAKES_ARGS: readonly SvcdCommand[] = ['restore', 'audit', 'cluster-cert'];
 
 export type SvcdCommand = keyof typeof SVCD_COMMANDS;
 
@@ -47,6 +49,7 @@ export function svcdHelp(): string {
     '  SVC_DATA_DIR=/var/lib/svc svcd core    # the core alone, its ledger and keys in /var/lib/svc',
     '  SVC_BASE_URL=https://svc.example svcd manifest',
     '  svcd selfcheck',
+    '  svcd cluster-cert --ca /etc/svc/cluster-ca node-1 10.0.0.11   # then copy ca-cert.pem and node-1-*.pem',
   '  svcd restore --expect-sha256 <manifest_sha256> /backups/svc-2026-11-23 /var/lib/svc-restored',
     '',
     'Exit codes: 0 ok (or stopped by SIGTERM/SIGINT), 1 failed to start or failed check, 2 usage.',

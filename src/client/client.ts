@@ -15,6 +15,11 @@ export type Endpoint =
     kind: 'tls'; host: string; port: number; pin?: string; ca?: string; insecure?: boolean; servername?: string;
     /** source address to connect from (a multi-homed host, or tests speaking as several clients) */
     localAddress?: string;
+    /**
+     * mutual TLS inside a cluster (PEM texts): present `cert` with `key`, and trust `ca` only; the server's
+     * certificate must name `host` (docs/scale-out.md "Across hosts")
+     */
+    mutual?: { ca: string; cert: string; key: string };
   }
   | { kind: 'tcp'; host: string; port: number; localAddress?: string }
   | { kind: 'unix'; path: string };
@@ -249,6 +254,7 @@ async function openSocket(ep: Endpoint, timeoutMs: number): Promise<Socket> {
           ...(ep.localAddress ? { localAddress: ep.localAddress } : {}),
           servername: ep.servername ?? (/^[\d.:]+$/.test(ep.host) ? undefined : ep.host),
           ...(ep.ca ? { ca: readFileSync(ep.ca) } : {}),
+          ...(ep.mutual ? { ca: ep.mutual.ca, cert: ep.mutual.cert, key: ep.mutual.key } : {}),
           // with a pin (or --insecure) the chain is not checked against a CA; the pin is checked below
           rejectUnauthorized: !(pinned || ep.insecure),
           // (node asserts that checkServerIdentity, when present, is a function: omit it otherwise)

@@ -3,6 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultShare } from '../protocol/budgets.ts';
+import type { ClusterTlsFiles } from '../protocol/cluster-tls.ts';
 import { DEFAULT_RATES, parseRate, type RateRules } from '../protocol/rate-limit.ts';
 import { NO_ADDRESS, RAILS, RAIL_FAMILY, isSolanaAddress, type ChainFamily, type Rail } from './rails.ts';
 import { isTronAddress, tronToHex } from './watchers/tron-address.ts';
@@ -66,8 +67,14 @@ export interface Config {
   edgePort: number;
   /** the edge port to publish (SVC_PUBLIC_EDGE_PORT) when clients reach the edge on another port than it binds */
   publicEdgePort: number | null;
+  /** 127.0.0.1 unless `clusterTls` is set (then any address: every peer must hold a cluster certificate) */
   backendHost: string;
   backendPort: number;
+  /**
+   * SVC_CLUSTER_CA, SVC_CLUSTER_CERT, SVC_CLUSTER_KEY (paths): mutual TLS on the backend, between the
+   * gateways and the core nodes of a cluster (docs/scale-out.md "Across hosts"); null: plain TCP on loopback
+   */
+  clusterTls: ClusterTlsFiles | null;
   httpHost: string;
   httpPort: number;
   baseUrl: string | null;
@@ -206,9 +213,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`SVC_DATA_DIR is too long for its admin socket: ${adminSocket} is ${bytes} bytes, and a unix `
       + `socket path holds at most ${UNIX_SOCKET_PATH_MAX}; choose a shorter data dir`);
   }
+  const clusterTls = clusterTlsFiles(env);
   const backendHost = env.SVC_BACKEND_HOST || '127.0.0.1';
-  if (backendHost !== '127.0.0.1') {
-    throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1: the backend is loopback IPv4 only (got ${backendHost})`);
+  if (backendHost !== '127.0.0.1' && !clusterTls) {
+    throw new Error(`SVC_BACKEND_HOST must be 127.0.0.1 while the backend is plain TCP (got ${backendHost}): `
+      + 'another address needs mutual TLS (SVC_CLUSTER_CA, SVC_CLUSTER_CERT, SVC_CLUSTER_KEY)');
   }
   const cert = env.SVC_TLS_CERT || null, key = env.SVC_TLS_KEY || null;
   if ((cert === null) !== (key === null)) throw new Error('SVC_TLS_CERT and SVC_TLS_KEY must be set together');
@@ -220,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     edgePort: int(env, 'SVC_EDGE_PORT', 9443, 0, 65535),
     publicEdgePort: env.SVC_PUBLIC_EDGE_PORT ? int(env, 'SVC_PUBLIC_EDGE_PORT', 0, 1, 65535) : null,
     backendHost,
+    clusterTls,
     backendPort: int(env, 'SVC_BACKEND_PORT', 9444, 0, 65535),
     httpHost: env.SVC_HTTP_HOST || '127.0.0.1',
     httpPort: int(env, 'SVC_HTTP_PORT', 8080, 0, 65535),
@@ -269,6 +279,15 @@ function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: nu
 const MiB = 1 << 20;
 
 /** SVC_PAYMENTS: unset, empty or `live` → live; `local` → local; anything else is refused by name. */
+/** The cluster's TLS files: all three settings, or none. */
+function clusterTlsFiles(env: NodeJS.ProcessEnv): ClusterTlsFiles | null {
+  const names = ['SVC_CLUSTER_CA', 'SVC_CLUSTER_CERT', 'SVC_CLUSTER_KEY'] as const;
+  const set = names.filter((n) => env[n]);
+  if (set.length === 0) return null;
+  if (set.length < names.length) throw new Error(`${names.join(', ')} must be set together (got ${set.join(', ')})`);
+  return { ca: resolve(env.SVC_CLUSTER_CA!), cert: resolve(env.SVC_CLUSTER_CERT!), key: resolve(env.SVC_CLUSTER_KEY!) };
+}
+
 function paymentsMode(v: string | undefined): 'live' | 'local' {
   if (v === undefined || v === '' || v === 'live') return 'live';
   if (v === 'local') return 'local';

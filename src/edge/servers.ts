@@ -1,6 +1,6 @@
 // The three svc/1 listeners of the core (DESIGN.md §1): the public edge (TLS 1.3, ALPN svc/1, one
-// socket on "::" with IPv6-only off so IPv4 and IPv6 both reach it), the backend for the gateway
-// (plain TCP, 127.0.0.1 only — anything else is refused at start) and the admin socket (unix
+// socket on "::" with IPv6-only off so IPv4 and IPv6 both reach it), the backend for the gateways
+// (plain TCP on 127.0.0.1, or mutual TLS on any address: backendServer) and the admin socket (unix
 // socket in the data dir, mode 0600, the only way to reach admin commands). Each listener bounds
 // what strangers can hold: the edge a handshake deadline, connections in total and per client address
 // (a burst over an address's cap waits; what cannot wait gets a `busy` frame, protocol/admission.ts),
@@ -18,7 +18,9 @@ import {
 import { AddressedBudget } from '../protocol/budgets.ts';
 import { encodeLine } from '../protocol/line-codec.ts';
 import { ALPN } from '../protocol/wire.ts';
-import { countConnections } from '../metrics/metrics.ts';
+import { loadClusterTls, peerName, type ClusterTls } from '../protocol/cluster-tls.ts';
+import type { Config } from '../core/config.ts';
+import { countConnections, countRefusedHandshake } from '../metrics/metrics.ts';
 import type { Listener } from '../core/call.ts';
 import type { Core } from '../core/core.ts';
 import { refuseConnection, serveConnection, type Served } from './connection.ts';
@@ -28,6 +30,8 @@ export interface Listeners {
   backend: Server;
   admin: Server;
   addresses: { edge: string; backend: string; admin_socket: string };
+  /** Re-reads the cluster's TLS files for the backend's new connections (SIGHUP); null: a plain backend. */
+  reloadClusterTls(): ClusterTls | null;
   /** Drains every connection (see connection.ts) within `deadlineMs`; then closes what is left. */
   close(deadlineMs?: number): Promise<DrainReport>;
 }
@@ -97,10 +101,9 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   // Node leaves its socket open once anyone listens for this event: close it
   edge.on('tlsClientError', (_e: Error, socket: TLSSocket) => socket.destroy());
 
-  if (cfg.backendHost !== '127.0.0.1') throw new Error('the backend listens on 127.0.0.1 only');
   const local = (total: number) => ({ total, perAddress: 0, queueMs: 0, answering: LOCAL_ANSWERING });
   const backendCaps = local(cfg.backendMaxConnections);
-  const backend = createServer((socket) => serve(socket, 'backend', backendCaps));
+  const backend = backendServer(cfg, log, (socket) => serve(socket, 'backend', backendCaps));
   const adminPath = join(cfg.dataDir, 'admin.sock');
   const adminCaps = local(cfg.adminMaxConnections);
   const admin = createServer((socket) => serve(socket, 'admin', adminCaps));
@@ -116,7 +119,8 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
   const edgeHost = cfg.edgeHost;
   await listen(edge, { host: edgeHost, port: cfg.edgePort, ipv6Only: false },
     `SVC_EDGE_HOST / SVC_EDGE_PORT (${edgeHost}, ${cfg.edgePort})`);
-  await listen(backend, { host: '127.0.0.1', port: cfg.backendPort }, `SVC_BACKEND_PORT (${cfg.backendPort})`);
+  await listen(backend, { host: cfg.backendHost, port: cfg.backendPort },
+    `SVC_BACKEND_HOST / SVC_BACKEND_PORT (${cfg.backendHost}, ${cfg.backendPort})`);
   if (existsSync(adminPath)) unlinkSync(adminPath); // a stale socket from a killed process
   const oldMask = process.umask(0o177);
   try {
@@ -135,11 +139,49 @@ export async function startListeners(core: Core, log: Logger): Promise<Listeners
       backend: fmt(backend.address() as AddressInfo),
       admin_socket: adminPath,
     },
+    reloadClusterTls: () => backend.reloadTls?.() ?? null,
     close(deadlineMs = cfg.drainTimeoutMs) {
       closing ??= drainAll(servers, admissions, open, deadlineMs);
       return closing;
     },
   };
+}
+
+/**
+ * The backend listener: plain TCP on 127.0.0.1, or (SVC_CLUSTER_*) TLS 1.3 on any address, every peer
+ * proving a certificate of the cluster CA before a byte of svc/1 is read (the `via` client address it
+ * names is trusted). A peer without one fails its handshake; that is counted and logged at most once a
+ * minute. `reloadTls` re-reads the files (SIGHUP): new connections use them, open ones keep theirs.
+ */
+function backendServer(
+  cfg: Config, log: Logger, serve: (socket: Socket) => void,
+): Server & { reloadTls?: () => ClusterTls } {
+  if (!cfg.clusterTls) return createServer(serve); // on 127.0.0.1: loadConfig refuses any other address
+  const files = cfg.clusterTls;
+  const options = (m: ClusterTls) => ({ ca: m.ca, cert: m.cert, key: m.key });
+  const server = createTlsServer({
+    ...options(loadClusterTls(files)), requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3',
+    ALPNProtocols: [ALPN], handshakeTimeout: cfg.handshakeTimeoutMs,
+  }, (socket: TLSSocket) => {
+    log.debug({ peer: peerName(socket.getPeerCertificate()), remote: socket.remoteAddress }, 'cluster peer connected');
+    serve(socket);
+  });
+  let lastLogged = 0;
+  server.on('tlsClientError', (e: Error, socket: TLSSocket) => {
+    countRefusedHandshake();
+    if (Date.now() - lastLogged > 60_000) {
+      lastLogged = Date.now();
+      log.warn({ remote: socket.remoteAddress, reason: e.message }, 'backend: a peer without a cluster certificate');
+    }
+    socket.destroy();
+  });
+  return Object.assign(server, {
+    reloadTls: () => {
+      const m = loadClusterTls(files);
+      server.setSecureContext({ ...options(m), minVersion: 'TLSv1.3' });
+      return m;
+    },
+  });
 }
 
 function refusalMessage(why: 'address' | 'total', caps: AdmissionLimits): string {

@@ -209,7 +209,6 @@ export interface CallerOptions {
 
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
   const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000 } = opts;
-  const name = (ep: Endpoint) => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
   const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs, fill));
@@ -224,7 +223,7 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
     return [...live, ...down];
   };
   const up = (node: CoreNode) => {
-    if (node.up()) onNodeState?.({ node: name(node.endpoint), state: 'up', failures: 0 });
+    if (node.up()) onNodeState?.({ node: nodeName(node.endpoint), state: 'up', failures: 0 });
   };
   return {
     async call(cmd, args, auth, client) {
@@ -246,7 +245,7 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
           const wait = node.down(Date.now(), backoff);
           if (wait !== null) {
             const retry = Math.round(wait);
-            onNodeState?.({ node: name(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
+            onNodeState?.({ node: nodeName(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
           }
           if (leaving) {
             lost = new CoreError(e);
@@ -267,15 +266,20 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
   };
 }
 
+/** A cluster member's TLS identity (PEM texts), for mutual TLS to the nodes' backends. */
+export interface Mutual { ca: string; cert: string; key: string }
+
 /**
  * SVC_CORE_NODES: the core nodes a gateway spreads its calls over, `HOST:PORT` of each one's backend
- * listener, comma-separated; unset or empty: the one at 127.0.0.1:`backendPort` (SVC_BACKEND_PORT).
+ * listener, comma-separated; unset or empty: the one at 127.0.0.1:`backendPort` (SVC_BACKEND_PORT). With
+ * `mutual` (SVC_CLUSTER_*), each is reached over mutual TLS and its certificate must name HOST.
  */
-export function coreNodes(
-  value: string | undefined, backendPort: number,
-): Extract<Endpoint, { kind: 'tcp' }>[] {
+export function coreNodes(value: string | undefined, backendPort: number, mutual: Mutual | null = null): Endpoint[] {
   const items = (value ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  if (items.length === 0) return [{ kind: 'tcp', host: '127.0.0.1', port: backendPort }];
+  const endpoint = (host: string, port: number): Endpoint => (mutual
+    ? { kind: 'tls', host, port, mutual }
+    : { kind: 'tcp', host, port });
+  if (items.length === 0) return [endpoint('127.0.0.1', backendPort)];
   const seen = new Set<string>();
   return items.map((item) => {
     let hp: { host: string; port: number };
@@ -287,9 +291,12 @@ export function coreNodes(
     const key = `${hp.host}:${hp.port}`;
     if (seen.has(key)) throw new Error(`SVC_CORE_NODES: ${key} is listed twice`);
     seen.add(key);
-    return { kind: 'tcp' as const, host: hp.host, port: hp.port };
+    return endpoint(hp.host, hp.port);
   });
 }
+
+/** The name of a node in logs and metrics: HOST:PORT, or the socket path. */
+export const nodeName = (ep: Endpoint): string => (ep.kind === 'unix' ? ep.path : `${ep.host}:${ep.port}`);
 
 /** HEALTH via the edge, or `unavailable` with the reason: status pages never fail because the core did. */
 export async function edgeStatus(core: CoreCall, client: string | null): Promise<Record<string, unknown>> {

@@ -154,6 +154,14 @@ export const connectionRefusals = new CellFamily('svc_connections_refused_total'
   'connections refused over a cap (cap: address or total), answered (429/503, a busy frame) or dropped unanswered',
   ['listener', 'cap', 'answered']);
 
+export const refusedHandshakes = new CellFamily('svc_backend_handshakes_refused_total',
+  'TLS handshakes the backend refused (SVC_CLUSTER_*): a peer without a certificate of the cluster CA', []);
+
+/** One refused backend handshake. */
+export function countRefusedHandshake(): void {
+  refusedHandshakes.at().v++;
+}
+
 /** Counts a server's connections (open now, accepted in total) under `listener`. */
 export function countConnections(
   server: { on(event: 'connection', fn: (s: { once(e: 'close', f: () => void): unknown }) => void): unknown },

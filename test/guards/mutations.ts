@@ -22,6 +22,7 @@ const PATHS = 'test/watchers/settlement-paths.test.ts';
 const KIT = 'src/kit/verify.ts';
 
 const T = {
+  clusterTls: 'a node on 127.0.0.2 serves cluster members only; the gateway checks the name; SIGHUP reloads',
   receipt: 'receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
   keyWindow: 'receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its '
     + 'window',
@@ -296,4 +297,12 @@ export const MUTATIONS: Mutation[] = [
     "return spec.auth === 'machine_context' || spec.auth === 'required';", "return spec.auth === 'required';",
     'test/adversarial/auth-matrix.test.ts',
     'authenticated commands refuse no, wrong and borrowed tokens on both surfaces; victim untouched'),
+  // the backend across hosts: only cluster members, and off loopback only with mutual TLS
+  m('backend-client-cert', 'backend peers prove a cluster certificate', 'src/edge/servers.ts', 'backendServer',
+    'requestCert: true, rejectUnauthorized: true,', 'requestCert: false, rejectUnauthorized: false,',
+    'test/cluster/backend-tls.test.ts', T.clusterTls),
+  m('backend-loopback', 'a plain backend listens on loopback only', 'src/core/config.ts', 'loadConfig',
+    "if (backendHost !== '127.0.0.1' && !clusterTls) {", 'if (false) {',
+    'test/cluster/backend-tls.test.ts',
+    'the backend leaves 127.0.0.1 only with mutual TLS, and a wrong pair of files stops the start'),
 ];
