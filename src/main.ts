@@ -353,7 +353,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort, clusterIdentity(config, log));
     const nodeLog = log.child({ part: 'gateway' });
     const backend = svc1Caller(nodes, {
-      replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
+      replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection, probeMs: config.coreProbeMs,
       onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
     });
     const gw = await startGateway(config, log, backend);

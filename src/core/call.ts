@@ -1,5 +1,6 @@
 // One command as the core answers it: where it came in, who sent it, and what a handler may reach.
 // Types only: the pieces of the core (the gate, idempotency, the command handlers) share them.
+import type { StoreHealth } from './store-health.ts';
 import type { Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import type { Sandbox } from './sandbox.ts';
@@ -29,6 +30,8 @@ export interface Call {
   auth?: Auth;
   /** the caller's network address as the listener saw it (the gateway passes its HTTP client's) */
   client?: string;
+  /** where the call came in (absent in handler tests: none) */
+  listener?: Listener;
   /** set when the request carries an idempotency_key: the handler writes the seal in its own batch */
   idem?: Idem;
 }
@@ -42,6 +45,8 @@ export interface NodeState {
   readonly watchers: Watchers | null;
   /** the core refuses new requests and is finishing those in flight */
   readonly stopping: boolean;
+  /** whether the store answers (HEALTH) */
+  readonly storeHealth: StoreHealth;
 }
 
 /** One command's handler, found through the table keyed by registry name (commands/index.ts). */

@@ -147,6 +147,8 @@ export interface Config {
    * node: stopped, wedged, its host unreachable without a reset)
    */
   coreReplyTimeoutMs: number;
+  /** `svcd gateway`: how often each core node is asked HEALTH (0: never); one silent that long is marked down */
+  coreProbeMs: number;
   /** bytes of unfinished svc/1 lines held across all edge connections */
   lineBudgetBytes: number;
   /** of lineBudgetBytes, what one client address may hold at once */
@@ -419,6 +421,7 @@ function resourceLimits(env: NodeJS.ProcessEnv) {
     connectionQueueMs: int(env, 'SVC_CONNECTION_QUEUE_MS', 5_000, 0, 600_000),
     drainTimeoutMs: int(env, 'SVC_DRAIN_TIMEOUT_MS', 10_000, 100, 3_600_000),
     coreReplyTimeoutMs: int(env, 'SVC_CORE_REPLY_TIMEOUT_MS', 10_000, 100, 600_000),
+    coreProbeMs: int(env, 'SVC_CORE_PROBE_MS', 2000, 0, 600_000),
     lineBudgetBytes,
     lineBudgetPerAddressBytes:
       int(env, 'SVC_LINE_BUDGET_PER_ADDRESS_BYTES', defaultShare(lineBudgetBytes), MiB, lineBudgetBytes),

@@ -15,6 +15,7 @@ import { KeyedRequests } from './keyed-requests.ts';
 import type { Lease } from './leases.ts';
 import { openNode } from './open-node.ts';
 import { Sandbox } from './sandbox.ts';
+import { StoreHealth } from './store-health.ts';
 import { sweepLease, sweepRound } from './sweeps.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import type { WatchLog } from './watchers/poll-loop.ts';
@@ -24,6 +25,7 @@ export class Core implements NodeState {
   readonly ctx: CoreContext;
   readonly tls: TlsMaterial;
   readonly sandbox: Sandbox;
+  readonly storeHealth: StoreHealth;
   readonly #limits: RateLimiter;
   readonly #keyed: KeyedRequests;
   readonly #gate: Gate;
@@ -44,6 +46,7 @@ export class Core implements NodeState {
     this.#gate = new Gate(ctx, this.#limits, this.#keyed);
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
     this.#sweepLease = sweepLease(ctx);
+    this.storeHealth = new StoreHealth(ctx.store);
   }
 
   /**
@@ -105,8 +108,8 @@ export class Core implements NodeState {
     if ('replay' in admitted) return admitted.replay;
     const handler = HANDLERS.get(spec.name) as Handler;
     const idemKey = args.idempotency_key as string | undefined;
-    if (idemKey === undefined) return handler(this, { args, auth, client });
-    const run = async (idem: Idem) => handler(this, { args, auth, client, idem });
+    if (idemKey === undefined) return handler(this, { args, auth, client, listener });
+    const run = async (idem: Idem) => handler(this, { args, auth, client, listener, idem });
     return this.#keyed.run(spec, args, idemKey, admitted.scope, run);
   }
 

@@ -131,7 +131,9 @@ class CoreNode {
 
   #client(i: number): Promise<SvcClient> {
     const opts = { replyTimeoutMs: this.replyTimeoutMs };
-    return this.#clients[i] ??= SvcClient.connect(this.endpoint, undefined, opts).catch((e: unknown) => {
+    // a host whose link is cut drops the connect without a word: give up after half the reply timeout
+    const connectMs = Math.min(10_000, Math.max(100, Math.floor((this.replyTimeoutMs || 10_000) / 2)));
+    return this.#clients[i] ??= SvcClient.connect(this.endpoint, connectMs, opts).catch((e: unknown) => {
       this.#clients[i] = null;
       throw e;
     });
@@ -147,6 +149,24 @@ class CoreNode {
       return await c.request(cmd, args, auth, client ? { client } : undefined);
     } finally {
       this.#busy[i]!--;
+    }
+  }
+
+  /**
+   * The node's own word on itself: HEALTH on one of its connections, within `timeoutMs`; null when it
+   * serves, else why not (no answer, an error, or a status other than ok: stopping, its store down).
+   */
+  async probe(timeoutMs: number): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((r) => { timer = setTimeout(() => r(`no HEALTH answer within ${timeoutMs} ms`), timeoutMs); });
+    const asked = this.request('HEALTH', {}, undefined, undefined).then(
+      (h) => (h.status === 'ok' ? null : `HEALTH status ${String(h.status)}`),
+      (e: unknown) => `HEALTH failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    try {
+      return await Promise.race([asked, late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -203,12 +223,22 @@ export interface CallerOptions {
    */
   replyTimeoutMs?: number;
   backoff?: NodeBackoff;
-  /** told when a node goes down (with the wait before it is tried again) and when it is back up */
-  onNodeState?: (e: { node: string; state: 'down' | 'up'; failures: number; retry_in_ms?: number }) => void;
+  /**
+   * every this many ms each node is asked HEALTH (0: never, the default): one that does not answer
+   * within the same time, or answers other than ok (stopping, its database down), is marked down before
+   * a client's call finds out, and one marked down that answers ok is up again. SVC_CORE_PROBE_MS.
+   */
+  probeMs?: number;
+  /** told when a node goes down (with the wait before it is tried again, and why) and when it is back up */
+  onNodeState?: (e: NodeStateEvent) => void;
+}
+
+export interface NodeStateEvent {
+  node: string; state: 'down' | 'up'; failures: number; retry_in_ms?: number; reason?: string;
 }
 
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): CoreCaller {
-  const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000 } = opts;
+  const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000, probeMs = 0 } = opts;
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
   const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs, fill));
@@ -225,6 +255,21 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
   const up = (node: CoreNode) => {
     if (node.up()) onNodeState?.({ node: nodeName(node.endpoint), state: 'up', failures: 0 });
   };
+  const down = (node: CoreNode, reason: string) => {
+    const wait = node.down(Date.now(), backoff);
+    if (wait === null) return;
+    const e = { node: nodeName(node.endpoint), state: 'down' as const, failures: node.failures, reason };
+    onNodeState?.({ ...e, retry_in_ms: Math.round(wait) });
+  };
+  const probing = new Set<CoreNode>();
+  const probe = (node: CoreNode) => {
+    if (probing.has(node)) return;
+    probing.add(node);
+    void node.probe(probeMs).then((why) => (why === null ? up(node) : down(node, why)))
+      .finally(() => probing.delete(node));
+  };
+  const prober = probeMs > 0 ? setInterval(() => { for (const n of nodes) probe(n); }, probeMs) : null;
+  prober?.unref();
   return {
     async call(cmd, args, auth, client) {
       let lost: unknown;
@@ -242,11 +287,7 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
             throw new CoreError(e);
           }
           if (!leaving && !(e instanceof ConnectionError)) throw e;
-          const wait = node.down(Date.now(), backoff);
-          if (wait !== null) {
-            const retry = Math.round(wait);
-            onNodeState?.({ node: nodeName(node.endpoint), state: 'down', failures: node.failures, retry_in_ms: retry });
-          }
+          down(node, (e as Error).message);
           if (leaving) {
             lost = new CoreError(e);
             continue;
@@ -261,6 +302,7 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
       throw lost;
     },
     close() {
+      if (prober) clearInterval(prober);
       for (const n of nodes) n.close();
     },
   };

@@ -111,6 +111,8 @@ export interface Store {
    * a store one process owns has nobody to lock out and always answers true.
    */
   lockSession(name: string): Promise<boolean>;
+  /** Resolves once the store answers a read now; rejects with why not (its database unreachable, closed). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -409,6 +409,11 @@ export class LevelStore implements Store {
     return Promise.resolve(true);
   }
 
+  /** LevelDB lives in this process: it answers while it is open. */
+  async ping(): Promise<void> {
+    if (this.db.status !== 'open') throw new Error(`the LevelDB ledger is ${this.db.status}`);
+  }
+
   async close(): Promise<void> {
     while (this.#flushing || this.#queue.length) await new Promise((r) => setImmediate(r));
     await this.db.close();

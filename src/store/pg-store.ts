@@ -342,6 +342,11 @@ export class PgStore implements Store {
     return false;
   }
 
+  /** One `SELECT 1` on the pool the ledger's reads and writes use. */
+  async ping(): Promise<void> {
+    await this.#pool.query('SELECT 1');
+  }
+
   async close(): Promise<void> {
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
     await Promise.all([this.#pool.end(), this.#snapshots.end(), ...this.#sessions.map((c) => c.end())]);

@@ -82,6 +82,9 @@ export interface PgServer {
   createDatabase(name: string): Promise<string>;
   /** a fresh database with a name of its own; returns its TCP URL */
   freshDatabase(): Promise<string>;
+  /** stops the server at once (an outage), keeping its data; up() starts it again on the same port */
+  down(): void;
+  up(): void;
   stop(): Promise<void>;
 }
 
@@ -94,14 +97,15 @@ export async function startPostgres(): Promise<PgServer> {
   const data = join(dir, 'data');
   const port = await freePort();
   let started = false;
+  const opts = [
+    `-p ${port}`, `-k ${dir}`, "-c listen_addresses='127.0.0.1'",
+    // small and quiet: tests open a few connections each; a busy shared box needs no background work
+    '-c max_connections=60', '-c shared_buffers=16MB', '-c autovacuum=off', '-c logging_collector=off',
+  ].join(' ');
+  const startServer = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start']);
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-    const opts = [
-      `-p ${port}`, `-k ${dir}`, "-c listen_addresses='127.0.0.1'",
-      // small and quiet: tests open a few connections each; a busy shared box needs no background work
-      '-c max_connections=60', '-c shared_buffers=16MB', '-c autovacuum=off', '-c logging_collector=off',
-    ].join(' ');
-    run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start']);
+    startServer();
     started = true;
   } catch (e) {
     if (started) try { run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']); } catch { /* already down */ }
@@ -137,6 +141,12 @@ export async function startPostgres(): Promise<PgServer> {
     },
     freshDatabase(): Promise<string> {
       return server.createDatabase(`svc_test_${++made}`);
+    },
+    down(): void {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
+    },
+    up(): void {
+      startServer();
     },
     async stop(): Promise<void> {
       stopNow();

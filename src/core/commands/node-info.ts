@@ -7,7 +7,7 @@ import { AUXILIARY, CAPABILITIES, COMMANDS } from '../../protocol/registry.ts';
 import { SERVICES } from '../../protocol/services.ts';
 import { CORE_VERSION as VERSION } from '../../protocol/versions.ts';
 import { PROTOCOL } from '../../protocol/wire.ts';
-import type { Handler, NodeState, Reply } from '../call.ts';
+import type { Handler, Listener, NodeState, Reply } from '../call.ts';
 import type { CoreContext } from '../context.ts';
 import { isOffered } from '../executions.ts';
 import { takesPayments } from '../invoices.ts';
@@ -52,11 +52,17 @@ function caps(): Reply {
   };
 }
 
-/** HEALTH: serving or stopping, the kernel pool, the pulse chain and the watchers. */
-function health(node: NodeState): Reply {
+/**
+ * HEALTH: serving, stopping or unavailable (its store does not answer), the store, the kernel pool, the
+ * pulse chain and the watchers. Why the store does not answer is told on the admin socket only.
+ */
+async function health(node: NodeState, listener: Listener | undefined): Promise<Reply> {
   const ctx = node.ctx;
+  const store = await node.storeHealth.state();
+  const status = node.stopping ? 'stopping' : store.ok ? 'ok' : 'unavailable';
   return {
-    status: node.stopping ? 'stopping' : 'ok', version: VERSION, node_id: ctx.identity.nodeId,
+    status, version: VERSION, node_id: ctx.identity.nodeId,
+    store: store.ok ? { status: 'ok' } : { status: 'unavailable', ...(listener === 'admin' ? { reason: store.reason } : {}) },
     pool: { threads: ctx.pool.threads, in_flight: ctx.pool.inFlight },
     pulse: { chain_id: ctx.chain.chainId, latest_index: ctx.chain.latest?.pulse.index ?? null },
     ...(node.watchers?.size ? { watchers: node.watchers.status() } : {}),
@@ -89,7 +95,7 @@ async function pulse(ctx: CoreContext, index: number | undefined): Promise<Reply
 export const NODE_COMMANDS: Record<string, Handler> = {
   HELLO: (n, c) => hello(n.ctx, c.args.nonce as string | undefined),
   CAPS: () => caps(),
-  HEALTH: (n) => health(n),
+  HEALTH: (n, c) => health(n, c.listener),
   PAYMENT_INFO: (n) => paymentInfo(n.ctx),
   PULSE: (n, c) => pulse(n.ctx, c.args.index as number | undefined),
 };
