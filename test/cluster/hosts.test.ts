@@ -1,0 +1,147 @@
+// A cluster across six hosts (Linux network namespaces, test/support/hosts.ts): PostgreSQL on one, two core
+// nodes on two, two gateways on two (reaching the nodes over mutual TLS across the bridge), Debian's
+// HAProxy on the sixth in front of the gateways, checking their /readyz; the clients come from outside.
+// 200 concurrent flows through HAProxy against a balance for exactly 50 execute exactly 50. Then careful
+// clients (test/support/flows.ts) run flows through HAProxy while a node is, in turn, killed with -9, cut
+// off the network (its link down: no reset, packets go nowhere) and frozen with SIGSTOP: the gateways
+// mark it down (each logs why), the other node serves, the errors the clients see are the contract's
+// and bounded, and afterwards every receipt a client saw is stored and no other, the audit is clean.
+import test from 'ava';
+import { PgStore } from '../../src/store/pg-store.ts';
+import { api, auditCluster, describe } from '../support/cluster.ts';
+import { bitsCosting, carefulClient, exactFlow } from '../support/flows.ts';
+import { HAPROXY, HostCluster } from '../support/host-cluster.ts';
+import { NETNS } from '../support/hosts.ts';
+import { allOf, testNeeding } from '../support/needs.ts';
+import { POSTGRES } from '../support/postgres.ts';
+import { txRef } from '../support/references.ts';
+import { until } from '../support/until.ts';
+
+/** A fresh machine funded through HAProxy (an invoice) and settled on node 1's admin socket. */
+async function fund(c: HostCluster, machine: string): Promise<string> {
+  const inv = await api(c.url, '/api/v1/invoices', { machine_id: machine, units: 1, network: 'TRON', asset: 'USDT' });
+  if (inv.status !== 200) throw new Error(`invoice: ${describe(inv)}`);
+  const admin = await c.nodes[0]!.admin();
+  try {
+    await admin.request('SETTLE_INVOICE', { invoice_id: inv.body.invoice_id, reference: txRef(machine, 'USDT_TRON') });
+  } finally {
+    admin.close();
+  }
+  return inv.body.machine_token as string;
+}
+
+const NEEDS = allOf(POSTGRES, NETNS, HAPROXY);
+
+testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 execute 50; kill -9, a cut link and '
+  + 'SIGSTOP of a node each ridden out, money exact, audit clean', NEEDS, async (t) => {
+  t.timeout(600_000);
+  const c = await HostCluster.start({
+    // a node silent for 3 s is dropped; each gateway asks every node HEALTH twice a second
+    gatewayEnv: { SVC_CORE_REPLY_TIMEOUT_MS: '3000', SVC_CORE_PROBE_MS: '500', SVC_LOG_LEVEL: 'info' },
+  });
+  t.teardown(() => c.stop());
+
+  // both nodes serve through HAProxy
+  const seenNodes = new Set<string>();
+  for (let i = 0; i < 6; i++) seenNodes.add((await api(c.url, '/api/v1/hello')).body.node_id as string);
+  t.is(seenNodes.size, 2, 'HAProxy → gateways → both nodes');
+
+  // one machine funded for exactly 50 paid flows meets 200 at once
+  const M = 'hosts-fifty';
+  const token = await fund(c, M);
+  const balance = async () => {
+    const b = await api(c.url, '/api/v1/balance', { machine_id: M }, token);
+    return [BigInt(b.body.available_units), BigInt(b.body.reserved_units)];
+  };
+  const [credit] = await balance();
+  const each = Math.floor((Number(credit) - 200_000) / 50);
+  const setter = await exactFlow(c.url, M, token, bitsCosting(Number(credit) - 50 * each));
+  t.regex(setter, /^executed rcpt_/);
+  t.deepEqual(await balance(), [BigInt(50 * each), 0n], 'funded for exactly 50 flows');
+  const bits = bitsCosting(each);
+  const outcomes = await Promise.all(Array.from({ length: 200 }, () => exactFlow(c.url, M, token, bits)));
+  const executed = outcomes.filter((o) => o.startsWith('executed '));
+  t.is(executed.length, 50, [...new Set(outcomes.map((o) => o.replace(/rcpt_\S+/, 'rcpt')))].join(', '));
+  t.is(outcomes.filter((o) => o === 'accept: 409 insufficient_balance').length, 150);
+  t.deepEqual(await balance(), [0n, 0n], 'balance 0, nothing held');
+  const first = [setter, ...executed].map((o) => o.slice('executed '.length));
+
+  // faults under careful clients, four lanes through HAProxy
+  const M2 = 'hosts-faults';
+  const client = carefulClient(M2, await fund(c, M2));
+  const seen: string[] = [];
+  let running = true;
+  let slowest = 0;
+  const lane = async () => {
+    while (running) {
+      const t0 = Date.now();
+      const r = await client.flow(c.url);
+      slowest = Math.max(slowest, Date.now() - t0);
+      if (r) seen.push(r);
+    }
+  };
+  const lanes = Promise.all([lane(), lane(), lane(), lane()]);
+  const progress = (what: string) => {
+    const from = seen.length;
+    return until(what, () => seen.length >= from + 5, { ms: 120_000 });
+  };
+  const n1 = c.nodes[0]!;
+  const bothServe = (what: string) => until(what, async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 6; i++) ids.add((await api(c.url, '/api/v1/hello')).body.node_id as string);
+    return ids.size === 2;
+  }, { every: 500, ms: 120_000 });
+  const refused = () => [...client.refusals.values()].reduce((sum, k) => sum + k, 0);
+  const faults: { name: string; inject: () => Promise<void>; heal: () => Promise<void> }[] = [
+    { name: 'kill -9 node-1', inject: () => n1.kill9(), heal: () => n1.start() },
+    { name: 'link of node-2 down', inject: async () => c.hosts.cut('node-2', true), heal: async () => c.hosts.cut('node-2', false) },
+    { name: 'SIGSTOP node-1', inject: async () => { n1.proc!.kill('SIGSTOP'); }, heal: async () => { n1.proc!.kill('SIGCONT'); } },
+  ];
+  const report: string[] = [];
+  for (const f of faults) {
+    await progress(`flows complete before ${f.name}`);
+    const refused0 = refused();
+    slowest = 0;
+    await f.inject();
+    await progress(`flows complete on the other node after ${f.name}`);
+    await until(`every gateway marks the node down after ${f.name}`, () => c.gateways.every((g) => (g.stdout + g.stderr)
+      .split('\n').filter((l) => l.includes('"msg":"core node down"')).length > report.length));
+    await f.heal();
+    await progress(`flows complete after healing ${f.name}`);
+    await bothServe(`both nodes serve again after ${f.name}`);
+    const errors = refused() - refused0;
+    report.push(`${f.name}: ${errors} answers other than 200, slowest flow ${slowest} ms`);
+    // each lane meets the lost node a few times at most before the gateways stop sending it calls
+    t.true(errors <= 16, `${f.name}: ${errors} answers other than 200`);
+  }
+  running = false;
+  await lanes;
+  t.log(report.join('; '));
+  t.log(`${seen.length} flows; ${[...client.outcomes].map(([o, k]) => `${o}: ${k}`).join(', ')}`);
+  t.deepEqual(client.unexpected(), [], 'every flow executed, or its unknown accept had not landed');
+  t.log(`answers other than 200: ${[...client.refusals].map(([o, k]) => `${o}: ${k}`).join(', ') || 'none'}`);
+  const contract = ['502 edge_unavailable', '502 busy', '409 idempotency_in_progress', '409 quote_not_accepted'];
+  t.deepEqual([...client.refusals.keys()].filter((r) => !contract.includes(r)), [], 'only the contract\'s errors');
+  t.is(new Set(seen).size, seen.length, 'no receipt seen twice for two flows');
+  for (const g of c.gateways) {
+    const reasons = (g.stdout + g.stderr).split('\n').filter((l) => l.includes('"msg":"core node down"'));
+    t.true(reasons.some((l) => /no HEALTH answer|timed out|no reply/.test(l)), 'a silent node is found by its silence');
+  }
+
+  await c.stopServing();
+  const { report: audit, forks } = await auditCluster(c.store);
+  t.true(audit.clean, audit.discrepancies.join('\n'));
+  t.true(audit.ledger.ok, audit.ledger.problems.join('; '));
+  t.deepEqual(forks, []);
+  const m = audit.machines.find((x) => x.machine_id === M2)!;
+  t.is(m.reserved_units, '0', 'nothing left held');
+  t.is(BigInt(m.available_units) + BigInt(m.spent_units), BigInt(m.credited_units), 'credited = available + spent');
+  const db = await PgStore.open(c.store, { poolSize: 1 });
+  try {
+    const stored: string[] = [];
+    for await (const k of db.keys('receipts')) stored.push(k);
+    t.deepEqual(stored.sort(), [...first, ...seen].sort(), 'the receipts stored are exactly those the clients saw');
+  } finally {
+    await db.close();
+  }
+});

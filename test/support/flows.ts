@@ -1,0 +1,102 @@
+// Paid flows over HTTP as the cluster tests' clients run them (test/cluster/): a flow at an exact price,
+// and a careful client that rides out a node lost under it as the contract tells it to.
+import { price } from '../../src/protocol/pricing.ts';
+import { api as httpApi, describe, type Answer } from './cluster.ts';
+
+const BYTES = 16;
+
+/** The smallest attest-event `bits` whose quote costs exactly `units` (the bits term is contiguous there). */
+export function bitsCosting(units: number): number {
+  const cost = (b: number) => price('attest-event', b, BYTES, 'standard').quote_units;
+  let lo = 1, hi = 0xffff_ffff;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (cost(mid) < units) lo = mid + 1; else hi = mid;
+  }
+  if (cost(lo) !== units) throw new Error(`no attest-event quote costs exactly ${units}`);
+  return lo;
+}
+
+/** A step the core refused because the ledger moved under it (busy): sent again, as a client must. */
+export async function retryBusy(step: () => Promise<Answer>): Promise<Answer> {
+  for (let i = 0; ; i++) {
+    const a = await step();
+    if (a.body?.error?.code !== 'busy' || i === 20) return a;
+  }
+}
+
+/** One paid attest-event flow at `bits`; 'executed <receipt id>', or the first refusal. */
+export async function exactFlow(base: string, machine: string, token: string, bits: number): Promise<string> {
+  const q = await httpApi(base, '/api/v1/quotes/attest-event', { machine_id: machine, bits, bytes: BYTES });
+  if (q.status !== 200) return `quote: ${describe(q)}`;
+  const id = q.body.quote_id as string;
+  const a = await retryBusy(() => httpApi(base, `/api/v1/quotes/${id}/accept`, { machine_id: machine }, token));
+  if (a.status !== 200) return `accept: ${describe(a)}`;
+  const args = { quote_id: id, machine_id: machine, plain_hex: '00' };
+  const e = await retryBusy(() => httpApi(base, '/api/v1/executions/attest-event', args, token));
+  return e.status === 200 ? `executed ${e.body.receipt_id}` : `execute: ${describe(e)}`;
+}
+
+/** two services, so the flows mix kernels and result shapes */
+const SERVICES = [
+  { service: 'attest-event', quote: { bits: 64, bytes: 16 }, exec: { plain_hex: '00' } },
+  { service: 'get-pulse', quote: { bits: 64 }, exec: {} },
+] as const;
+
+/** Whether a step should be sent again as it is: the node was lost (outcome unknown) or the ledger moved (busy). */
+const again = (a: Answer) => a.status === 502 && ['edge_unavailable', 'busy'].includes(a.body?.error?.code);
+
+/**
+ * Flows as a careful client runs them while nodes die under it: a 502 edge_unavailable (the node was lost
+ * after the call was sent: outcome unknown) on an ACCEPT without an idempotency key is followed by the
+ * execution, which answers whether the accept landed; a keyed ACCEPT still marked running by a lost node
+ * (409 idempotency_in_progress) is sent again a little later; an execution is sent again with its
+ * quote_id until it answers (a replay returns the same receipt). Every other flow names an idempotency
+ * key. `note` counts each outcome; `flow` returns the receipt id, or null.
+ */
+export function carefulClient(machine: string, token: string) {
+  const outcomes = new Map<string, number>();
+  const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+  /** every answer other than 200 the client met, retried or not, by status and code */
+  const refusals = new Map<string, number>();
+  const api = async (...args: Parameters<typeof httpApi>): Promise<Answer> => {
+    const a = await httpApi(...args);
+    if (a.status !== 200) refusals.set(describe(a), (refusals.get(describe(a)) ?? 0) + 1);
+    return a;
+  };
+  let n = 0;
+  const flow = async (base: string): Promise<string | null> => {
+    const i = n++;
+    const s = SERVICES[i % SERVICES.length]!;
+    const q = await api(base, `/api/v1/quotes/${s.service}`, { machine_id: machine, ...s.quote });
+    if (q.status !== 200) { note(`quote ${describe(q)}`); return null; }
+    const id = q.body.quote_id as string;
+    const key = i % 4 < 2 ? { idempotency_key: `accept-${i}` } : {};
+    let a: Answer;
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      a = await api(base, `/api/v1/quotes/${id}/accept`, { machine_id: machine, ...key }, token);
+      if (a.status === 502 && a.body?.error?.code === 'busy') continue;
+      // the key is still marked running by the node that was lost mid-request: the contract says retry
+      // later (the node clears its marks when it is back; another node's sweep after the mark's lease)
+      if (a.status !== 409 || a.body?.error?.code !== 'idempotency_in_progress' || Date.now() > deadline) break;
+      note('accept 409 idempotency_in_progress (keyed), retried');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (a.status !== 200) {
+      note(`accept ${describe(a)}${'idempotency_key' in key ? ' (keyed)' : ''}`);
+      if (!(a.status === 502 && a.body?.error?.code === 'edge_unavailable')) return null;
+    }
+    let e: Answer;
+    let tries = 0;
+    do e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: machine, ...s.exec }, token);
+    while (again(e) && ++tries < 50);
+    if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
+    note(e.body.replayed === true ? 'executed (replayed)' : 'executed');
+    return e.body.receipt_id as string;
+  };
+  /** Outcomes a careful client may meet: executed, or an unknown accept that had not landed. */
+  const unexpected = () => [...outcomes.keys()].filter((o) => !/^executed|^accept 502 edge_unavailable$/.test(o)
+    && o !== 'execute 409 quote_not_accepted' && !o.endsWith(', retried'));
+  return { flow, outcomes, refusals, unexpected };
+}
