@@ -12,12 +12,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { POSTGRES, freePort, startPostgres, type PgServer } from '../../test/support/postgres.ts';
 
-const USAGE = `Usage: npm run cluster [-- --nodes N --gateways M --http-port PORT]
+const USAGE = `Usage: npm run cluster [-- --nodes N --gateways M --http-port PORT | --hosts]
 
 Starts PostgreSQL (its binaries: apt-get install postgresql), N svcd core nodes on one database (default
 2) and M HTTP gateways in front of them all (default 2), prints their addresses, stops everything on
 Ctrl-C. --http-port P gives the gateways ports P, P+1, … (default: free ports). Data lives in a temp
-dir removed at the end. SVC_LOG_LEVEL (default warn) is passed to every svcd.`;
+dir removed at the end. SVC_LOG_LEVEL (default warn) is passed to every svcd.
+
+--hosts puts every part on a host of its own (Linux network namespaces: root and iproute2): PostgreSQL,
+each node, each gateway (reaching the nodes over mutual TLS, certificates from a cluster CA made for the
+run) and HAProxy (apt-get install haproxy) in front of the gateways; send requests to HAProxy's URL.`;
 
 const SVCD = fileURLToPath(new URL('../bin/svcd.mjs', import.meta.url));
 /** What the nodes of one cluster share (docs/scale-out.md "Topology"); each keeps its own node key. */
@@ -27,6 +31,7 @@ const OPTIONS = {
   nodes: { type: 'string', default: '2' },
   gateways: { type: 'string', default: '2' },
   'http-port': { type: 'string' },
+  hosts: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 let opts: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -164,4 +169,38 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+/** --hosts: every part on a host of its own (test/support/host-cluster.ts), until Ctrl-C. */
+async function acrossHosts(): Promise<void> {
+  const { HostCluster, PORTS } = await import('../../test/support/host-cluster.ts');
+  const level = process.env.SVC_LOG_LEVEL || 'warn';
+  const c = await HostCluster.start({
+    nodes: NODES, gateways: GATEWAYS, nodeEnv: { SVC_LOG_LEVEL: level }, gatewayEnv: { SVC_LOG_LEVEL: level },
+  }).catch((e: unknown) => {
+    console.error(`cluster: ${(e as Error).message}`);
+    process.exit(1);
+  });
+  const host = (name: string) => c.hosts.host(name).ip;
+  const lines = [`svc cluster across hosts (network namespaces ${c.hosts.tag}-*, data in ${c.dir}):`,
+    `  database   ${c.store}`];
+  c.nodes.forEach((n, i) => lines.push(
+    `  node-${i + 1}     edge ${host(`node-${i + 1}`)}:${PORTS.edge} pin ${n.ready.edge_cert_sha256}`,
+    `  ${''.padEnd(10)} backend ${host(`node-${i + 1}`)}:${PORTS.backend} (mutual TLS) admin socket ${n.ready.admin_socket}`));
+  c.gateways.forEach((g, i) => lines.push(`  gw-${i + 1}       ${g.ready.http}`));
+  lines.push(`  haproxy    ${c.url}   (send requests here)`, 'Ctrl-C stops everything.');
+  console.log(lines.join('\n'));
+  let done = false;
+  const finish = (signal: string) => {
+    if (done) return;
+    done = true;
+    console.log(`cluster: ${signal}, stopping`);
+    c.stop().then(() => { console.log('cluster: stopped'); process.exit(0); }, (e: unknown) => {
+      console.error(`cluster: stop failed: ${String(e)}`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => finish('SIGINT'));
+  process.on('SIGTERM', () => finish('SIGTERM'));
+}
+
+if (opts.hosts) void acrossHosts();
+else void main();

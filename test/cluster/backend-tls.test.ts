@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SvcClient } from '../../src/client/client.ts';
+import { ROOT, bash, docBlock } from '../docs/blocks.ts';
 import { api } from '../support/cluster.ts';
 import { BIN, Svcd, runBin } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
@@ -62,13 +63,13 @@ test('a node on 127.0.0.2 serves cluster members only; the gateway checks the na
   const other = await issue([['stranger']]);
   const node = new Svcd({ SVC_BACKEND_HOST: '127.0.0.2', ...member(ca, 'node-1') });
   await node.start(['core']);
-  t.teardown(() => { void node.stop().then(() => node.cleanup()); });
+  t.teardown(async () => { await node.stop(); node.cleanup(); });
   t.regex(node.ready.backend, /^127\.0\.0\.2:\d+$/);
   const port = node.backendPort;
 
   const gateway = new Svcd({ SVC_CORE_NODES: `127.0.0.2:${port}`, ...member(ca, 'gw-1') });
   await gateway.start(['gateway']);
-  t.teardown(() => { void gateway.stop().then(() => gateway.cleanup()); });
+  t.teardown(async () => { await gateway.stop(); gateway.cleanup(); });
   const base = gateway.ready.http!;
   t.is((await api(base, '/readyz')).status, 200);
   const hello = await api(base, '/api/v1/hello');
@@ -134,9 +135,29 @@ test('svcd start: gateway workers reach their core over mutual TLS on every addr
   const ca = await issue([['node-1']]);
   const s = new Svcd({ SVC_BACKEND_HOST: '0.0.0.0', SVC_GATEWAY_PROCESSES: '1', ...member(ca, 'node-1') });
   await s.start(['start']);
-  t.teardown(() => { void s.stop().then(() => s.cleanup()); });
+  t.teardown(async () => { await s.stop(); s.cleanup(); });
   t.is(s.ready.gateway_processes, 1);
   t.is((await api(s.ready.http!, '/readyz')).status, 200);
   const h = await api(s.ready.http!, '/api/v1/hello');
   t.is(h.status, 200, JSON.stringify(h.body));
+});
+
+test('docs/scale-out.md\'s certificate block runs as written; openssl verifies each member against the CA', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ca-doc-'));
+  dirs.push(dir);
+  const block = docBlock('docs/scale-out.md', 'node src/bin/svcd.mjs cluster-cert');
+  const ran = await bash(block.body.replaceAll('/etc/svc/cluster-ca', dir), { cwd: ROOT, env: process.env });
+  t.is(ran.code, 0, ran.stderr);
+  t.regex(ran.stdout, /created the cluster CA/);
+  for (const name of ['node-1', 'node-2', 'gw-1', 'gw-2']) {
+    // an independent implementation of X.509 path checking: OpenSSL's
+    const out = execFileSync('openssl', ['verify', '-purpose', 'sslserver', '-CAfile', join(dir, 'ca-cert.pem'),
+      join(dir, `${name}-cert.pem`)], { encoding: 'utf8' });
+    t.regex(out, /: OK/);
+    execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'ca-cert.pem'),
+      join(dir, `${name}-cert.pem`)]);
+  }
+  const text = execFileSync('openssl', ['x509', '-in', join(dir, 'node-1-cert.pem'), '-noout', '-ext', 'subjectAltName'],
+    { encoding: 'utf8' });
+  t.regex(text, /IP Address:10\.0\.0\.11/);
 });

@@ -2,62 +2,51 @@
 // addresses of two core nodes and two gateways; a machine is funded (invoice over gateway 1, settled on
 // core 1's admin socket) and runs a paid flow whose quote, accept and execution alternate gateways, the
 // gateways reaching both nodes; then Ctrl-C (SIGINT to the process group, as a terminal sends it) stops
-// every part and removes the data dir.
-import test from 'ava';
-import { spawn } from 'node:child_process';
+// every part and removes the data dir. And `npm run cluster -- --hosts`: the same across network namespaces,
+// HAProxy in front.
+import test, { type ExecutionContext } from 'ava';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { SvcClient } from '../../src/client/client.ts';
 import { api, describe } from '../support/cluster.ts';
-import { testNeeding } from '../support/needs.ts';
+import { HAPROXY } from '../support/host-cluster.ts';
+import { NETNS } from '../support/hosts.ts';
+import { allOf, testNeeding } from '../support/needs.ts';
 import { POSTGRES } from '../support/postgres.ts';
 import { ROOT } from '../docs/blocks.ts';
 import { until } from '../support/until.ts';
 import { txRef } from '../support/references.ts';
 
-testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a paid flow across them, Ctrl-C '
-  + 'stops all', POSTGRES, async (t) => {
-  t.timeout(300_000);
-  const proc = spawn('bash', ['-c', 'npm run cluster'], {
+/** Runs `command` in bash in its own process group; stops it with Ctrl-C (SIGINT to the group) at teardown. */
+function runScript(t: ExecutionContext, command: string) {
+  const proc = spawn('bash', ['-c', command], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_LOG_LEVEL: 'warn' },
   });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stderr.on('data', (d) => { out += d; });
+  const run = { out: '', proc, closed: null as unknown as Promise<string> };
+  proc.stdout.on('data', (d) => { run.out += d; });
+  proc.stderr.on('data', (d) => { run.out += d; });
   // 'close': every process holding the output has exited (npm may go on SIGINT before the script is done)
-  const closed = new Promise<string>((r) => proc.once('close', (code, signal) => r(signal ?? `code ${code}`)));
+  run.closed = new Promise<string>((r) => proc.once('close', (code, signal) => r(signal ?? `code ${code}`)));
   // a test that failed midway: Ctrl-C first, so the script stops its nodes (their own process groups) and
   // its database; a SIGKILL of the script alone would orphan them and keep this worker waiting on their output
   t.teardown(async () => {
     const signal = (s: NodeJS.Signals) => { try { process.kill(-proc.pid!, s); } catch { /* the group has gone */ } };
     if (proc.exitCode === null && proc.signalCode === null) {
       signal('SIGINT');
-      await Promise.race([closed, new Promise((r) => setTimeout(r, 60_000))]);
+      await Promise.race([run.closed, new Promise((r) => setTimeout(r, 60_000))]);
     }
     signal('SIGKILL');
   });
-  await until('the cluster prints its addresses', () => {
-    if (proc.exitCode !== null) throw new Error(`npm run cluster exited ${proc.exitCode}: ${out}`);
-    return out.includes('Ctrl-C stops everything.');
-  }, { ms: 240_000, every: 200 });
-  t.log(out);
+  return run;
+}
 
-  const gateways = [...out.matchAll(/gateway \d+ +(http:\/\/\S+)/g)].map((m) => m[1]!);
-  const admins = [...out.matchAll(/admin socket (\S+)/g)].map((m) => m[1]!);
-  const dir = /data in (\S+)\):/.exec(out)![1]!;
-  t.is(gateways.length, 2);
-  t.is(admins.length, 2);
-  const [g1, g2] = gateways as [string, string];
-  const nodes = new Set<string>();
-  for (let i = 0; i < 4; i++) nodes.add((await api(g1, '/api/v1/hello')).body.node_id);
-  t.is(nodes.size, 2, 'gateway 1 reaches both nodes');
-
-  const machine = 'cluster-script';
+/** A machine funded with an invoice over `base`, settled on the admin socket; then a paid flow over both bases. */
+async function paidFlow(t: ExecutionContext, [g1, g2]: [string, string], adminSocket: string, machine: string) {
   const inv = await api(g1, '/api/v1/invoices', { machine_id: machine, units: 1, network: 'TRON', asset: 'USDT' });
   t.is(inv.status, 200, describe(inv));
-  const admin = await SvcClient.connect({ kind: 'unix', path: admins[0]! });
+  const admin = await SvcClient.connect({ kind: 'unix', path: adminSocket });
   try {
-    const reference = txRef('cluster-script', 'USDT_TRON');
-    await admin.request('SETTLE_INVOICE', { invoice_id: inv.body.invoice_id, reference });
+    await admin.request('SETTLE_INVOICE', { invoice_id: inv.body.invoice_id, reference: txRef(machine, 'USDT_TRON') });
   } finally {
     admin.close();
   }
@@ -68,11 +57,61 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a 
   const e = await api(g2, '/api/v1/executions/get-pulse', { quote_id: q.body.quote_id, machine_id: machine }, token);
   t.is(e.status, 200, describe(e));
   t.regex(e.body.receipt_id, /^rcpt_/);
+}
 
-  process.kill(-proc.pid!, 'SIGINT');
+/** Node ids `base` reaches in a few calls. */
+async function nodesBehind(base: string): Promise<number> {
+  const nodes = new Set<string>();
+  for (let i = 0; i < 6; i++) nodes.add((await api(base, '/api/v1/hello')).body.node_id);
+  return nodes.size;
+}
+
+const printed = (run: { out: string; proc: { exitCode: number | null } }) => until('the cluster prints its addresses', () => {
+  if (run.proc.exitCode !== null) throw new Error(`npm run cluster exited ${run.proc.exitCode}: ${run.out}`);
+  return run.out.includes('Ctrl-C stops everything.');
+}, { ms: 240_000, every: 200 });
+
+testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a paid flow across them, Ctrl-C '
+  + 'stops all', POSTGRES, async (t) => {
+  t.timeout(300_000);
+  const run = runScript(t, 'npm run cluster');
+  await printed(run);
+  t.log(run.out);
+  const gateways = [...run.out.matchAll(/gateway \d+ +(http:\/\/\S+)/g)].map((m) => m[1]!);
+  const admins = [...run.out.matchAll(/admin socket (\S+)/g)].map((m) => m[1]!);
+  const dir = /data in (\S+)\):/.exec(run.out)![1]!;
+  t.is(gateways.length, 2);
+  t.is(admins.length, 2);
+  t.is(await nodesBehind(gateways[0]!), 2, 'gateway 1 reaches both nodes');
+  await paidFlow(t, gateways as [string, string], admins[0]!, 'cluster-script');
+
+  process.kill(-run.proc.pid!, 'SIGINT');
   // npm ends as a terminal's Ctrl-C ends it (by the signal); the script stops every part first
-  t.true(['code 0', 'SIGINT'].includes(await closed), out);
-  t.regex(out, /cluster: SIGINT, stopping\ncluster: stopped\n/);
+  t.true(['code 0', 'SIGINT'].includes(await run.closed), run.out);
+  t.regex(run.out, /cluster: SIGINT, stopping\ncluster: stopped\n/);
   t.false(existsSync(dir), 'the data dir is removed');
-  await t.throwsAsync(api(g1, '/api/v1/hello'), undefined, 'gateway 1 is gone');
+  await t.throwsAsync(api(gateways[0]!, '/api/v1/hello'), undefined, 'gateway 1 is gone');
+});
+
+testNeeding(test, 'npm run cluster -- --hosts: every part on a host of its own, HAProxy in front; a paid flow; '
+  + 'Ctrl-C removes the hosts', allOf(POSTGRES, NETNS, HAPROXY), async (t) => {
+  t.timeout(300_000);
+  const run = runScript(t, 'npm run cluster -- --hosts');
+  await printed(run);
+  t.log(run.out);
+  const lb = /haproxy +(http:\/\/\S+)/.exec(run.out)![1]!;
+  const admins = [...run.out.matchAll(/admin socket (\S+)/g)].map((m) => m[1]!);
+  const tag = /network namespaces (\S+)-\*/.exec(run.out)![1]!;
+  const dir = /data in (\S+)\):/.exec(run.out)![1]!;
+  t.is(admins.length, 2);
+  t.is((await api(lb, '/readyz')).status, 200);
+  t.is(await nodesBehind(lb), 2, 'HAProxy → gateways → both nodes');
+  await paidFlow(t, [lb, lb], admins[1]!, 'cluster-hosts');
+
+  process.kill(-run.proc.pid!, 'SIGINT');
+  t.true(['code 0', 'SIGINT'].includes(await run.closed), run.out);
+  t.regex(run.out, /cluster: stopped\n/);
+  t.false(existsSync(dir), 'the data dir is removed');
+  const left = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith(tag));
+  t.deepEqual(left, [], 'the hosts are removed');
 });

@@ -17,12 +17,12 @@ testNeeding(test, 'the database down: HEALTH unavailable, /readyz 503, the node 
     const url = await pg.freshDatabase();
     const node = new Svcd({ SVC_STORE: url });
     await node.start(['core']);
-    t.teardown(() => { void node.stop().then(() => node.cleanup()); });
+    t.teardown(async () => { await node.stop(); node.cleanup(); });
     const gateway = new Svcd({
       SVC_CORE_NODES: `127.0.0.1:${node.backendPort}`, SVC_CORE_PROBE_MS: '200', SVC_LOG_LEVEL: 'info',
     });
     await gateway.start(['gateway']);
-    t.teardown(() => { void gateway.stop().then(() => gateway.cleanup()); });
+    t.teardown(async () => { await gateway.stop(); gateway.cleanup(); });
     const base = gateway.ready.http!;
     t.is((await api(base, '/readyz')).status, 200);
     const admin = await node.admin();

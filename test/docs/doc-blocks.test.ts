@@ -127,10 +127,22 @@ export const ROWS: Row[] = [
     how: 'as written (results into a temp dir); the ref\'s worktree is gone afterwards',
   },
   {
+    file: 'docs/scale-out.md', block: 'npm run cluster -- --hosts',
+    lines: {
+      'npm run cluster -- --hosts': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster -- --hosts\')')],
+    },
+    how: 'as written, in bash; a paid flow through the HAProxy it prints, then Ctrl-C; the namespaces are gone',
+  },
+  {
     file: 'docs/scale-out.md', block: 'npm run cluster',
-    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', '[\'-c\', \'npm run cluster\']')] },
+    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster\')')] },
     how: 'as written, in bash; its printed addresses used for a paid flow across both gateways, then Ctrl-C '
       + '(SIGINT to its process group)',
+  },
+  {
+    file: 'docs/scale-out.md', block: 'node src/bin/svcd.mjs cluster-cert',
+    whole: by('test/cluster/backend-tls.test.ts', 'docBlock(\'docs/scale-out.md\', \'node src/bin/svcd.mjs cluster-cert\')'),
+    how: 'the whole block in bash, the CA dir rewritten to a temp dir; `openssl verify` checks every member',
   },
   {
     file: 'docs/settlement.md', block: 'svc-admin unmatched',
@@ -149,7 +161,10 @@ export const ROWS: Row[] = [
   },
 ];
 
-const matches = (r: Row, b: ShBlock) => r.file === b.file && (b.first.startsWith(r.block) || b.heading === r.block);
+/** A row names a block by its heading or a prefix of its first line; of several prefixes, the longest names it. */
+const prefixOf = (r: Row, b: ShBlock) => r.file === b.file && b.first.startsWith(r.block);
+const matches = (r: Row, b: ShBlock) => r.file === b.file && (b.heading === r.block
+  || (prefixOf(r, b) && !ROWS.some((o) => o.block.length > r.block.length && prefixOf(o, b))));
 const source = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 
 test('every ```sh block in README.md and docs/ has a row naming the test that runs it', (t) => {
