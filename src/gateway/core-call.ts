@@ -4,7 +4,8 @@
 // Errors the core raised come back as CoreError either way, so the HTTP mapper knows their source.
 import { ConnectionError, SvcClient, parseHostPort, type Auth, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
-import { commandSpec } from '../protocol/registry.ts';
+import { addressWindowKey } from '../protocol/rate-limit.ts';
+import { commandSpec, needsToken } from '../protocol/registry.ts';
 import { CoreError } from './http-errors.ts';
 
 /**
@@ -98,6 +99,40 @@ export function replaySafe(cmd: string, args: Record<string, unknown>): boolean 
 }
 
 /**
+ * The state a call is counted or kept under in the core that answers it, as a routing key: a machine's
+ * token commands (its per-machine windows; one node also means no optimistic retries between nodes) and
+ * one client address's sandbox calls (its quotes, receipts and quota live in that node's memory). Calls
+ * with a key go to the same node from every gateway (affinity, `byAffinity`); others (null) to the least
+ * busy node.
+ */
+export function affinityKey(cmd: string, args: Record<string, unknown>, client: string | undefined): string | null {
+  const spec = commandSpec(cmd);
+  if (!spec) return null;
+  if (spec.billing === 'sandbox_free_limited') return addressWindowKey(client);
+  if (needsToken(spec) && typeof args.machine_id === 'string') return `m:${args.machine_id}`;
+  return null;
+}
+
+/** FNV-1a, 32 bits: a fixed spread of keys over node names (not a defence: the keys are the caller's). */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * `nodes` in the order a call with `key` tries them: highest-random-weight (rendezvous) hashing of the key
+ * with each node's name, so every gateway listing the same nodes picks the same one, and a node that
+ * goes or comes moves only its own keys.
+ */
+export function byAffinity<T extends { name: string }>(nodes: readonly T[], key: string): T[] {
+  return nodes.map((n) => ({ n, w: fnv1a(`${key}|${n.name}`) })).sort((a, b) => b.w - a.w).map((x) => x.n);
+}
+
+/**
  * One core node: its pipelined connections (opened lazily, reopened after a drop) and its health.
  * Calls fill the first connection up to `fill` in flight before the next one is used (then the least
  * busy): the core's replies to one connection in one turn go out in one write (lineWriter), so fewer
@@ -113,9 +148,12 @@ class CoreNode {
   /** down until this time (ms, Date.now()); 0: up */
   downUntil = 0;
 
+  readonly name: string;
+
   constructor(
     readonly endpoint: Endpoint, connections: number, readonly replyTimeoutMs: number, readonly fill: number,
   ) {
+    this.name = nodeName(endpoint);
     this.#clients = Array.from({ length: connections }, () => null);
     this.#busy = Array.from({ length: connections }, () => 0);
   }
@@ -243,22 +281,26 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
   const nodes = endpoints.map((ep) => new CoreNode(ep, connections, replyTimeoutMs, fill));
   let turn = 0;
-  /** the nodes a call tries, in order: live ones by calls in flight (ties in turn), then down ones by due time */
-  const order = (now: number): CoreNode[] => {
+  /**
+   * the nodes a call tries, in order: live ones (by the key's affinity, else by calls in flight, ties in
+   * turn), then down ones by due time
+   */
+  const order = (now: number, key: string | null): CoreNode[] => {
     if (nodes.length === 1) return nodes; // one node (svcd start's workers): nothing to choose, nothing to allocate
     const start = turn++ % nodes.length;
     const rotated = [...nodes.slice(start), ...nodes.slice(0, start)];
-    const live = rotated.filter((n) => n.downUntil <= now).sort((a, b) => a.inflight - b.inflight);
+    const up = rotated.filter((n) => n.downUntil <= now);
+    const live = key === null ? up.sort((a, b) => a.inflight - b.inflight) : byAffinity(up, key);
     const down = rotated.filter((n) => n.downUntil > now).sort((a, b) => a.downUntil - b.downUntil);
     return [...live, ...down];
   };
   const up = (node: CoreNode) => {
-    if (node.up()) onNodeState?.({ node: nodeName(node.endpoint), state: 'up', failures: 0 });
+    if (node.up()) onNodeState?.({ node: node.name, state: 'up', failures: 0 });
   };
   const down = (node: CoreNode, reason: string) => {
     const wait = node.down(Date.now(), backoff);
     if (wait === null) return;
-    const e = { node: nodeName(node.endpoint), state: 'down' as const, failures: node.failures, reason };
+    const e = { node: node.name, state: 'down' as const, failures: node.failures, reason };
     onNodeState?.({ ...e, retry_in_ms: Math.round(wait) });
   };
   const probing = new Set<CoreNode>();
@@ -273,7 +315,8 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
   return {
     async call(cmd, args, auth, client) {
       let lost: unknown;
-      for (const node of order(Date.now())) {
+      const key = nodes.length > 1 ? affinityKey(cmd, args, client) : null;
+      for (const node of order(Date.now(), key)) {
         node.inflight++;
         try {
           const result = await node.request(cmd, args, auth, client);

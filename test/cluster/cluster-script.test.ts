@@ -6,21 +6,24 @@
 // HAProxy in front.
 import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SvcClient } from '../../src/client/client.ts';
 import { api, describe } from '../support/cluster.ts';
 import { HAPROXY } from '../support/host-cluster.ts';
 import { NETNS } from '../support/hosts.ts';
 import { allOf, testNeeding } from '../support/needs.ts';
 import { POSTGRES } from '../support/postgres.ts';
-import { ROOT } from '../docs/blocks.ts';
+import { ROOT, bash } from '../docs/blocks.ts';
+import { shBlocks } from '../docs/tour.ts';
 import { until } from '../support/until.ts';
 import { txRef } from '../support/references.ts';
 
 /** Runs `command` in bash in its own process group; stops it with Ctrl-C (SIGINT to the group) at teardown. */
-function runScript(t: ExecutionContext, command: string) {
+function runScript(t: ExecutionContext, command: string, env: Record<string, string> = {}) {
   const proc = spawn('bash', ['-c', command], {
-    cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SVC_LOG_LEVEL: 'warn' },
+    cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
   });
   const run = { out: '', proc, closed: null as unknown as Promise<string> };
   proc.stdout.on('data', (d) => { run.out += d; });
@@ -59,6 +62,8 @@ async function paidFlow(t: ExecutionContext, [g1, g2]: [string, string], adminSo
   t.regex(e.body.receipt_id, /^rcpt_/);
 }
 
+const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
+
 /** Node ids `base` reaches in a few calls. */
 async function nodesBehind(base: string): Promise<number> {
   const nodes = new Set<string>();
@@ -71,10 +76,27 @@ const printed = (run: { out: string; proc: { exitCode: number | null } }) => unt
   return run.out.includes('Ctrl-C stops everything.');
 }, { ms: 240_000, every: 200 });
 
-testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a paid flow across them, Ctrl-C '
+/** The limits the first test checks across the cluster: a window of 120 a minute, 20 live sandbox entries. */
+const LIMITS = { SVC_RATE_PUBLIC_LOW: '120/60', SVC_SANDBOX_MAX_PER_CLIENT: '20' };
+
+/**
+ * README "Try it over HTTP" as written (its machine named `machine`), against `base` instead of
+ * localhost:8080; fails the test on any answer that is not ok.
+ */
+async function readmeTour(t: ExecutionContext, base: string, machine: string): Promise<void> {
+  const [block] = shBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'), '## Try it over HTTP');
+  const script = block!.replaceAll('localhost:8080', base.replace(/^http:\/\//, '')).replaceAll('my-agent', machine);
+  const ran = await bash(script, { cwd: ROOT, env: process.env });
+  t.is(ran.code, 0, ran.stderr);
+  t.notRegex(ran.stdout, /"ok":false/, `${base}: ${ran.stdout}`);
+  t.regex(ran.stdout, /"receipt_id":"sbx_rcpt_/, 'the sandbox execution answered');
+}
+
+testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL; the README\'s HTTP tour on each '
+  + 'gateway in turn, a machine\'s window and a client\'s sandbox quota exact across both, a paid flow; Ctrl-C '
   + 'stops all', POSTGRES, async (t) => {
   t.timeout(300_000);
-  const run = runScript(t, 'npm run cluster');
+  const run = runScript(t, 'npm run cluster', LIMITS);
   await printed(run);
   t.log(run.out);
   const gateways = [...run.out.matchAll(/gateway \d+ +(http:\/\/\S+)/g)].map((m) => m[1]!);
@@ -83,7 +105,19 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL, a 
   t.is(gateways.length, 2);
   t.is(admins.length, 2);
   t.is(await nodesBehind(gateways[0]!), 2, 'gateway 1 reaches both nodes');
+  for (let i = 0; i < 4; i++) await readmeTour(t, gateways[i % 2]!, `tour-${i}`);
   await paidFlow(t, gateways as [string, string], admins[0]!, 'cluster-script');
+
+  // one machine's window (120 a minute) over both gateways and both nodes: 120 admitted, whatever the mix
+  const inv = await api(gateways[0]!, '/api/v1/invoices', { machine_id: 'windowed', units: 1, network: 'TRON', asset: 'USDT' });
+  const token = inv.body.machine_token as string;
+  const balances = await Promise.all(Array.from({ length: 130 }, (_, i) => api(gateways[i % 2]!, '/api/v1/balance',
+    { machine_id: 'windowed' }, token)));
+  t.deepEqual(count(balances.map(describe)), { 200: 120, '429 rate_limited': 10 }, 'per machine: exactly 120');
+  // one client's live sandbox entries (20): the four tours hold 8 (a quote and a receipt each)
+  const quotes = await Promise.all(Array.from({ length: 14 }, (_, i) => api(gateways[i % 2]!,
+    '/api/v1/sandbox/quotes/get-pulse', { bits: 256 })));
+  t.deepEqual(count(quotes.map(describe)), { 200: 12, '429 rate_limited': 2 }, 'per client: exactly 20 live entries');
 
   process.kill(-run.proc.pid!, 'SIGINT');
   // npm ends as a terminal's Ctrl-C ends it (by the signal); the script stops every part first

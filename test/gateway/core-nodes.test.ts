@@ -9,7 +9,7 @@ import test from 'ava';
 import { randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { ConnectionError } from '../../src/client/client.ts';
-import { coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-call.ts';
+import { byAffinity, coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-call.ts';
 import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
 import { api, describe } from '../support/cluster.ts';
 import { Svcd } from '../support/svcd.ts';
@@ -75,14 +75,24 @@ const calls = (n: Node) => n.lines.filter((l) => !l.includes('"cmd":"HEALTH"')).
 const probes = (n: Node) => n.lines.length - calls(n);
 const accept = { quote_id: 'q_x', machine_id: 'm' };
 
+/**
+ * A machine_id whose calls go first to the node at `port` of `ports` (a machine's token commands go to
+ * the node its affinity names, byAffinity, whatever the order of the list).
+ */
+function machineOn(port: number, ports: number[]): string {
+  const nodes = ports.map((p) => ({ name: `127.0.0.1:${p}` }));
+  for (let i = 0; ; i++) if (byAffinity(nodes, `m:m${i}`)[0]!.name === `127.0.0.1:${port}`) return `m${i}`;
+}
+
 test('outcome unknown: a money command without an idempotency key is not sent again: 502 edge_unavailable',
   async (t) => {
   const dying = await node(t, 'drop');
   const live = await node(t, 'answer');
   const core = svc1Caller([tcp(dying.port), tcp(live.port)]);
   t.teardown(() => core.close());
-  // the first call of a fresh caller goes to the first node (none in flight anywhere: in turn)
-  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', accept, { token: 't' }));
+  // the machine's calls go to the node that dies
+  const machine_id = machineOn(dying.port, [dying.port, live.port]);
+  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', { ...accept, machine_id }, { token: 't' }));
   t.true(e instanceof ConnectionError && e.sent, String(e));
   t.is(dying.lines.length, 1, 'it reached the node that died');
   t.is(live.lines.length, 0, 'and was not sent to the other');
@@ -100,7 +110,8 @@ test('outcome unknown: a keyed money command, a free one and a read go to the ne
     const live = await node(t, 'answer');
     const core = svc1Caller([tcp(dying.port), tcp(live.port)]);
     t.teardown(() => core.close());
-    t.deepEqual(await core.call(cmd, { ...args }), { node: 'answer', cmd }, cmd);
+    const machine = 'machine_id' in args ? { machine_id: machineOn(dying.port, [dying.port, live.port]) } : {};
+    t.deepEqual(await core.call(cmd, { ...args, ...machine }), { node: 'answer', cmd }, cmd);
     t.deepEqual([dying.lines.length, live.lines.length], [1, 1], `${cmd}: sent to both, answered once`);
   }
   t.true(replaySafe('VERIFY_RECEIPT', {}));
@@ -210,7 +221,7 @@ test('an error the core answered is the core\'s: not sent to another node', asyn
   const live = await node(t, 'answer');
   const core = svc1Caller([tcp(port), tcp(live.port)]);
   t.teardown(() => core.close());
-  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', accept));
+  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', { ...accept, machine_id: machineOn(port, [port, live.port]) }));
   t.true(e instanceof CoreError && e.inner.code === 'quote_not_issued', String(e));
   t.is(live.lines.length, 0);
 });
@@ -272,4 +283,44 @@ test('a real svcd core stopped with SIGSTOP behind a gateway: quotes go on from 
     t.is(describe(await quote(99)), '200');
     return gateway.stdout.includes(`"node":"${a}","state":"up"`);
   }, { every: 200 });
+});
+
+test('affinity: a machine\'s token calls and a client\'s sandbox calls go to one node from every gateway; a lost '
+  + 'node moves only its own keys', async (t) => {
+  const names = ['10.0.0.11:9444', '10.0.0.12:9444', '10.0.0.13:9444'].map((name) => ({ name }));
+  const keys = Array.from({ length: 3000 }, (_, i) => `m:machine-${i}`);
+  const pick = (nodes: { name: string }[], k: string) => byAffinity(nodes, k)[0]!.name;
+  const share = new Map<string, number>();
+  for (const k of keys) share.set(pick(names, k), (share.get(pick(names, k)) ?? 0) + 1);
+  for (const [n, c] of share) t.true(c > 750 && c < 1250, `${n}: ${c} of 3000`);
+  t.true(keys.every((k) => pick(names, k) === pick([...names].reverse(), k)), 'the list\'s order does not matter');
+  const without = names.filter((n) => n.name !== '10.0.0.12:9444');
+  const moved = keys.filter((k) => pick(names, k) !== pick(without, k));
+  t.true(moved.every((k) => pick(names, k) === '10.0.0.12:9444'), 'only the lost node\'s keys move');
+
+  // two gateways listing the same three nodes in another order: one machine, one node; one client's sandbox, one node
+  const nodes = await Promise.all([node(t, 'answer'), node(t, 'answer'), node(t, 'answer')]);
+  const g1 = svc1Caller(nodes.map((n) => tcp(n.port)));
+  const g2 = svc1Caller(nodes.map((n) => tcp(n.port)).reverse());
+  t.teardown(() => { g1.close(); g2.close(); });
+  const reached = async (call: () => Promise<unknown>) => {
+    const before = nodes.map(calls);
+    await call();
+    return nodes.findIndex((n, i) => calls(n) > before[i]!);
+  };
+  for (const m of ['alice', 'bob', 'carol']) {
+    const on = new Set<number>();
+    for (let i = 0; i < 4; i++) {
+      on.add(await reached(() => (i % 2 ? g1 : g2).call('BALANCE', { machine_id: m }, { token: 't' })));
+    }
+    t.is(on.size, 1, `${m}'s calls all reach one node`);
+  }
+  const sandbox = new Set<number>();
+  for (const cmd of ['SANDBOX_QUOTE', 'SANDBOX_ACCEPT', 'SANDBOX_EXECUTE', 'SANDBOX_VERIFY', 'SANDBOX_QUOTE']) {
+    sandbox.add(await reached(() => (sandbox.size % 2 ? g1 : g2).call(cmd, {}, undefined, '203.0.113.7')));
+  }
+  t.is(sandbox.size, 1, 'one client\'s sandbox lives on one node');
+  const free = new Set<number>();
+  for (let i = 0; i < 6; i++) free.add(await reached(() => g1.call('QUOTE', {}, undefined, '203.0.113.7')));
+  t.is(free.size, 3, 'calls without affinity go round the nodes');
 });

@@ -22,6 +22,8 @@ const PATHS = 'test/watchers/settlement-paths.test.ts';
 const KIT = 'src/kit/verify.ts';
 
 const T = {
+  clusterState: 'npm run cluster: two nodes and two gateways on PostgreSQL; the README\'s HTTP tour on each gateway in '
+    + 'turn, a machine\'s window and a client\'s sandbox quota exact across both, a paid flow; Ctrl-C stops all',
   clusterTls: 'a node on 127.0.0.2 serves cluster members only; the gateway checks the name; SIGHUP reloads',
   receipt: 'receipt guard: verifyReceipt refuses every tampered field, a foreign signature and a cut signature',
   keyWindow: 'receipt guard: across a key rotation a receipt verifies by the key it names, issued_at inside its '
@@ -305,4 +307,11 @@ export const MUTATIONS: Mutation[] = [
     "if (backendHost !== '127.0.0.1' && !clusterTls) {", 'if (false) {',
     'test/cluster/backend-tls.test.ts',
     'the backend leaves 127.0.0.1 only with mutual TLS, and a wrong pair of files stops the start'),
+  m('affinity-machine', 'a machine\'s calls meet its window on one node', 'src/gateway/core-call.ts', 'affinityKey',
+    "if (needsToken(spec) && typeof args.machine_id === 'string') return `m:${args.machine_id}`;", '',
+    'test/cluster/cluster-script.test.ts', T.clusterState),
+  m('affinity-sandbox', 'a client\'s sandbox lives on one node', 'src/gateway/core-call.ts', 'affinityKey',
+    "if (spec.billing === 'sandbox_free_limited') return addressWindowKey(client);", '',
+    'test/cluster/cluster-script.test.ts', T.clusterState),
 ];
+
