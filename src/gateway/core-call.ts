@@ -109,7 +109,7 @@ export function affinityKey(cmd: string, args: Record<string, unknown>, client: 
   const spec = commandSpec(cmd);
   if (!spec) return null;
   if (spec.billing === 'sandbox_free_limited') return addressWindowKey(client);
-  
+  if (needsToken(spec) && typeof args.machine_id === 'string') return `m:${args.machine_id}`;
   return null;
 }
 
