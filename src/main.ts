@@ -21,9 +21,9 @@ import { NO_ADDRESS } from './core/rails.ts';
 import { render } from './cli/output.ts';
 import type { Core } from './core/core.ts';
 import { createGateway } from './gateway/app.ts';
-import {
-  answeringFirst, coreNodes, inProcessCaller, nodeName, svc1Caller, type CoreCaller, type Mutual,
-} from './gateway/core-call.ts';
+import { answeringFirst, inProcessCaller, type CoreCaller } from './gateway/core-call.ts';
+import { coreNodes, nodeName, readCoreNodes, svc1Caller, type Mutual } from './gateway/core-nodes.ts';
+import type { Endpoint } from './client/client.ts';
 import { loadClusterTls } from './protocol/cluster-tls.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
 import { quoteDesk } from './core/quote-desk.ts';
@@ -263,8 +263,9 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   process.on('message', (m: WorkerMessage) => { if (m.type === 'svcd:stop') stop(); });
   process.on('disconnect', stop);
   process.on('SIGTERM', stop);
-  // Ctrl+C reaches the whole process group: the primary decides the order of shutdown
+  // Ctrl+C reaches the whole process group: the primary decides the order of shutdown; and reloads
   process.on('SIGINT', () => undefined);
+  process.on('SIGHUP', () => undefined);
   process.send!({ type: 'svcd:gateway-ready', url: gw.url } satisfies WorkerMessage);
 }
 
@@ -340,6 +341,45 @@ function startGatewayWorkers(
   });
 }
 
+/**
+ * The core nodes `svcd gateway` spreads its calls over (docs/scale-out.md "Topology"): SVC_CORE_NODES_FILE
+ * (re-read on SIGHUP), else SVC_CORE_NODES, else this host's backend; with SVC_CLUSTER_*, over mutual TLS.
+ */
+function gatewayNodes(config: Config, log: Logger): Endpoint[] {
+  const file = process.env.SVC_CORE_NODES_FILE;
+  if (file && process.env.SVC_CORE_NODES) throw new Error('set SVC_CORE_NODES or SVC_CORE_NODES_FILE, not both');
+  const mutual = clusterIdentity(config, log);
+  return file ? readCoreNodes(file, config.backendPort, mutual) : coreNodes(process.env.SVC_CORE_NODES, config.backendPort, mutual);
+}
+
+/** `svcd gateway`: the HTTP gateway alone, in front of one or several core nodes. */
+async function runGatewayAlone(config: Config, log: Logger): Promise<void> {
+  const nodes = gatewayNodes(config, log);
+  const nodeLog = log.child({ part: 'gateway' });
+  const backend = svc1Caller(nodes, {
+    replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection, probeMs: config.coreProbeMs,
+    onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
+  });
+  const gw = await startGateway(config, log, backend);
+  const metrics = await startMetrics(config);
+  const names = nodes.map(nodeName);
+  writeReady(config, {
+    http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
+    metrics: metrics?.address ?? null,
+  });
+  log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
+  // SIGHUP: the node list (from its file) and the cluster's TLS files again
+  onReload(log, () => {
+    const next = gatewayNodes(config, log);
+    return { core_nodes: next.map(nodeName), ...backend.setNodes(next) };
+  });
+  onSignals(log, async () => {
+    const http = await gw.close();
+    await metrics?.close();
+    return { http };
+  });
+}
+
 async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { svc: 'svcd' } });
@@ -349,26 +389,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     return;
   }
   if (!parts.core) {
-    // the core nodes to spread calls over (docs/scale-out.md "Topology"): SVC_CORE_NODES, else this host's backend
-    const nodes = coreNodes(process.env.SVC_CORE_NODES, config.backendPort, clusterIdentity(config, log));
-    const nodeLog = log.child({ part: 'gateway' });
-    const backend = svc1Caller(nodes, {
-      replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection, probeMs: config.coreProbeMs,
-      onNodeState: (e) => (e.state === 'down' ? nodeLog.warn(e, 'core node down') : nodeLog.info(e, 'core node up')),
-    });
-    const gw = await startGateway(config, log, backend);
-    const metrics = await startMetrics(config);
-    const names = nodes.map(nodeName);
-    writeReady(config, {
-      http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
-      metrics: metrics?.address ?? null,
-    });
-    log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
-    onSignals(log, async () => {
-      const http = await gw.close();
-      await metrics?.close();
-      return { http };
-    });
+    await runGatewayAlone(config, log);
     return;
   }
   const { Core, observeCore, startListeners } = await coreModules();

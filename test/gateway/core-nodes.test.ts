@@ -9,7 +9,7 @@ import test from 'ava';
 import { randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { ConnectionError } from '../../src/client/client.ts';
-import { byAffinity, coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-call.ts';
+import { byAffinity, coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-nodes.ts';
 import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
 import { api, describe } from '../support/cluster.ts';
 import { Svcd } from '../support/svcd.ts';

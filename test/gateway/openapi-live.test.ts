@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { Svcd, fundMachine } from '../support/svcd.ts';
 import { createGateway } from '../../src/gateway/app.ts';
 import { DEFAULT_RATES } from '../../src/protocol/rate-limit.ts';
-import { svc1Caller } from '../../src/gateway/core-call.ts';
+import { svc1Caller } from '../../src/gateway/core-nodes.ts';
 import { assemble } from '../../src/kernels/bvm-assembler.ts';
 
 interface Op { id: string; method: string; path: string; spec: any }

@@ -307,10 +307,10 @@ export const MUTATIONS: Mutation[] = [
     "if (backendHost !== '127.0.0.1' && !clusterTls) {", 'if (false) {',
     'test/cluster/backend-tls.test.ts',
     'the backend leaves 127.0.0.1 only with mutual TLS, and a wrong pair of files stops the start'),
-  m('affinity-machine', 'a machine\'s calls meet its window on one node', 'src/gateway/core-call.ts', 'affinityKey',
+  m('affinity-machine', 'a machine\'s calls meet its window on one node', 'src/gateway/core-nodes.ts', 'affinityKey',
     "if (needsToken(spec) && typeof args.machine_id === 'string') return `m:${args.machine_id}`;", '',
     'test/cluster/cluster-script.test.ts', T.clusterState),
-  m('affinity-sandbox', 'a client\'s sandbox lives on one node', 'src/gateway/core-call.ts', 'affinityKey',
+  m('affinity-sandbox', 'a client\'s sandbox lives on one node', 'src/gateway/core-nodes.ts', 'affinityKey',
     "if (spec.billing === 'sandbox_free_limited') return addressWindowKey(client);", '',
     'test/cluster/cluster-script.test.ts', T.clusterState),
 ];

@@ -8,7 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createServer, request } from 'node:http';
 import { pino } from 'pino';
 import { createGateway } from '../../src/gateway/app.ts';
-import { svc1Caller } from '../../src/gateway/core-call.ts';
+import { svc1Caller } from '../../src/gateway/core-nodes.ts';
 import { DEFAULT_RATES } from '../../src/protocol/rate-limit.ts';
 import { BIN, fundMachine, runBin, type Svcd } from '../support/svcd.ts';
 import { startSvcd } from '../support/start-svcd.ts';
