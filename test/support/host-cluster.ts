@@ -144,7 +144,7 @@ async function stopParts(gateways: Svcd[], nodes: Svcd[], haproxy?: ChildProcess
 }
 
 /** Resolves once something accepts connections at host:port; fails if `proc` exits first. */
-async function listening(host: string, port: number, proc: ChildProcess): Promise<void> {
+export async function listening(host: string, port: number, proc: ChildProcess): Promise<void> {
   let output = '';
   proc.stdout?.on('data', (d) => { output += d; });
   proc.stderr?.on('data', (d) => { output += d; });

@@ -37,6 +37,9 @@ export class Svcd {
   stderr = '';
   stdout = '';
 
+  /** the svcd to run: this tree's, or another version's (a git worktree: test/cluster/rolling-upgrade.test.ts) */
+  bin = BIN.svcd;
+
   /** `on`: the command prefix that runs svcd on another host (hosts.ts), e.g. `ip netns exec NS` */
   constructor(env: Record<string, string> = {}, dataDir?: string, readonly on: string[] = []) {
     this.#dataDir = dataDir ?? null;
@@ -67,7 +70,7 @@ export class Svcd {
     this.#args = args;
     rmSync(this.readyFile, { force: true });
     this.stderr = ''; this.stdout = '';
-    const argv = [...this.on, process.execPath, BIN.svcd, ...args];
+    const argv = [...this.on, process.execPath, this.bin, ...args];
     const proc = spawn(argv[0]!, argv.slice(1), {
       env: {
         ...process.env, SVC_DATA_DIR: this.dataDir, SVC_EDGE_PORT: '0', SVC_BACKEND_PORT: '0', SVC_HTTP_PORT: '0',
