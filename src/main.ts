@@ -12,7 +12,7 @@
 // Configuration: environment variables (README "Configuration"). With SVC_READY_FILE set, svcd
 // writes the bound addresses there as one JSON object once every listener is up.
 import cluster, { type Worker } from 'node:cluster';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -526,6 +526,49 @@ async function offlineAudit(args: string[]): Promise<number> {
   return report.clean ? 0 : 1;
 }
 
+/**
+ * `svcd migrate --to postgres://…`: the stopped node's LevelDB ledger (SVC_DATA_DIR) into an empty
+ * PostgreSQL database, audited on both sides (core/migrate.ts). The URL is never printed.
+ */
+async function migrateCommand(args: string[]): Promise<number> {
+  const at = args.indexOf('--to');
+  const to = at >= 0 ? args[at + 1] : undefined;
+  if (!to || args.length !== 2 || !/^postgres(ql)?:\/\//.test(to)) {
+    console.error('usage: svcd migrate --to postgres://user:password@host:5432/db   (svcd stopped; SVC_DATA_DIR: the '
+      + 'node\'s data dir)\n  copies its LevelDB ledger into that empty database and audits both sides');
+    return 2;
+  }
+  const config = loadConfig();
+  if (!existsSync(join(config.dataDir, 'ledger'))) throw new Error(`no LevelDB ledger in ${config.dataDir} (SVC_DATA_DIR)`);
+  const [{ openStore }, { migrate }] = await Promise.all([import('./store/store.ts'), import('./core/migrate.ts')]);
+  const source = await openStore(config.dataDir, null).catch((e: unknown) => {
+    throw new Error(`cannot open the LevelDB ledger in ${config.dataDir} (is svcd running? stop it first): ${e}`);
+  });
+  try {
+    const target = await openStore(config.dataDir, to);
+    try {
+      const m = await migrate(source, target, NodeIdentity.loadOrCreate(config.dataDir));
+      const total = Object.values(m.copied).reduce((a, b) => a + b, 0);
+      console.log(`copied ${total} records into the database (${Object.entries(m.copied).map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`);
+      const t = m.after.totals;
+      if (m.differences.length) {
+        console.error(`the audits differ in: ${m.differences.join(', ')}; do not switch this node to the database`);
+        return 1;
+      }
+      console.log(`audit before and after: equal (${m.after.machines.length} machines, ${t.receipts} receipts, `
+        + `credited ${t.credited_units}, spent ${t.spent_units} units; ${m.after.clean ? 'clean' : 'NOT clean'})`);
+      console.log('next: start this node with SVC_STORE set to the database (same SVC_DATA_DIR: its keys stay there); '
+        + `keep ${join(config.dataDir, 'ledger')} as the copy you came from`);
+      return m.after.clean ? 0 : 1;
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
 /** Which rails take payments, said once at start: local mode and rails without an address are named. */
 function logPayments(log: Logger, config: Config): void {
   const unset = config.rails.filter((r) => r.address === NO_ADDRESS).map((r) => r.rail);
@@ -556,6 +599,9 @@ switch (cmd) {
     break;
   case 'selfcheck':
     process.exitCode = runSelfCheck();
+    break;
+  case 'migrate':
+    migrateCommand(parsed!.args).then((c) => { process.exitCode = c; }, fail);
     break;
   case 'cluster-cert':
     import('./cli/cluster-cert.ts').then((m) => m.clusterCertCommand(parsed!.args))

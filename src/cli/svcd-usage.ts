@@ -13,12 +13,14 @@ export const SVCD_COMMANDS = {
   restore: '--expect-sha256 HEX <backup> <data dir>: check a backup (the manifest_sha256 backup printed, hashes, '
     + 'ledger, audit), then create the data dir from it',
   audit: '[--json] [--csv DIR]: the money audit on a stopped node\'s SVC_DATA_DIR (online: svc-admin audit)',
+  migrate: '--to postgres://…: copy a stopped node\'s LevelDB ledger into an empty PostgreSQL database and audit '
+    + 'both sides',
   'cluster-cert': '--ca DIR NAME [HOST ...]: issue a cluster member\'s certificate for mutual TLS between gateways '
     + 'and nodes (the CA is created in DIR on first use)',
 } as const;
 
 /** The subcommands that take arguments of their own (main.ts checks them). */
-const TAKES_ARGS: readonly SvcdCommand[] = ['restore', 'audit', 'cluster-cert'];
+const TAKES_ARGS: readonly SvcdCommand[] = ['restore', 'audit', 'migrate', 'cluster-cert'];
 
 export type SvcdCommand = keyof typeof SVCD_COMMANDS;
 

@@ -59,7 +59,7 @@ test('--help exits 0 on svc, a quote command, svcd and svc-admin', async (t) => 
     [BIN.svc, ['--help'], /^Usage: svc \[options\] \[command\]/],
     [BIN.svc, ['quote-get-pulse', '--help'], /^Usage: svc quote-get-pulse \[options\]/],
     [BIN.svc, ['help', 'balance'], /^Usage: svc balance/],
-    [BIN.svcd, ['--help'], /^Usage: svcd \[start\|core\|gateway\|manifest\|selfcheck\|restore\|audit\|cluster-cert\]/],
+    [BIN.svcd, ['--help'], /^Usage: svcd \[start\|core\|gateway\|manifest\|selfcheck\|restore\|audit\|migrate\|cluster-cert\]/],
     [BIN.svcd, ['core', '--help'], /^Usage: svcd/],
     [BIN.admin, ['--help'], /^Usage: svc-admin \[options\] \[command\]/],
     [BIN.admin, ['list-invoices', '--help'], /^Usage: svc-admin list-invoices \[options\]/],

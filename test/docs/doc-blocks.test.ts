@@ -135,7 +135,7 @@ export const ROWS: Row[] = [
   },
   {
     file: 'docs/scale-out.md', block: 'npm run cluster',
-    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster\')')] },
+    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster\', LIMITS)')] },
     how: 'as written, in bash; its printed addresses used for a paid flow across both gateways, then Ctrl-C '
       + '(SIGINT to its process group)',
   },

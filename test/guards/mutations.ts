@@ -22,6 +22,7 @@ const PATHS = 'test/watchers/settlement-paths.test.ts';
 const KIT = 'src/kit/verify.ts';
 
 const T = {
+  migrate: 'svcd migrate: a LevelDB ledger of 10000 flows into PostgreSQL, audits equal; svcd goes on there',
   clusterState: 'npm run cluster: two nodes and two gateways on PostgreSQL; the README\'s HTTP tour on each gateway in '
     + 'turn, a machine\'s window and a client\'s sandbox quota exact across both, a paid flow; Ctrl-C stops all',
   clusterTls: 'a node on 127.0.0.2 serves cluster members only; the gateway checks the name; SIGHUP reloads',
@@ -313,5 +314,11 @@ export const MUTATIONS: Mutation[] = [
   m('affinity-sandbox', 'a client\'s sandbox lives on one node', 'src/gateway/core-nodes.ts', 'affinityKey',
     "if (spec.billing === 'sandbox_free_limited') return addressWindowKey(client);", '',
     'test/cluster/cluster-script.test.ts', T.clusterState),
+  m('migrate-pulse-scope', 'a migrated pulse chain goes on under its node id', 'src/core/migrate.ts', 'sharedKey',
+    "if (sub === 'pulses' || sub === 'seeds') return `${nodeId}!${key}`;", '', 'test/store/migrate.test.ts', T.migrate),
+  m('migrate-tlog-scope', 'a migrated transparency log goes on under its node id', 'src/core/migrate.ts', 'sharedKey',
+    "if (sub === 'tlog_nodes' || sub === 'tlog_entries') return `${nodeId}:${key}`;", '', 'test/store/migrate.test.ts',
+    T.migrate),
+  m('migrate-empty', 'a migration never merges into a ledger', 'src/core/migrate.ts', 'migrate',
+    'await assertEmpty(target);', '', 'test/store/migrate.test.ts', T.migrate),
 ];
-
