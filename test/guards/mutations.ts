@@ -22,7 +22,7 @@ const PATHS = 'test/watchers/settlement-paths.test.ts';
 const KIT = 'src/kit/verify.ts';
 
 const T = {
-  migrate: 'svcd migrate: a LevelDB ledger of 10000 flows into PostgreSQL, audits equal; svcd goes on there',
+  migrate: 'svcd migrate: a LevelDB ledger of 10,000 flows into PostgreSQL, audits equal; svcd goes on there',
   clusterState: 'npm run cluster: two nodes and two gateways on PostgreSQL; the README\'s HTTP tour on each gateway in '
     + 'turn, a machine\'s window and a client\'s sandbox quota exact across both, a paid flow; Ctrl-C stops all',
   clusterTls: 'a node on 127.0.0.2 serves cluster members only; the gateway checks the name; SIGHUP reloads',

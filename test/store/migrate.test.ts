@@ -17,8 +17,8 @@ const FLOWS = 10_000;
 const MACHINES = 10;
 const UNLIMITED = { SVC_RATE_PUBLIC_LOW: '1000000/60', SVC_RATE_PAID_EXECUTION: '1000000/60' };
 
-testNeeding(test, `svcd migrate: a LevelDB ledger of ${FLOWS} flows into PostgreSQL, audits equal; svcd goes on `
-  + 'there', POSTGRES, async (t) => {
+testNeeding(test, 'svcd migrate: a LevelDB ledger of 10,000 flows into PostgreSQL, audits equal; svcd goes on there',
+  POSTGRES, async (t) => {
   t.timeout(600_000);
   const svcd = new Svcd({ ...UNLIMITED });
   const dir = svcd.dataDir;
