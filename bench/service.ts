@@ -326,7 +326,8 @@ async function measure(): Promise<Run> {
 
 /**
  * --store pg: the paid flow on LevelDB, on one PostgreSQL node and on two PostgreSQL nodes behind two
- * gateways, interleaved as every case is; the ratio of each against LevelDB.
+ * gateways, and on the Koa + pg anchor, interleaved as every case is; the PostgreSQL rows as ratios of the
+ * anchor.
  */
 async function measureStores(): Promise<Run> {
   const machine = machineInfo();
@@ -336,11 +337,13 @@ async function measureStores(): Promise<Run> {
   let rows: Row[];
   try {
     const [leveldb, ...pg] = stores.servers;
+    const floor: Target = { text: '≥ 0.8x', met: (r) => (r.ratio ?? 0) >= 0.8 };
     const paid: Case = {
       name: 'paid GET_PULSE flow, by store',
       unit: 'flows/s',
       latency: 'flow',
-      entries: [entry(leveldb!), ...pg.map((s) => entry(s, leveldb))],
+      // LevelDB alone; PostgreSQL beside the least a Koa + pg app does for the same three requests
+      entries: [entry(leveldb!), entry(stores.anchor), ...pg.map((s) => entry(s, stores.anchor, floor))],
       load: (e, c, a) => loadFlows(e.server.urls, stores.machines.get(e.server)!, c, a, 256),
     };
     rows = await measureRows([paid]);

@@ -1,8 +1,11 @@
 // A benchmark anchor (bench/service.ts starts each in its own node process, as svcd runs in its own):
 // the least a Koa + @koa/router + Ajv app must do to answer the same requests. Modes: `bare` (validate,
 // reply), `put` (the same plus one synced LevelDB put), `paid` (quote → accept → execute, one synced
-// put each, an Ed25519 signature on execute). No rate limits, no ledger, no auth beyond a bearer check.
-// Usage: node --import tsx bench/service/anchor.ts <bare|put|paid> <data-dir>; prints {"url":…} once listening.
+// put each, an Ed25519 signature on execute), `paid-pg` (the same flow on PostgreSQL through `pg`: the
+// quote one INSERT, accept and execute a read and one guarded UPDATE each, every write one committed
+// transaction). No rate limits, no ledger, no auth beyond a bearer check.
+// Usage: node --import tsx bench/service/anchor.ts <bare|put|paid|paid-pg> <data-dir | postgres URL>; prints
+// {"url":…} once listening.
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,14 +14,15 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Level } from 'level';
+import pg from 'pg';
 
-type Mode = 'bare' | 'put' | 'paid';
+type Mode = 'bare' | 'put' | 'paid' | 'paid-pg';
 type Json = Record<string, unknown>;
 
 const mode = process.argv[2] as Mode;
 const dataDir = process.argv[3];
-if (!['bare', 'put', 'paid'].includes(mode) || !dataDir) {
-  console.error('usage: anchor.ts <bare|put|paid> <data-dir>');
+if (!['bare', 'put', 'paid', 'paid-pg'].includes(mode) || !dataDir) {
+  console.error('usage: anchor.ts <bare|put|paid|paid-pg> <data-dir | postgres URL>');
   process.exit(2);
 }
 
@@ -48,7 +52,51 @@ const executeBody = ajv.compile({
   additionalProperties: false,
 });
 
-const db = mode === 'bare' ? null : new Level<string, string>(join(dataDir, 'anchor-db'));
+/** Where quotes are kept: a key-value view over LevelDB (synced puts) or a PostgreSQL table. */
+interface Quotes {
+  open(): Promise<void>;
+  get(id: string): Promise<Json | null>;
+  create(q: Json): Promise<void>;
+  /** writes `next` over the quote while it is in `state`; false when it is not (any more) */
+  update(id: string, state: string, next: Json): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+function levelQuotes(dir: string): Quotes {
+  const db = new Level<string, string>(join(dir, 'anchor-db'));
+  const put = (q: Json) => db.put(`q:${q.quote_id as string}`, JSON.stringify(q), { sync: true });
+  return {
+    open: () => db.open(),
+    get: async (id) => {
+      const raw = await db.get(`q:${id}`);
+      return raw === undefined ? null : (JSON.parse(raw) as Json);
+    },
+    create: put,
+    // one process: the state read just before is still the state (the event loop runs one request at a time
+    // between awaits, and the flows never share a quote)
+    update: async (_id, _state, next) => { await put(next); return true; },
+    close: () => db.close(),
+  };
+}
+
+function pgQuotes(url: string): Quotes {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  return {
+    open: async () => {
+      await pool.query('CREATE TABLE IF NOT EXISTS anchor_quotes (id text PRIMARY KEY, value jsonb NOT NULL)');
+    },
+    get: async (id) => (await pool.query<{ value: Json }>('SELECT value FROM anchor_quotes WHERE id = $1', [id]))
+      .rows[0]?.value ?? null,
+    create: async (q) => {
+      await pool.query('INSERT INTO anchor_quotes (id, value) VALUES ($1, $2)', [q.quote_id, q]);
+    },
+    update: async (id, state, next) => (await pool.query(
+      "UPDATE anchor_quotes SET value = $2 WHERE id = $1 AND value->>'state' = $3", [id, next, state])).rowCount === 1,
+    close: () => pool.end(),
+  };
+}
+
+const db = mode === 'bare' ? null : mode === 'paid-pg' ? pgQuotes(dataDir) : levelQuotes(dataDir);
 const { privateKey } = generateKeyPairSync('ed25519');
 
 async function readJson(req: IncomingMessage): Promise<Json> {
@@ -90,11 +138,8 @@ function newQuote(body: Json): Json {
   };
 }
 
-const put = (k: string, v: Json) => db!.put(k, JSON.stringify(v), { sync: true });
-
 async function getQuote(ctx: Koa.Context, id: string, machineId: unknown): Promise<Json | null> {
-  const raw = await db!.get(`q:${id}`);
-  const q = raw === undefined ? null : (JSON.parse(raw) as Json);
+  const q = await db!.get(id);
   if (!q) fail(ctx, 404, 'not_found');
   else if (q.machine_id !== machineId) fail(ctx, 403, 'quote_wrong_machine');
   return q && q.machine_id === machineId ? q : null;
@@ -107,11 +152,11 @@ router.post('/api/v1/quotes/:service', async (ctx) => {
   const body = await readJson(ctx.req);
   if (!quoteBody(body)) return fail(ctx, 400, 'invalid_request');
   const q = newQuote(body);
-  if (db) await put(`q:${q.quote_id as string}`, q);
+  if (db) await db.create(q);
   ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', ...q };
 });
 
-if (mode === 'paid') {
+if (mode === 'paid' || mode === 'paid-pg') {
   const bearer = (ctx: Koa.Context) => /^Bearer \S+$/.test(ctx.get('authorization'));
 
   router.post('/api/v1/quotes/:quote_id/accept', async (ctx) => {
@@ -122,7 +167,7 @@ if (mode === 'paid') {
     if (!q) return;
     if (q.state !== 'issued') return fail(ctx, 409, 'quote_not_issued');
     const next = { ...q, state: 'accepted', accepted_at: new Date().toISOString() };
-    await put(`q:${q.quote_id as string}`, next);
+    if (!await db!.update(q.quote_id as string, 'issued', next)) return fail(ctx, 409, 'quote_not_issued');
     ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', ...next };
   });
 
@@ -143,7 +188,8 @@ if (mode === 'paid') {
       executed_at: new Date().toISOString(),
     };
     const signature = sign(null, Buffer.from(JSON.stringify(receipt)), privateKey).toString('base64url');
-    await put(`q:${q.quote_id as string}`, { ...q, state: 'executed', receipt: { ...receipt, signature } });
+    const done = { ...q, state: 'executed', receipt: { ...receipt, signature } };
+    if (!await db!.update(q.quote_id as string, 'accepted', done)) return fail(ctx, 409, 'quote_not_accepted');
     ctx.body = { ok: true, request_id: randomUUID(), source: 'svc', status: 'ok', ...receipt, signature };
   });
 }

@@ -29,11 +29,12 @@ export interface Server {
 
 const ANCHOR = fileURLToPath(new URL('./anchor.ts', import.meta.url));
 
-export type AnchorMode = 'bare' | 'put' | 'paid';
+export type AnchorMode = 'bare' | 'put' | 'paid' | 'paid-pg';
 
-export async function startAnchor(name: string, mode: AnchorMode): Promise<Server> {
+/** An anchor app in its own process; `paid-pg` keeps its quotes in the database `pgUrl`. */
+export async function startAnchor(name: string, mode: AnchorMode, pgUrl?: string): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-anchor-'));
-  const proc = spawn(process.execPath, ['--import', 'tsx', ANCHOR, mode, dir], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', ANCHOR, mode, pgUrl ?? dir], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: proc.stdout! });

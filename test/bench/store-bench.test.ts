@@ -1,6 +1,7 @@
 // `npm run bench:service -- --quick --store pg` (docs/scale-out.md "Performance"): the paid flow on the
-// ledger's stores in one run — svcd on LevelDB, one node on PostgreSQL, two nodes behind two gateways —
-// completes, prints its table and writes the JSON with one row per store and the ratios' anchor. Never
+// ledger's stores in one run — svcd on LevelDB, one node on PostgreSQL, two nodes behind two gateways, and
+// the Koa + pg anchor app — completes, prints its table and writes the JSON with one row per store and the
+// ratios' anchor (the PostgreSQL rows against the Koa + pg app). Never
 // checks a number (speed is the bench's output), nor that the quick window finished a flow.
 import test from 'ava';
 import { execFile } from 'node:child_process';
@@ -16,7 +17,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const results = mkdtempSync(join(tmpdir(), 'svc-bench-results-'));
 test.after.always(() => rmSync(results, { recursive: true, force: true }));
 
-testNeeding(test, '`npm run bench:service -- --quick --store pg`: a row per store, ratios against LevelDB', POSTGRES,
+testNeeding(test, '`npm run bench:service -- --quick --store pg`: a row per store, PostgreSQL against Koa + pg', POSTGRES,
   async (t) => {
     t.timeout(300_000);
     const doc = readFileSync(join(ROOT, 'docs/scale-out.md'), 'utf8');
@@ -34,8 +35,9 @@ testNeeding(test, '`npm run bench:service -- --quick --store pg`: a row per stor
     t.is(run.settings.store, 'pg');
     t.deepEqual(run.rows.map((row) => [row.server, row.anchor]), [
       ['svcd LevelDB', null],
-      ['svcd PostgreSQL 1 node', 'svcd LevelDB'],
-      ['svcd PostgreSQL 2 nodes', 'svcd LevelDB'],
+      ['koa 3-route on PostgreSQL', null],
+      ['svcd PostgreSQL 1 node', 'koa 3-route on PostgreSQL'],
+      ['svcd PostgreSQL 2 nodes', 'koa 3-route on PostgreSQL'],
     ]);
     for (const row of run.rows) {
       t.deepEqual(Object.keys(row).sort(), [...ROW_KEYS].sort());
