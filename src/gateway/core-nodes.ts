@@ -205,7 +205,8 @@ export interface CallerOptions {
   backoff?: NodeBackoff;
   /**
    * every this many ms each node is asked HEALTH (0: never, the default): one that does not answer
-   * within the same time, or answers other than ok (stopping, its database down), is marked down before
+   * within half the reply timeout (at least this interval), or answers other than ok (stopping, its
+   * database down), is marked down before
    * a client's call finds out, and one marked down that answers ok is up again. SVC_CORE_PROBE_MS.
    */
   probeMs?: number;
@@ -257,10 +258,13 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
     onNodeState?.({ ...e, retry_in_ms: Math.round(wait) });
   };
   const probing = new Set<CoreNode>();
+  // a probe waits as long as a connection gives a silent node (half the reply timeout) before it says
+  // down, at least one probe interval: a node slow under load is not taken for a dead one
+  const probeWaitMs = Math.max(probeMs, Math.floor((replyTimeoutMs || 10_000) / 2));
   const probe = (node: CoreNode) => {
     if (probing.has(node)) return;
     probing.add(node);
-    void node.probe(probeMs).then((why) => (why === null ? up(node) : down(node, why)))
+    void node.probe(probeWaitMs).then((why) => (why === null ? up(node) : down(node, why)))
       .finally(() => probing.delete(node));
   };
   const prober = probeMs > 0 ? setInterval(() => { for (const n of nodes) probe(n); }, probeMs) : null;

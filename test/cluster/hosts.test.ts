@@ -133,9 +133,14 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
   t.true(audit.clean, audit.discrepancies.join('\n'));
   t.true(audit.ledger.ok, audit.ledger.problems.join('; '));
   t.deepEqual(forks, []);
+  // an accept a frozen or cut-off node took before the gateway gave up on it may land when the node runs
+  // again, after its client saw 502 edge_unavailable and its execution 409 quote_not_accepted: its units
+  // stay held until the quote expires (the audit checks each hold against its accepted quote)
   const m = audit.machines.find((x) => x.machine_id === M2)!;
-  t.is(m.reserved_units, '0', 'nothing left held');
-  t.is(BigInt(m.available_units) + BigInt(m.spent_units), BigInt(m.credited_units), 'credited = available + spent');
+  const held = BigInt(m.reserved_units);
+  t.is(BigInt(m.available_units) + held + BigInt(m.spent_units), BigInt(m.credited_units),
+    'credited = available + held + spent');
+  if (held > 0n) t.log(`${held} units held by accepts that landed after their client gave up (released at expiry)`);
   const db = await PgStore.open(c.store, { poolSize: 1 });
   try {
     const stored: string[] = [];

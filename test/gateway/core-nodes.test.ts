@@ -157,9 +157,10 @@ test('a node that reads and never answers: after the reply timeout it is down, i
     onNodeState: (e) => states.push(`${e.node} ${e.state}`),
   });
   t.teardown(() => core.close());
-  // a fresh caller sends its first call to the first node
+  // the machine's calls go to the hung node
   const t0 = Date.now();
-  const unkeyed = core.call('ACCEPT_QUOTE', accept, { token: 't' }).then(() => null, (e: unknown) => e);
+  const machine_id = machineOn(hung.port, [hung.port, live.port]);
+  const unkeyed = core.call('ACCEPT_QUOTE', { ...accept, machine_id }, { token: 't' }).then(() => null, (e: unknown) => e);
   const e = await unkeyed;
   const waited = Date.now() - t0;
   t.true(e instanceof ConnectionError && e.sent, String(e));
