@@ -55,7 +55,9 @@ function checkInput(q: QuoteRecord, a: ExecutionArgs): void {
 export async function execute(
   ctx: CoreContext, command: ExecutionCommand, a: ExecutionArgs, seal?: (result: Record<string, unknown>) => Op[],
 ): Promise<Record<string, unknown>> {
-  return ctx.ledger.withMachine(a.machine_id, async () => {
+  // the account as the lock read it: nothing before the capture's batch writes it (an executor appends
+  // to its log, never to the ledger; an expired quote's release throws)
+  return ctx.ledger.withMachine(a.machine_id, async (_held, acct) => {
     const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id);
     if (q.command !== command) {
       throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
@@ -82,7 +84,6 @@ export async function execute(
 
     const now = ctx.now();
     const units = BigInt(q.quote_units);
-    const acct = await ctx.ledger.account(q.machine_id);
     const signed = issueReceipt(ctx.kernels, ctx.identity, {
       service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: units,
       input_digest: outcome.input_digest, output_digest: outcome.output_digest, status: outcome.status, at: now,

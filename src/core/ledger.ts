@@ -46,20 +46,24 @@ export class Ledger {
   }
 
   /**
-   * Runs fn with the machine's account locked: the only way to read-then-change an account. The seq is
-   * read first, and the operation runs again on a store conflict (another node wrote meanwhile). `outer`:
-   * the lock this one is taken under (lock-order.ts: only a deposit's).
+   * Runs fn with the machine's account locked: the only way to read-then-change an account. The account is
+   * read first (its seq is what the change must follow) and handed to fn, which need not read it again
+   * before its first write; the operation runs again on a store conflict (another node wrote meanwhile).
+   * `outer`: the lock this one is taken under (lock-order.ts: only a deposit's).
    */
-  async withMachine<T>(machineId: string, fn: (held: Held) => Promise<T>, outer: Held | null = null): Promise<T> {
+  async withMachine<T>(
+    machineId: string, fn: (held: Held, account: Account) => Promise<T>, outer: Held | null = null,
+  ): Promise<T> {
     checkOrder('machine', outer);
     const expected = this.#expected;
     const held: Held = { kind: 'machine', outer };
     for (let run = 1; ; run++) {
       try {
         return await this.#locks.run(`m:${machineId}`, async () => {
-          expected.set(machineId, (await this.account(machineId)).seq);
+          const account = await this.account(machineId);
+          expected.set(machineId, account.seq);
           try {
-            return await fn(held);
+            return await fn(held, account);
           } finally {
             expected.delete(machineId);
           }

@@ -177,7 +177,8 @@ export async function expiredQuote(ctx: CoreContext, q: QuoteRecord, stored: boo
 export async function acceptQuote(
   ctx: CoreContext, quoteId: string, machineId: string, seal?: (q: QuoteRecord) => Op[],
 ): Promise<QuoteRecord> {
-  return ctx.ledger.withMachine(machineId, async () => {
+  // the account as the lock read it: nothing below writes before the accept's own batch
+  return ctx.ledger.withMachine(machineId, async (_held, acct) => {
     const { q, stored } = await findQuote(ctx, quoteId, machineId);
     if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
     // accepting again is a state conflict (SPEC "States", rule 2); a retry that must be safe
@@ -185,7 +186,6 @@ export async function acceptQuote(
     if (q.state !== 'issued') {
       throw new ServiceError('quote_not_issued', `quote is ${q.state}, not issued`, { state: q.state });
     }
-    const acct = await ctx.ledger.account(machineId);
     const units = BigInt(q.quote_units);
     if (acct.available < units) {
       const details = { available_units: acct.available.toString(), quote_units: units.toString() };
