@@ -59,7 +59,7 @@ test('mutation driver: the ledger\'s one-process and shared-store groups split i
   const source = readFileSync(join(ROOT, 'src/core/ledger.ts'), 'utf8').split('\n');
   t.deepEqual([...local, ...shared].sort((x, y) => x - y), source.map((_, i) => i + 1), 'each line once');
   const sharedText = shared.map((n) => source[n - 1]).join('\n');
-  for (const text of ['withMachine<T>(machineId', '#follows(machineId', 'CONFLICT_RUNS) throw']) {
+  for (const text of ['async withMachine<T>(', '#follows(machineId', 'CONFLICT_RUNS) throw']) {
     t.true(sharedText.includes(text), text);
   }
   t.false(sharedText.includes('async #verifyAt('));
