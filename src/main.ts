@@ -22,7 +22,9 @@ import { render } from './cli/output.ts';
 import type { Core } from './core/core.ts';
 import { createGateway } from './gateway/app.ts';
 import { answeringFirst, inProcessCaller, type CoreCaller } from './gateway/core-call.ts';
-import { coreNodes, nodeName, readCoreNodes, svc1Caller, type Mutual } from './gateway/core-nodes.ts';
+import {
+  coreNodes, nodeEndpoint, nodeName, readCoreNodes, svc1Caller, type Mutual,
+} from './gateway/core-nodes.ts';
 import type { Endpoint } from './client/client.ts';
 import { loadClusterTls } from './protocol/cluster-tls.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
@@ -238,8 +240,7 @@ function primaryHandedBack(): Promise<void> {
 async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   // the core's own backend: on its address, or loopback when it listens on every address
   const host = ['0.0.0.0', '::'].includes(config.backendHost) ? '127.0.0.1' : config.backendHost;
-  const [node] = coreNodes(`${host.includes(':') ? `[${host}]` : host}:${config.backendPort}`, config.backendPort, clusterIdentity(config, log));
-  const backend = svc1Caller(node!, {
+  const backend = svc1Caller(nodeEndpoint(host, config.backendPort, clusterIdentity(config, log)), {
     replyTimeoutMs: config.coreReplyTimeoutMs, fill: config.maxInFlightPerConnection,
   });
   // free quotes are answered here (core/quote-desk.ts), admitted from shares of the node's windows that
@@ -349,7 +350,8 @@ function gatewayNodes(config: Config, log: Logger): Endpoint[] {
   const file = process.env.SVC_CORE_NODES_FILE;
   if (file && process.env.SVC_CORE_NODES) throw new Error('set SVC_CORE_NODES or SVC_CORE_NODES_FILE, not both');
   const mutual = clusterIdentity(config, log);
-  return file ? readCoreNodes(file, config.backendPort, mutual) : coreNodes(process.env.SVC_CORE_NODES, config.backendPort, mutual);
+  if (file) return readCoreNodes(file, config.backendPort, mutual);
+  return coreNodes(process.env.SVC_CORE_NODES, config.backendPort, mutual);
 }
 
 /** `svcd gateway`: the HTTP gateway alone, in front of one or several core nodes. */
@@ -539,7 +541,9 @@ async function migrateCommand(args: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  if (!existsSync(join(config.dataDir, 'ledger'))) throw new Error(`no LevelDB ledger in ${config.dataDir} (SVC_DATA_DIR)`);
+  if (!existsSync(join(config.dataDir, 'ledger'))) {
+    throw new Error(`no LevelDB ledger in ${config.dataDir} (SVC_DATA_DIR)`);
+  }
   const [{ openStore }, { migrate }] = await Promise.all([import('./store/store.ts'), import('./core/migrate.ts')]);
   const source = await openStore(config.dataDir, null).catch((e: unknown) => {
     throw new Error(`cannot open the LevelDB ledger in ${config.dataDir} (is svcd running? stop it first): ${e}`);

@@ -6,14 +6,9 @@
 // own `svcd start`). ECDSA P-256; a member's certificate serves as server and as client.
 import { webcrypto } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import 'reflect-metadata'; // @peculiar/x509 needs it (tsyringe)
-import * as x509 from '@peculiar/x509';
+import { EC_P256, altName, newKeyPair, pkcs8Pem, randomSerial, x509 } from '../protocol/x509-parts.ts';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
-
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 86_400_000;
 /** The CA lives ten years; a member's certificate 397 days (renew it before: docs, "Rotation"). */
 const CA_DAYS = 3650;
@@ -24,16 +19,9 @@ export const CLUSTER_CERT_USAGE = 'usage: svcd cluster-cert --ca DIR NAME [HOST 
   + '  NAME-key.pem there for a member reached at HOST (addresses or DNS names; 127.0.0.1 and localhost are\n'
   + '  always in). NAME: letters, digits, . _ -';
 
-const serial = () => Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
-
-async function keyPem(key: CryptoKey): Promise<string> {
-  const body = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key)).toString('base64').match(/.{1,64}/g)!;
-  return `-----BEGIN PRIVATE KEY-----\n${body.join('\n')}\n-----END PRIVATE KEY-----\n`;
-}
-
 async function importKey(pem: string): Promise<CryptoKey> {
   const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-  return webcrypto.subtle.importKey('pkcs8', der, ALG, false, ['sign']);
+  return webcrypto.subtle.importKey('pkcs8', der, EC_P256, false, ['sign']);
 }
 
 /** The CA in `dir`: loaded, or created (and said so) on first use. */
@@ -45,11 +33,13 @@ async function clusterCa(dir: string): Promise<{ cert: x509.X509Certificate; key
       key: await importKey(readFileSync(keyPath, 'utf8')), created: false,
     };
   }
-  if (existsSync(certPath) || existsSync(keyPath)) throw new Error(`${dir} holds half a CA (ca-cert.pem or ca-key.pem)`);
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  if (existsSync(certPath) || existsSync(keyPath)) {
+    throw new Error(`${dir} holds half a CA (ca-cert.pem or ca-key.pem)`);
+  }
+  const keys = await newKeyPair();
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(), name: 'CN=svc cluster CA', keys, signingAlgorithm: ALG,
+    serialNumber: randomSerial(), name: 'CN=svc cluster CA', keys, signingAlgorithm: EC_P256,
     notBefore: new Date(now - 3_600_000), notAfter: new Date(now + CA_DAYS * DAY),
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
@@ -57,7 +47,7 @@ async function clusterCa(dir: string): Promise<{ cert: x509.X509Certificate; key
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  writeFileSync(keyPath, await keyPem(keys.privateKey), { mode: 0o600 });
+  writeFileSync(keyPath, await pkcs8Pem(keys.privateKey), { mode: 0o600 });
   writeFileSync(certPath, cert.toString('pem') + '\n', { mode: 0o644 });
   return { cert, key: keys.privateKey, created: true };
 }
@@ -68,14 +58,13 @@ export async function clusterCert(caDir: string, name: string, hosts: string[]):
   const dir = resolve(caDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = await clusterCa(dir);
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as CryptoKeyPair;
+  const keys = await newKeyPair();
   const names = [...new Set(['localhost', '127.0.0.1', ...hosts])];
-  const altName = (n: string) => (isIP(n) ? { type: 'ip' as const, value: n } : { type: 'dns' as const, value: n });
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(), subject: `CN=${name}`, issuer: ca.cert.subject,
+    serialNumber: randomSerial(), subject: `CN=${name}`, issuer: ca.cert.subject,
     notBefore: new Date(now - 3_600_000), notAfter: new Date(now + MEMBER_DAYS * DAY),
-    signingKey: ca.key, publicKey: keys.publicKey, signingAlgorithm: ALG,
+    signingKey: ca.key, publicKey: keys.publicKey, signingAlgorithm: EC_P256,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
@@ -85,7 +74,7 @@ export async function clusterCert(caDir: string, name: string, hosts: string[]):
     ],
   });
   const certPath = join(dir, `${name}-cert.pem`), keyPath = join(dir, `${name}-key.pem`);
-  writeFileSync(keyPath, await keyPem(keys.privateKey), { mode: 0o600 });
+  writeFileSync(keyPath, await pkcs8Pem(keys.privateKey), { mode: 0o600 });
   writeFileSync(certPath, cert.toString('pem') + '\n', { mode: 0o644 });
   return [
     ...(ca.created ? [`created the cluster CA: ${join(dir, 'ca-cert.pem')} (its key ca-key.pem stays here)`] : []),

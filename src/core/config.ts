@@ -280,16 +280,17 @@ function metrics(env: NodeJS.ProcessEnv): { metricsHost: string; metricsPort: nu
 
 const MiB = 1 << 20;
 
-/** SVC_PAYMENTS: unset, empty or `live` → live; `local` → local; anything else is refused by name. */
 /** The cluster's TLS files: all three settings, or none. */
 function clusterTlsFiles(env: NodeJS.ProcessEnv): ClusterTlsFiles | null {
   const names = ['SVC_CLUSTER_CA', 'SVC_CLUSTER_CERT', 'SVC_CLUSTER_KEY'] as const;
   const set = names.filter((n) => env[n]);
   if (set.length === 0) return null;
   if (set.length < names.length) throw new Error(`${names.join(', ')} must be set together (got ${set.join(', ')})`);
-  return { ca: resolve(env.SVC_CLUSTER_CA!), cert: resolve(env.SVC_CLUSTER_CERT!), key: resolve(env.SVC_CLUSTER_KEY!) };
+  const [ca, cert, key] = names.map((n) => resolve(env[n]!)) as [string, string, string];
+  return { ca, cert, key };
 }
 
+/** SVC_PAYMENTS: unset, empty or `live` → live; `local` → local; anything else is refused by name. */
 function paymentsMode(v: string | undefined): 'live' | 'local' {
   if (v === undefined || v === '' || v === 'live') return 'live';
   if (v === 'local') return 'local';

@@ -310,7 +310,8 @@ export async function settle(
 ): Promise<Settled> {
   const first = await loadInvoice(ctx, invoiceId);
   const reference = await resolveReference(ctx.store, first.rail, given);
-  return ctx.ledger.withMachine(first.machine_id, async (held) => {
+  // the account as the lock read it: nothing below writes before the settlement's own batch
+  return ctx.ledger.withMachine(first.machine_id, async (held, acct) => {
     const inv = await loadInvoice(ctx, invoiceId);
     if (inv.state === 'settled') return { invoice: settledAlready(inv, reference), landed: false };
     const now = ctx.now();
@@ -318,7 +319,6 @@ export async function settle(
     return referenceLocks(ctx.store, reference, held, async () => {
       const other = await creditedElsewhere(ctx, reference, inv.invoice_id);
       if (other) throw referenceUsed(reference, other);
-      const acct = await ctx.ledger.account(inv.machine_id);
       const ref = { invoice_id: inv.invoice_id, reference, ...(late ? { late: 'true' } : {}), ...deposit?.ref };
       const units = deposit?.creditUnits ?? BigInt(inv.credit_units);
       const { ops } = ctx.ledger.change(inv.machine_id, acct, 'credit', units, 0n, ref, now);

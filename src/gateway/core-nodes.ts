@@ -1,7 +1,8 @@
 // The core over svc/1 from a gateway (`svcd gateway`, and `svcd start`'s gateway workers): the core
-// nodes it knows (SVC_CORE_NODES), each with a few pipelined connections, which node a call goes to
-// (affinity for a machine's and a client's state, else the least busy), which calls go on to another
-// node when one fails, probes and backoff (docs/scale-out.md "Topology").
+// nodes it knows (SVC_CORE_NODES, or SVC_CORE_NODES_FILE re-read on SIGHUP), each with a few pipelined
+// connections, which node a call goes to (affinity for a machine's and a client's state, else the least
+// busy), which calls go on to another node when one fails, probes and backoff (docs/scale-out.md
+// "Topology").
 import { readFileSync } from 'node:fs';
 import { ConnectionError, SvcClient, parseHostPort, type Auth, type Endpoint } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
@@ -65,6 +66,12 @@ export function byAffinity<T extends { name: string }>(nodes: readonly T[], key:
 }
 
 /**
+ * How long a node may be silent before it counts as gone, for a connect or a probe: half the reply
+ * timeout (10 s when that is 0, no timeout), as a waiting connection asks HEALTH after half of it.
+ */
+const silentMs = (replyTimeoutMs: number) => Math.floor((replyTimeoutMs || 10_000) / 2);
+
+/**
  * One core node: its pipelined connections (opened lazily, reopened after a drop) and its health.
  * Calls fill the first connection up to `fill` in flight before the next one is used (then the least
  * busy): the core's replies to one connection in one turn go out in one write (lineWriter), so fewer
@@ -103,7 +110,7 @@ class CoreNode {
   #client(i: number): Promise<SvcClient> {
     const opts = { replyTimeoutMs: this.replyTimeoutMs };
     // a host whose link is cut drops the connect without a word: give up after half the reply timeout
-    const connectMs = Math.min(10_000, Math.max(100, Math.floor((this.replyTimeoutMs || 10_000) / 2)));
+    const connectMs = Math.min(10_000, Math.max(100, silentMs(this.replyTimeoutMs)));
     return this.#clients[i] ??= SvcClient.connect(this.endpoint, connectMs, opts).catch((e: unknown) => {
       this.#clients[i] = null;
       throw e;
@@ -129,7 +136,9 @@ class CoreNode {
    */
   async probe(timeoutMs: number): Promise<string | null> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<string>((r) => { timer = setTimeout(() => r(`no HEALTH answer within ${timeoutMs} ms`), timeoutMs); });
+    const late = new Promise<string>((r) => {
+      timer = setTimeout(() => r(`no HEALTH answer within ${timeoutMs} ms`), timeoutMs);
+    });
     const asked = this.request('HEALTH', {}, undefined, undefined).then(
       (h) => (h.status === 'ok' ? null : `HEALTH status ${String(h.status)}`),
       (e: unknown) => `HEALTH failed: ${e instanceof Error ? e.message : String(e)}`,
@@ -175,19 +184,7 @@ class CoreNode {
   }
 }
 
-/**
- * The core over svc/1 (`svcd gateway`, and `svcd start`'s gateway workers): one node or several
- * (SVC_CORE_NODES, docs/scale-out.md "Topology"), each with a few pipelined backend connections.
- * A call goes to the live node with the fewest calls in flight (ties in turn). A node whose connection
- * fails is marked down and gets no calls until its backoff has passed (then the next call tries it);
- * with no node live, a call tries the down ones, soonest due first, so a gateway whose nodes all
- * restarted serves as soon as one is back. A call that failed before it was sent goes to the next
- * node; one whose connection died after it was sent goes on only when replaySafe, else it fails with
- * the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown). A node that
- * answers shutting_down ran nothing: it is marked down and the call goes to the next node. A node that
- * keeps its connections open and answers nothing, not even a HEALTH, is a connection dying after
- * `replyTimeoutMs`; a node that is slow on one call but answers is not.
- */
+/** How svc1Caller calls its nodes. */
 export interface CallerOptions {
   /** pipelined connections per node, at most (default 4) */
   connections?: number;
@@ -206,8 +203,8 @@ export interface CallerOptions {
   /**
    * every this many ms each node is asked HEALTH (0: never, the default): one that does not answer
    * within half the reply timeout (at least this interval), or answers other than ok (stopping, its
-   * database down), is marked down before
-   * a client's call finds out, and one marked down that answers ok is up again. SVC_CORE_PROBE_MS.
+   * database down), is marked down before a client's call finds out, and one marked down that answers ok
+   * is up again. SVC_CORE_PROBE_MS.
    */
   probeMs?: number;
   /** told when a node goes down (with the wait before it is tried again, and why) and when it is back up */
@@ -228,8 +225,23 @@ export interface NodesCaller extends CoreCaller {
   setNodes(endpoints: readonly Endpoint[]): { added: string[]; removed: string[] };
 }
 
+/**
+ * The core over svc/1 (`svcd gateway`, and `svcd start`'s gateway workers): one node or several
+ * (SVC_CORE_NODES, docs/scale-out.md "Topology"), each with a few pipelined backend connections.
+ * A machine's token commands and a client's sandbox calls go to the live node their affinity key picks
+ * (affinityKey, byAffinity); other calls to the live node with the fewest calls in flight (ties in turn).
+ * A node whose connection fails, or that fails a probe (`probeMs`), is marked down and gets no calls
+ * until its backoff has passed; with no node live, a call tries the down ones, soonest due first, so a
+ * gateway whose nodes all restarted serves as soon as one is back. A call that failed before it was sent
+ * goes to the next node; one whose connection died after it was sent goes on only when replaySafe, else
+ * it fails with the ConnectionError (`sent`: the mapper answers 502 edge_unavailable, outcome unknown).
+ * A node that answers shutting_down ran nothing: it is marked down and the call goes to the next node. A
+ * node that keeps its connections open and answers nothing, not even a HEALTH, is a connection dying
+ * after `replyTimeoutMs`; a node that is slow on one call but answers is not.
+ */
 export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: CallerOptions = {}): NodesCaller {
-  const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, replyTimeoutMs = 10_000, probeMs = 0 } = opts;
+  const { connections = 4, fill = 32, backoff = NODE_BACKOFF, onNodeState, probeMs = 0 } = opts;
+  const replyTimeoutMs = opts.replyTimeoutMs ?? 10_000;
   const endpoints = Array.isArray(backend) ? backend : [backend as Endpoint];
   if (endpoints.length === 0) throw new Error('svc1Caller: no core node');
   const make = (ep: Endpoint) => new CoreNode(ep, connections, replyTimeoutMs, fill);
@@ -260,7 +272,7 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
   const probing = new Set<CoreNode>();
   // a probe waits as long as a connection gives a silent node (half the reply timeout) before it says
   // down, at least one probe interval: a node slow under load is not taken for a dead one
-  const probeWaitMs = Math.max(probeMs, Math.floor((replyTimeoutMs || 10_000) / 2));
+  const probeWaitMs = Math.max(probeMs, silentMs(replyTimeoutMs));
   const probe = (node: CoreNode) => {
     if (probing.has(node)) return;
     probing.add(node);
@@ -336,7 +348,7 @@ export function readCoreNodes(path: string, backendPort: number, mutual: Mutual 
   }
   const list = text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).join(',');
   if (!list) throw new Error(`SVC_CORE_NODES_FILE ${path} lists no node`);
-  return coreNodes(list, backendPort, mutual);
+  return coreNodes(list, backendPort, mutual, `SVC_CORE_NODES_FILE ${path}`);
 }
 
 /** A cluster member's TLS identity (PEM texts), for mutual TLS to the nodes' backends. */
@@ -347,11 +359,11 @@ export interface Mutual { ca: string; cert: string; key: string }
  * listener, comma-separated; unset or empty: the one at 127.0.0.1:`backendPort` (SVC_BACKEND_PORT). With
  * `mutual` (SVC_CLUSTER_*), each is reached over mutual TLS and its certificate must name HOST.
  */
-export function coreNodes(value: string | undefined, backendPort: number, mutual: Mutual | null = null): Endpoint[] {
+export function coreNodes(
+  value: string | undefined, backendPort: number, mutual: Mutual | null = null, setting = 'SVC_CORE_NODES',
+): Endpoint[] {
   const items = (value ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  const endpoint = (host: string, port: number): Endpoint => (mutual
-    ? { kind: 'tls', host, port, mutual }
-    : { kind: 'tcp', host, port });
+  const endpoint = (host: string, port: number) => nodeEndpoint(host, port, mutual);
   if (items.length === 0) return [endpoint('127.0.0.1', backendPort)];
   const seen = new Set<string>();
   return items.map((item) => {
@@ -359,13 +371,18 @@ export function coreNodes(value: string | undefined, backendPort: number, mutual
     try {
       hp = parseHostPort(item, 0);
     } catch {
-      throw new Error(`SVC_CORE_NODES: ${JSON.stringify(item)} is not HOST:PORT`);
+      throw new Error(`${setting}: ${JSON.stringify(item)} is not HOST:PORT`);
     }
     const key = `${hp.host}:${hp.port}`;
-    if (seen.has(key)) throw new Error(`SVC_CORE_NODES: ${key} is listed twice`);
+    if (seen.has(key)) throw new Error(`${setting}: ${key} is listed twice`);
     seen.add(key);
     return endpoint(hp.host, hp.port);
   });
+}
+
+/** A node's backend at `host`:`port`: mutual TLS with a cluster identity, else plain TCP. */
+export function nodeEndpoint(host: string, port: number, mutual: Mutual | null): Endpoint {
+  return mutual ? { kind: 'tls', host, port, mutual } : { kind: 'tcp', host, port };
 }
 
 /** The name of a node in logs and metrics: HOST:PORT, or the socket path. */

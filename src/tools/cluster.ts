@@ -184,7 +184,8 @@ async function acrossHosts(): Promise<void> {
     `  database   ${c.store}`];
   c.nodes.forEach((n, i) => lines.push(
     `  node-${i + 1}     edge ${host(`node-${i + 1}`)}:${PORTS.edge} pin ${n.ready.edge_cert_sha256}`,
-    `  ${''.padEnd(10)} backend ${host(`node-${i + 1}`)}:${PORTS.backend} (mutual TLS) admin socket ${n.ready.admin_socket}`));
+    `  ${''.padEnd(10)} backend ${host(`node-${i + 1}`)}:${PORTS.backend} (mutual TLS)`
+      + ` admin socket ${n.ready.admin_socket}`));
   c.gateways.forEach((g, i) => lines.push(`  gw-${i + 1}       ${g.ready.http}`));
   lines.push(`  haproxy    ${c.url}   (send requests here)`, 'Ctrl-C stops everything.');
   console.log(lines.join('\n'));

@@ -17,7 +17,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const results = mkdtempSync(join(tmpdir(), 'svc-bench-results-'));
 test.after.always(() => rmSync(results, { recursive: true, force: true }));
 
-testNeeding(test, '`npm run bench:service -- --quick --store pg`: a row per store, PostgreSQL against Koa + pg', POSTGRES,
+testNeeding(test, '`npm run bench:service -- --quick --store pg`: a row per store, PostgreSQL against Koa + pg',
+  POSTGRES,
   async (t) => {
     t.timeout(300_000);
     const doc = readFileSync(join(ROOT, 'docs/scale-out.md'), 'utf8');

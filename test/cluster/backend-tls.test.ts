@@ -45,7 +45,8 @@ async function health(
   host: string, port: number, who: { ca: string; cert: string; key: string }, servername?: string,
 ): Promise<string> {
   try {
-    const c = await SvcClient.connect({ kind: 'tls', host, port, mutual: who, ...(servername ? { servername } : {}) }, 5000);
+    const ep = { kind: 'tls' as const, host, port, mutual: who, ...(servername ? { servername } : {}) };
+    const c = await SvcClient.connect(ep, 5000);
     try {
       const h = await c.request('HEALTH', {});
       return String(h.status);
@@ -88,7 +89,8 @@ test('a node on 127.0.0.2 serves cluster members only; the gateway checks the na
     s.on('close', () => resolve(got));
   });
   t.notRegex(plain, /"ok"/, 'plain TCP gets no svc/1 answer');
-  await until('the refused handshake logged', () => /a peer without a cluster certificate/.test(node.stdout + node.stderr));
+  await until('the refused handshake logged',
+    () => /a peer without a cluster certificate/.test(node.stdout + node.stderr));
 
   // a node certificate that does not name 127.0.0.2: the gateway's identity check refuses it
   const saved = mkdtempSync(join(tmpdir(), 'svc-ca-keep-'));
@@ -142,7 +144,8 @@ test('svcd start: gateway workers reach their core over mutual TLS on every addr
   t.is(h.status, 200, JSON.stringify(h.body));
 });
 
-test('docs/scale-out.md\'s certificate block runs as written; openssl verifies each member against the CA', async (t) => {
+test('docs/scale-out.md\'s certificate block runs as written; openssl verifies each member against the CA',
+  async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-ca-doc-'));
   dirs.push(dir);
   const block = docBlock('docs/scale-out.md', 'node src/bin/svcd.mjs cluster-cert');
@@ -157,7 +160,7 @@ test('docs/scale-out.md\'s certificate block runs as written; openssl verifies e
     execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'ca-cert.pem'),
       join(dir, `${name}-cert.pem`)]);
   }
-  const text = execFileSync('openssl', ['x509', '-in', join(dir, 'node-1-cert.pem'), '-noout', '-ext', 'subjectAltName'],
-    { encoding: 'utf8' });
+  const san = ['x509', '-in', join(dir, 'node-1-cert.pem'), '-noout', '-ext', 'subjectAltName'];
+  const text = execFileSync('openssl', san, { encoding: 'utf8' });
   t.regex(text, /IP Address:10\.0\.0\.11/);
 });

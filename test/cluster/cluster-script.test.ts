@@ -71,10 +71,13 @@ async function nodesBehind(base: string): Promise<number> {
   return nodes.size;
 }
 
-const printed = (run: { out: string; proc: { exitCode: number | null } }) => until('the cluster prints its addresses', () => {
-  if (run.proc.exitCode !== null) throw new Error(`npm run cluster exited ${run.proc.exitCode}: ${run.out}`);
-  return run.out.includes('Ctrl-C stops everything.');
-}, { ms: 240_000, every: 200 });
+/** Waits for the script's addresses (its last line says how to stop it). */
+function printed(run: { out: string; proc: { exitCode: number | null } }) {
+  return until('the cluster prints its addresses', () => {
+    if (run.proc.exitCode !== null) throw new Error(`npm run cluster exited ${run.proc.exitCode}: ${run.out}`);
+    return run.out.includes('Ctrl-C stops everything.');
+  }, { ms: 240_000, every: 200 });
+}
 
 /** The limits the first test checks across the cluster: a window of 120 a minute, 20 live sandbox entries. */
 const LIMITS = { SVC_RATE_PUBLIC_LOW: '120/60', SVC_SANDBOX_MAX_PER_CLIENT: '20' };
@@ -109,7 +112,8 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL; th
   await paidFlow(t, gateways as [string, string], admins[0]!, 'cluster-script');
 
   // one machine's window (120 a minute) over both gateways and both nodes: 120 admitted, whatever the mix
-  const inv = await api(gateways[0]!, '/api/v1/invoices', { machine_id: 'windowed', units: 1, network: 'TRON', asset: 'USDT' });
+  const funding = { machine_id: 'windowed', units: 1, network: 'TRON', asset: 'USDT' };
+  const inv = await api(gateways[0]!, '/api/v1/invoices', funding);
   const token = inv.body.machine_token as string;
   const balances = await Promise.all(Array.from({ length: 130 }, (_, i) => api(gateways[i % 2]!, '/api/v1/balance',
     { machine_id: 'windowed' }, token)));

@@ -2,19 +2,21 @@
 // nodes on two, two gateways on two (reaching the nodes over mutual TLS across the bridge), Debian's
 // HAProxy on the sixth in front of the gateways, checking their /readyz; the clients come from outside.
 // 200 concurrent flows through HAProxy against a balance for exactly 50 execute exactly 50. Then careful
-// clients (test/support/flows.ts) run flows through HAProxy while a node is, in turn, killed with -9, cut
-// off the network (its link down: no reset, packets go nowhere) and frozen with SIGSTOP: the gateways
-// mark it down (each logs why), the other node serves, the errors the clients see are the contract's
-// and bounded, and afterwards every receipt a client saw is stored and no other, the audit is clean.
+// clients (test/support/flows.ts) run flows through HAProxy while the node their machine's calls go to is,
+// in turn, killed with -9, cut off the network (its link down: no reset, packets go nowhere) and frozen
+// with SIGSTOP: the gateways mark it down (each logs why), the other node serves, the errors the clients
+// see are the contract's and bounded, and afterwards every receipt a client saw is stored and no other, the audit is clean.
 import test from 'ava';
+import { byAffinity } from '../../src/gateway/core-nodes.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
 import { api, auditCluster, describe } from '../support/cluster.ts';
-import { bitsCosting, carefulClient, exactFlow } from '../support/flows.ts';
-import { HAPROXY, HostCluster } from '../support/host-cluster.ts';
+import { bitsCosting, carefulClient, exactFlow, runLanes } from '../support/flows.ts';
+import { HAPROXY, HostCluster, PORTS } from '../support/host-cluster.ts';
 import { NETNS } from '../support/hosts.ts';
 import { allOf, testNeeding } from '../support/needs.ts';
 import { POSTGRES } from '../support/postgres.ts';
 import { txRef } from '../support/references.ts';
+import type { Svcd } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 
 /** A fresh machine funded through HAProxy (an invoice) and settled on node 1's admin socket. */
@@ -69,55 +71,54 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
   // faults under careful clients, four lanes through HAProxy
   const M2 = 'hosts-faults';
   const client = carefulClient(M2, await fund(c, M2));
-  const seen: string[] = [];
-  let running = true;
-  let slowest = 0;
-  const lane = async () => {
-    while (running) {
-      const t0 = Date.now();
-      // a test that failed midway stops its lanes before its parts: a flow cut by that is not a finding
-      const r = await client.flow(c.url).catch((e: unknown) => { if (running) throw e; return null; });
-      slowest = Math.max(slowest, Date.now() - t0);
-      if (r) seen.push(r);
-    }
-  };
-  t.teardown(() => { running = false; });
-  const lanes = Promise.all([lane(), lane(), lane(), lane()]);
-  const progress = (what: string) => {
-    const from = seen.length;
-    return until(what, () => seen.length >= from + 5, { ms: 120_000 });
-  };
-  const n1 = c.nodes[0]!;
+  const lanes = runLanes(t, client, c.url, 4);
+  const { seen, progress } = lanes;
+  // every fault hits the node the machine's calls go to (its affinity, as the gateways pick it)
+  const names = c.nodes.map((_, i) => ({ i, name: `${c.hosts.host(`node-${i + 1}`).ip}:${PORTS.backend}` }));
+  const served = byAffinity(names, `m:${M2}`)[0]!.i;
+  const [victim, host] = [c.nodes[served]!, `node-${served + 1}`];
   const bothServe = (what: string) => until(what, async () => {
     const ids = new Set<string>();
     for (let i = 0; i < 6; i++) ids.add((await api(c.url, '/api/v1/hello')).body.node_id as string);
     return ids.size === 2;
   }, { every: 500, ms: 120_000 });
-  const refused = () => [...client.refusals.values()].reduce((sum, k) => sum + k, 0);
+  // answers other than 200, but for the polls of a keyed accept a lost node still marks as running (409
+  // idempotency_in_progress, asked again every 500 ms until the node is back): those count time, not errors
+  const refused = () => [...client.refusals].filter(([r]) => r !== '409 idempotency_in_progress')
+    .reduce((sum, [, k]) => sum + k, 0);
   const faults: { name: string; inject: () => Promise<void>; heal: () => Promise<void> }[] = [
-    { name: 'kill -9 node-1', inject: () => n1.kill9(), heal: () => n1.start() },
-    { name: 'link of node-2 down', inject: async () => c.hosts.cut('node-2', true), heal: async () => c.hosts.cut('node-2', false) },
-    { name: 'SIGSTOP node-1', inject: async () => { n1.proc!.kill('SIGSTOP'); }, heal: async () => { n1.proc!.kill('SIGCONT'); } },
+    { name: `kill -9 ${host}`, inject: () => victim.kill9(), heal: () => victim.start() },
+    {
+      name: `link of ${host} down`,
+      inject: async () => c.hosts.cut(host, true),
+      heal: async () => c.hosts.cut(host, false),
+    },
+    {
+      name: `SIGSTOP ${host}`,
+      inject: async () => { victim.proc!.kill('SIGSTOP'); },
+      heal: async () => { victim.proc!.kill('SIGCONT'); },
+    },
   ];
+  /** a gateway's log lines marking a node down */
+  const downLines = (g: Svcd) => (g.stdout + g.stderr).split('\n').filter((l) => l.includes('"msg":"core node down"'));
   const report: string[] = [];
   for (const f of faults) {
     await progress(`flows complete before ${f.name}`);
     const refused0 = refused();
-    slowest = 0;
+    lanes.takeSlowest();
     await f.inject();
     await progress(`flows complete on the other node after ${f.name}`);
-    await until(`every gateway marks the node down after ${f.name}`, () => c.gateways.every((g) => (g.stdout + g.stderr)
-      .split('\n').filter((l) => l.includes('"msg":"core node down"')).length > report.length));
+    await until(`every gateway marks the node down after ${f.name}`,
+      () => c.gateways.every((g) => downLines(g).length > report.length));
     await f.heal();
     await progress(`flows complete after healing ${f.name}`);
     await bothServe(`both nodes serve again after ${f.name}`);
     const errors = refused() - refused0;
-    report.push(`${f.name}: ${errors} answers other than 200, slowest flow ${slowest} ms`);
+    report.push(`${f.name}: ${errors} answers other than 200, slowest flow ${lanes.takeSlowest()} ms`);
     // each lane meets the lost node a few times at most before the gateways stop sending it calls
     t.true(errors <= 16, `${f.name}: ${errors} answers other than 200`);
   }
-  running = false;
-  await lanes;
+  await lanes.stop();
   t.log(report.join('; '));
   t.log(`${seen.length} flows; ${[...client.outcomes].map(([o, k]) => `${o}: ${k}`).join(', ')}`);
   t.deepEqual(client.unexpected(), [], 'every flow executed, or its unknown accept had not landed');
@@ -126,8 +127,8 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
   t.deepEqual([...client.refusals.keys()].filter((r) => !contract.includes(r)), [], 'only the contract\'s errors');
   t.is(new Set(seen).size, seen.length, 'no receipt seen twice for two flows');
   for (const g of c.gateways) {
-    const reasons = (g.stdout + g.stderr).split('\n').filter((l) => l.includes('"msg":"core node down"'));
-    t.true(reasons.some((l) => /no HEALTH answer|timed out|no reply/.test(l)), 'a silent node is found by its silence');
+    const silent = downLines(g).some((l) => /no HEALTH answer|timed out|no reply/.test(l));
+    t.true(silent, 'a silent node is found by its silence');
   }
 
   await c.stopServing();

@@ -7,7 +7,7 @@ import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, auditCluster, Cluster, LOADED_GATEWAY_ENV } from '../support/cluster.ts';
-import { carefulClient } from '../support/flows.ts';
+import { carefulClient, runLanes } from '../support/flows.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { fundMachine, Svcd } from '../support/svcd.ts';
@@ -39,21 +39,8 @@ testNeeding(test, 'nodes added and removed on SIGHUP while paid flows run, a nod
 
   const M = 'membership';
   const client = carefulClient(M, await fundMachine(n1, M, 1));
-  const seen: string[] = [];
-  let running = true;
-  const lane = async () => {
-    while (running) {
-      // a test that failed midway stops its lanes before its parts: a flow cut by that is not a finding
-      const r = await client.flow(base).catch((e: unknown) => { if (running) throw e; return null; });
-      if (r) seen.push(r);
-    }
-  };
-  t.teardown(() => { running = false; });
-  const lanes = Promise.all([lane(), lane(), lane()]);
-  const progress = (what: string) => {
-    const from = seen.length;
-    return until(what, () => seen.length >= from + 5, { ms: 120_000 });
-  };
+  const lanes = runLanes(t, client, base, 3);
+  const { seen, progress } = lanes;
   const reload = async (nodes: Svcd[], what: string) => {
     const before = (gateway.stdout.match(/svcd reloaded/g) ?? []).length;
     writeFileSync(file, nodes.map(at).join('\n') + '\n');
@@ -81,8 +68,7 @@ testNeeding(test, 'nodes added and removed on SIGHUP while paid flows run, a nod
   await until('the nodes loaded before still serve', async () => (await ids()).length === 2, { every: 200 });
   await progress('flows after the refused reload');
 
-  running = false;
-  await lanes;
+  await lanes.stop();
   t.log(`${seen.length} flows; ${[...client.outcomes].map(([o, k]) => `${o}: ${k}`).join(', ')}; `
     + `answers other than 200: ${[...client.refusals].map(([o, k]) => `${o}: ${k}`).join(', ') || 'none'}`);
   t.deepEqual([...client.outcomes.keys()].filter((o) => !o.startsWith('executed')), [], 'every flow executed');

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../docs/blocks.ts';
 import { api, auditCluster, freePort, SHARED_KEYS } from '../support/cluster.ts';
-import { carefulClient } from '../support/flows.ts';
+import { carefulClient, runLanes } from '../support/flows.ts';
 import { HAPROXY, haproxyConfig, listening } from '../support/host-cluster.ts';
 import { allOf, testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
@@ -63,21 +63,8 @@ testNeeding(test, `rolling upgrade from ${PREVIOUS}: nodes then gateways one at 
 
   const M = 'rolling';
   const client = carefulClient(M, await fundMachine(nodes[0]!, M, 1));
-  const seen: string[] = [];
-  let running = true;
-  const lane = async () => {
-    while (running) {
-      // a test that failed midway stops its lanes before its parts: a flow cut by that is not a finding
-      const r = await client.flow(lb).catch((e: unknown) => { if (running) throw e; return null; });
-      if (r) seen.push(r);
-    }
-  };
-  t.teardown(() => { running = false; });
-  const lanes = Promise.all([lane(), lane(), lane(), lane()]);
-  const progress = (what: string) => {
-    const from = seen.length;
-    return until(what, () => seen.length >= from + 5, { ms: 120_000 });
-  };
+  const lanes = runLanes(t, client, lb, 4);
+  const { seen, progress } = lanes;
   const names = ['node 1', 'node 2', 'gateway 1', 'gateway 2'];
   for (const [i, part] of parts.entries()) {
     await progress(`flows before upgrading ${names[i]}`);
@@ -91,8 +78,7 @@ testNeeding(test, `rolling upgrade from ${PREVIOUS}: nodes then gateways one at 
     for (let i = 0; i < 8; i++) ids.add((await api(lb, '/api/v1/hello')).body.node_id as string);
     return ids.size === 2;
   }, { every: 500 });
-  running = false;
-  await lanes;
+  await lanes.stop();
   t.log(`${seen.length} flows; ${[...client.outcomes].map(([o, k]) => `${o}: ${k}`).join(', ')}; answers other `
     + `than 200: ${[...client.refusals].map(([o, k]) => `${o}: ${k}`).join(', ') || 'none'}`);
   t.deepEqual(client.unexpected(), [], 'every flow executed, or its unknown accept had not landed');

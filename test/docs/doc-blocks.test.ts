@@ -35,6 +35,8 @@ const CBENCH = 'test/bench/cpu-bench.test.ts';
 const KIT = 'test/kit/package.test.ts';
 const UNMATCHED = 'test/watchers/unmatched.test.ts';
 const WATCHER_TOUR = 'test/docs/watcher-tour.test.ts';
+const CLUSTER = 'test/cluster/cluster-script.test.ts';
+const CERTS = 'docBlock(\'docs/scale-out.md\', \'node src/bin/svcd.mjs cluster-cert\')';
 
 const by = (test: string, ...contains: string[]): Runner => ({ test, contains });
 const INPUT_COMPARE = 'npm run bench:service -- --input bench/baselines/service-2026-11-27-f6eae1e.json'
@@ -129,19 +131,19 @@ export const ROWS: Row[] = [
   {
     file: 'docs/scale-out.md', block: 'npm run cluster -- --hosts',
     lines: {
-      'npm run cluster -- --hosts': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster -- --hosts\')')],
+      'npm run cluster -- --hosts': [by(CLUSTER, 'runScript(t, \'npm run cluster -- --hosts\')')],
     },
     how: 'as written, in bash; a paid flow through the HAProxy it prints, then Ctrl-C; the namespaces are gone',
   },
   {
     file: 'docs/scale-out.md', block: 'npm run cluster',
-    lines: { 'npm run cluster': [by('test/cluster/cluster-script.test.ts', 'runScript(t, \'npm run cluster\', LIMITS)')] },
+    lines: { 'npm run cluster': [by(CLUSTER, 'runScript(t, \'npm run cluster\', LIMITS)')] },
     how: 'as written, in bash; its printed addresses used for a paid flow across both gateways, then Ctrl-C '
       + '(SIGINT to its process group)',
   },
   {
     file: 'docs/scale-out.md', block: 'node src/bin/svcd.mjs cluster-cert',
-    whole: by('test/cluster/backend-tls.test.ts', 'docBlock(\'docs/scale-out.md\', \'node src/bin/svcd.mjs cluster-cert\')'),
+    whole: by('test/cluster/backend-tls.test.ts', CERTS),
     how: 'the whole block in bash, the CA dir rewritten to a temp dir; `openssl verify` checks every member',
   },
   {

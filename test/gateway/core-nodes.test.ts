@@ -160,7 +160,8 @@ test('a node that reads and never answers: after the reply timeout it is down, i
   // the machine's calls go to the hung node
   const t0 = Date.now();
   const machine_id = machineOn(hung.port, [hung.port, live.port]);
-  const unkeyed = core.call('ACCEPT_QUOTE', { ...accept, machine_id }, { token: 't' }).then(() => null, (e: unknown) => e);
+  const unkeyed = core.call('ACCEPT_QUOTE', { ...accept, machine_id }, { token: 't' })
+    .then(() => null, (e: unknown) => e);
   const e = await unkeyed;
   const waited = Date.now() - t0;
   t.true(e instanceof ConnectionError && e.sent, String(e));
@@ -222,7 +223,8 @@ test('an error the core answered is the core\'s: not sent to another node', asyn
   const live = await node(t, 'answer');
   const core = svc1Caller([tcp(port), tcp(live.port)]);
   t.teardown(() => core.close());
-  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', { ...accept, machine_id: machineOn(port, [port, live.port]) }));
+  const machine_id = machineOn(port, [port, live.port]);
+  const e = await t.throwsAsync(core.call('ACCEPT_QUOTE', { ...accept, machine_id }));
   t.true(e instanceof CoreError && e.inner.code === 'quote_not_issued', String(e));
   t.is(live.lines.length, 0);
 });

@@ -33,11 +33,13 @@ testNeeding(test, 'svcd migrate: a LevelDB ledger of 10,000 flows into PostgreSQ
   const flow = async (n: number) => {
     const m = machines[n % MACHINES]!;
     const auth = { token: m.token };
-    const [service, command, more] = n % 10 ? ['get-pulse', 'GET_PULSE', {}] : ['timestamp-proof', 'TIMESTAMP_PROOF', DIGEST];
-    const q = await core.handle('QUOTE', { service, machine_id: m.id, bits: 64, ...(n % 10 ? {} : { bytes: 32 }) },
+    const stamp = n % 10 === 0;
+    const [service, command] = stamp ? ['timestamp-proof', 'TIMESTAMP_PROOF'] : ['get-pulse', 'GET_PULSE'];
+    const q = await core.handle('QUOTE', { service, machine_id: m.id, bits: 64, ...(stamp ? { bytes: 32 } : {}) },
       undefined, 'gateway');
     await core.handle('ACCEPT_QUOTE', { quote_id: q.quote_id, machine_id: m.id }, auth, 'gateway');
-    const e = await core.handle(command, { quote_id: q.quote_id, machine_id: m.id, ...more }, auth, 'gateway');
+    const e = await core.handle(command, { quote_id: q.quote_id, machine_id: m.id, ...(stamp ? DIGEST : {}) }, auth,
+      'gateway');
     receipts.push({ id: e.receipt_id as string, machine: m });
   };
   for (let n = 0; n < FLOWS; n += 16) await Promise.all(Array.from({ length: 16 }, (_, k) => flow(n + k)));
@@ -74,8 +76,8 @@ testNeeding(test, 'svcd migrate: a LevelDB ledger of 10,000 flows into PostgreSQ
   const first = receipts[0]!;
   const verified = await edge.request('VERIFY_RECEIPT', { receipt_id: first.id, machine_id: first.machine.id });
   t.is(verified.valid, true, `an old receipt verifies on the database: ${JSON.stringify(verified)}`);
-  const fresh = await paidExecution(edge, machines[1]!.id, machines[1]!.token, 'timestamp-proof', { bits: 64, bytes: 32 },
-    DIGEST);
+  const m1 = machines[1]!;
+  const fresh = await paidExecution(edge, m1.id, m1.token, 'timestamp-proof', { bits: 64, bytes: 32 }, DIGEST);
   t.is((fresh.token as { serial: number }).serial, FLOWS / 10, 'the timestamp log goes on from where it was');
   const audit = await runBin(BIN.admin, ['--data-dir', dir, '--json', 'audit']);
   t.is(audit.code, 0, audit.stderr);

@@ -1,7 +1,9 @@
 // Paid flows over HTTP as the cluster tests' clients run them (test/cluster/): a flow at an exact price,
-// and a careful client that rides out a node lost under it as the contract tells it to.
+// a careful client that rides out a node lost under it as the contract tells it to, and lanes of its flows.
 import { price } from '../../src/protocol/pricing.ts';
+import type { ExecutionContext } from 'ava';
 import { api as httpApi, describe, type Answer } from './cluster.ts';
+import { until } from './until.ts';
 
 const BYTES = 16;
 
@@ -99,4 +101,44 @@ export function carefulClient(machine: string, token: string) {
   const unexpected = () => [...outcomes.keys()].filter((o) => !/^executed|^accept 502 edge_unavailable$/.test(o)
     && o !== 'execute 409 quote_not_accepted' && !o.endsWith(', retried'));
   return { flow, outcomes, refusals, unexpected };
+}
+
+export type CarefulClient = ReturnType<typeof carefulClient>;
+
+/**
+ * `count` lanes of `client`'s flows against `base`, each starting its next flow when one ends, until
+ * stop(). `seen`: the receipts of the flows that executed; progress(what) waits for five more;
+ * takeSlowest() is the longest flow since it was last called. A test that fails midway stops its lanes
+ * (at teardown) before its parts: a flow cut by that is not a finding.
+ */
+export function runLanes(t: ExecutionContext, client: CarefulClient, base: string, count: number) {
+  const seen: string[] = [];
+  let running = true;
+  let slowest = 0;
+  const lane = async () => {
+    while (running) {
+      const t0 = Date.now();
+      const r = await client.flow(base).catch((e: unknown) => { if (running) throw e; return null; });
+      slowest = Math.max(slowest, Date.now() - t0);
+      if (r) seen.push(r);
+    }
+  };
+  t.teardown(() => { running = false; });
+  const lanes = Promise.all(Array.from({ length: count }, lane));
+  return {
+    seen,
+    progress(what: string) {
+      const from = seen.length;
+      return until(what, () => seen.length >= from + 5, { ms: 120_000 });
+    },
+    takeSlowest() {
+      const s = slowest;
+      slowest = 0;
+      return s;
+    },
+    async stop() {
+      running = false;
+      await lanes;
+    },
+  };
 }

@@ -60,7 +60,9 @@ export class HostCluster {
       ...Array.from({ length: m }, (_, i) => `gw-${i + 1}`)];
     const hosts = Hosts.create(names);
     const dir = mkdtempSync(join(tmpdir(), 'svc-hosts-'));
-    const parts: { pg?: PgServer; nodes: Svcd[]; gateways: Svcd[]; haproxy?: ChildProcess } = { nodes: [], gateways: [] };
+    const parts: { pg?: PgServer; nodes: Svcd[]; gateways: Svcd[]; haproxy?: ChildProcess } = {
+      nodes: [], gateways: [],
+    };
     try {
       const ca = join(dir, 'ca');
       for (const name of names.filter((x) => x.startsWith('node-') || x.startsWith('gw-'))) {

@@ -114,8 +114,8 @@ export async function startPostgres(place?: PgPlace): Promise<PgServer> {
     // small and quiet: tests open a few connections each; a busy shared box needs no background work
     '-c max_connections=60', '-c shared_buffers=16MB', '-c autovacuum=off', '-c logging_collector=off',
   ].join(' ');
-  const startServer = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '120', 'start'],
-    place?.on);
+  const log = join(dir, 'server.log');
+  const startServer = () => run('pg_ctl', ['-D', data, '-o', opts, '-l', log, '-w', '-t', '120', 'start'], place?.on);
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
     if (place) appendFileSync(join(data, 'pg_hba.conf'), `host all all ${place.clients} trust\n`);

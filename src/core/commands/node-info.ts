@@ -60,9 +60,10 @@ async function health(node: NodeState, listener: Listener | undefined): Promise<
   const ctx = node.ctx;
   const store = await node.storeHealth.state();
   const status = node.stopping ? 'stopping' : store.ok ? 'ok' : 'unavailable';
+  const why = !store.ok && listener === 'admin' ? { reason: store.reason } : {};
   return {
     status, version: VERSION, node_id: ctx.identity.nodeId,
-    store: store.ok ? { status: 'ok' } : { status: 'unavailable', ...(listener === 'admin' ? { reason: store.reason } : {}) },
+    store: { status: store.ok ? 'ok' : 'unavailable', ...why },
     pool: { threads: ctx.pool.threads, in_flight: ctx.pool.inFlight },
     pulse: { chain_id: ctx.chain.chainId, latest_index: ctx.chain.latest?.pulse.index ?? null },
     ...(node.watchers?.size ? { watchers: node.watchers.status() } : {}),
