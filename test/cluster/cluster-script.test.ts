@@ -9,7 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcClient } from '../../src/client/client.ts';
-import { api, describe } from '../support/cluster.ts';
+import { api, describe, nodeIds } from '../support/cluster.ts';
 import { HAPROXY } from '../support/host-cluster.ts';
 import { NETNS } from '../support/hosts.ts';
 import { allOf, testNeeding } from '../support/needs.ts';
@@ -64,12 +64,6 @@ async function paidFlow(t: ExecutionContext, [g1, g2]: [string, string], adminSo
 
 const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {});
 
-/** Node ids `base` reaches in a few calls. */
-async function nodesBehind(base: string): Promise<number> {
-  const nodes = new Set<string>();
-  for (let i = 0; i < 6; i++) nodes.add((await api(base, '/api/v1/hello')).body.node_id);
-  return nodes.size;
-}
 
 /** Waits for the script's addresses (its last line says how to stop it). */
 function printed(run: { out: string; proc: { exitCode: number | null } }) {
@@ -107,7 +101,7 @@ testNeeding(test, 'npm run cluster: two nodes and two gateways on PostgreSQL; th
   const dir = /data in (\S+)\):/.exec(run.out)![1]!;
   t.is(gateways.length, 2);
   t.is(admins.length, 2);
-  t.is(await nodesBehind(gateways[0]!), 2, 'gateway 1 reaches both nodes');
+  t.is((await nodeIds(gateways[0]!)).length, 2, 'gateway 1 reaches both nodes');
   for (let i = 0; i < 4; i++) await readmeTour(t, gateways[i % 2]!, `tour-${i}`);
   await paidFlow(t, gateways as [string, string], admins[0]!, 'cluster-script');
 
@@ -143,7 +137,7 @@ testNeeding(test, 'npm run cluster -- --hosts: every part on a host of its own, 
   const dir = /data in (\S+)\):/.exec(run.out)![1]!;
   t.is(admins.length, 2);
   t.is((await api(lb, '/readyz')).status, 200);
-  t.is(await nodesBehind(lb), 2, 'HAProxy → gateways → both nodes');
+  t.is((await nodeIds(lb)).length, 2, 'HAProxy → gateways → both nodes');
   await paidFlow(t, [lb, lb], admins[1]!, 'cluster-hosts');
 
   process.kill(-run.proc.pid!, 'SIGINT');

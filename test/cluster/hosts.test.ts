@@ -5,11 +5,12 @@
 // clients (test/support/flows.ts) run flows through HAProxy while the node their machine's calls go to is,
 // in turn, killed with -9, cut off the network (its link down: no reset, packets go nowhere) and frozen
 // with SIGSTOP: the gateways mark it down (each logs why), the other node serves, the errors the clients
-// see are the contract's and bounded, and afterwards every receipt a client saw is stored and no other, the audit is clean.
+// see are the contract's and bounded, and afterwards every receipt a client saw is stored and no other,
+// the audit is clean.
 import test from 'ava';
 import { byAffinity } from '../../src/gateway/core-nodes.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
-import { api, auditCluster, describe } from '../support/cluster.ts';
+import { api, auditCluster, describe, nodeIds, untilNodes } from '../support/cluster.ts';
 import { bitsCosting, carefulClient, exactFlow, runLanes } from '../support/flows.ts';
 import { HAPROXY, HostCluster, PORTS } from '../support/host-cluster.ts';
 import { NETNS } from '../support/hosts.ts';
@@ -44,9 +45,7 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
   t.teardown(() => c.stop());
 
   // both nodes serve through HAProxy
-  const seenNodes = new Set<string>();
-  for (let i = 0; i < 6; i++) seenNodes.add((await api(c.url, '/api/v1/hello')).body.node_id as string);
-  t.is(seenNodes.size, 2, 'HAProxy → gateways → both nodes');
+  t.is((await nodeIds(c.url)).length, 2, 'HAProxy → gateways → both nodes');
 
   // one machine funded for exactly 50 paid flows meets 200 at once
   const M = 'hosts-fifty';
@@ -77,11 +76,6 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
   const names = c.nodes.map((_, i) => ({ i, name: `${c.hosts.host(`node-${i + 1}`).ip}:${PORTS.backend}` }));
   const served = byAffinity(names, `m:${M2}`)[0]!.i;
   const [victim, host] = [c.nodes[served]!, `node-${served + 1}`];
-  const bothServe = (what: string) => until(what, async () => {
-    const ids = new Set<string>();
-    for (let i = 0; i < 6; i++) ids.add((await api(c.url, '/api/v1/hello')).body.node_id as string);
-    return ids.size === 2;
-  }, { every: 500, ms: 120_000 });
   // answers other than 200, but for the polls of a keyed accept a lost node still marks as running (409
   // idempotency_in_progress, asked again every 500 ms until the node is back): those count time, not errors
   const refused = () => [...client.refusals].filter(([r]) => r !== '409 idempotency_in_progress')
@@ -112,7 +106,7 @@ testNeeding(test, 'six hosts, HAProxy in front: 200 flows for a balance of 50 ex
       () => c.gateways.every((g) => downLines(g).length > report.length));
     await f.heal();
     await progress(`flows complete after healing ${f.name}`);
-    await bothServe(`both nodes serve again after ${f.name}`);
+    await untilNodes(c.url, 2, `both nodes serve again after ${f.name}`);
     const errors = refused() - refused0;
     report.push(`${f.name}: ${errors} answers other than 200, slowest flow ${lanes.takeSlowest()} ms`);
     // each lane meets the lost node a few times at most before the gateways stop sending it calls

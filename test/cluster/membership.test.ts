@@ -6,7 +6,7 @@
 import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, auditCluster, Cluster, LOADED_GATEWAY_ENV } from '../support/cluster.ts';
+import { api, auditCluster, Cluster, LOADED_GATEWAY_ENV, nodeIds } from '../support/cluster.ts';
 import { carefulClient, runLanes } from '../support/flows.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
@@ -29,11 +29,7 @@ testNeeding(test, 'nodes added and removed on SIGHUP while paid flows run, a nod
   await gateway.start(['gateway']);
   t.teardown(async () => { await gateway.stop(); gateway.cleanup(); });
   const base = gateway.ready.http!;
-  const ids = async () => {
-    const seen = new Set<string>();
-    for (let i = 0; i < 6; i++) seen.add((await api(base, '/api/v1/hello')).body.node_id as string);
-    return [...seen].sort();
-  };
+  const ids = () => nodeIds(base);
   const id1 = (await api(base, '/api/v1/hello')).body.node_id as string;
   t.deepEqual(await ids(), [id1], 'node 1 only');
 

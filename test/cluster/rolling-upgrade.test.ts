@@ -10,13 +10,12 @@ import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../docs/blocks.ts';
-import { api, auditCluster, freePort, SHARED_KEYS } from '../support/cluster.ts';
+import { auditCluster, freePort, SHARED_KEYS, untilNodes } from '../support/cluster.ts';
 import { carefulClient, runLanes } from '../support/flows.ts';
 import { HAPROXY, haproxyConfig, listening } from '../support/host-cluster.ts';
 import { allOf, testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
 import { BIN, fundMachine, Svcd } from '../support/svcd.ts';
-import { until } from '../support/until.ts';
 
 /** The version upgraded from: the last one before mutual TLS, probes and affinity (a commit of this repository). */
 const PREVIOUS = 'cc4bdc4';
@@ -73,11 +72,7 @@ testNeeding(test, `rolling upgrade from ${PREVIOUS}: nodes then gateways one at 
     await part.start();
     await progress(`flows after upgrading ${names[i]}`);
   }
-  await until('both gateways serve behind HAProxy', async () => {
-    const ids = new Set<string>();
-    for (let i = 0; i < 8; i++) ids.add((await api(lb, '/api/v1/hello')).body.node_id as string);
-    return ids.size === 2;
-  }, { every: 500 });
+  await untilNodes(lb, 2, 'both nodes serve behind HAProxy', 8);
   await lanes.stop();
   t.log(`${seen.length} flows; ${[...client.outcomes].map(([o, k]) => `${o}: ${k}`).join(', ')}; answers other `
     + `than 200: ${[...client.refusals].map(([o, k]) => `${o}: ${k}`).join(', ') || 'none'}`);

@@ -4,7 +4,7 @@
 // 50 execute, each with its receipt, the balance ends at 0 and the journal recomputes to it. And 50
 // concurrent ACCEPTs of one quote over both gateways (so both nodes): exactly one succeeds.
 import test from 'ava';
-import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV } from '../support/cluster.ts';
+import { api, auditCluster, Cluster, describe, LOADED_GATEWAY_ENV, nodeIds } from '../support/cluster.ts';
 import { bitsCosting, exactFlow as flow, retryBusy } from '../support/flows.ts';
 import { testNeeding } from '../support/needs.ts';
 import { POSTGRES, postgresForFile } from '../support/postgres.ts';
@@ -24,9 +24,7 @@ testNeeding(test, 'two nodes, two gateways, one database: 200 flows for a balanc
   // each gateway spreads its calls: calls one after another alternate between the nodes
   const ids = cluster.nodes.map((n) => n.ready.data_dir);
   for (const g of [g1, g2]) {
-    const seen = new Set<string>();
-    for (let i = 0; i < 4; i++) seen.add((await api(g, '/api/v1/hello')).body.node_id as string);
-    t.is(seen.size, 2, `${g} reached both nodes (${ids.length} started)`);
+    t.is((await nodeIds(g, 4)).length, 2, `${g} reached both nodes (${ids.length} started)`);
   }
 
   // one machine funded for exactly 50 flows: the invoice's credit (1 svcC and a random suffix) is spent

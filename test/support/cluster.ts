@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './postgres.ts';
 import { Svcd } from './svcd.ts';
+import { until } from './until.ts';
 
 /** What the nodes of one cluster share; each keeps its own node-ed25519.pem (it signs its own receipts). */
 export const SHARED_KEYS = ['quote-key.bin', 'result-key.bin', 'bct-key.bin'];
@@ -92,6 +93,22 @@ export async function api(base: string, path: string, body?: unknown, token?: st
   let parsed: unknown = text;
   try { parsed = JSON.parse(text); } catch { /* keep the text */ }
   return { status: r.status, body: parsed };
+}
+
+/**
+ * The node ids `calls` HELLOs through `base` reached, sorted, each once: which nodes serve behind a
+ * gateway or a balancer. A call that cannot connect throws (a poll catches it: not yet).
+ */
+export async function nodeIds(base: string, calls = 6): Promise<string[]> {
+  const seen = new Set<string>();
+  for (let i = 0; i < calls; i++) seen.add((await api(base, '/api/v1/hello')).body.node_id as string);
+  return [...seen].sort();
+}
+
+/** Polls until `calls` HELLOs through `base` reach `n` nodes (a failed connection is a poll that failed). */
+export function untilNodes(base: string, n: number, what: string, calls = 6): Promise<true> {
+  const reached = async () => (await nodeIds(base, calls).catch(() => [])).length === n;
+  return until(what, reached, { every: 500, ms: 120_000 });
 }
 
 /** "200", or "STATUS code" of an ApiError. */
