@@ -57,8 +57,8 @@ export async function execute(
 ): Promise<Record<string, unknown>> {
   // the account as the lock read it: nothing before the capture's batch writes it (an executor appends
   // to its log, never to the ledger; an expired quote's release throws)
-  return ctx.ledger.withMachine(a.machine_id, async (_held, acct) => {
-    const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id);
+  return ctx.ledger.withMachine(a.machine_id, async (_held, acct, reads) => {
+    const { q, stored } = await findQuote(ctx, a.quote_id, a.machine_id, reads);
     if (q.command !== command) {
       throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
     }

@@ -8,7 +8,8 @@ import { validateArgs } from '../protocol/validate.ts';
 import type { Auth, Listener, Reply } from './call.ts';
 import type { CoreContext } from './context.ts';
 import type { KeyedRequests } from './keyed-requests.ts';
-import { checkToken, getMachine } from './machines.ts';
+import { checkToken, type MachineRecord } from './machines.ts';
+import { quoteIsLookedUp } from './quotes.ts';
 
 /** Let through: the scope its idempotency key is recorded under. Or answered already: a claim's replay. */
 export type Admission = { scope: string } | { replay: Reply };
@@ -59,7 +60,12 @@ export class Gate {
     if (auth?.machine_id !== undefined && auth.machine_id !== machineId) {
       throw new ServiceError('unauthorized', 'auth.machine_id differs from args.machine_id');
     }
-    const claimed = await getMachine(this.#ctx.store, machineId);
+    // one statement: the machine record, and the account and quote the call's locked operation starts from
+    const quoteId = args.quote_id;
+    const looked = typeof quoteId === 'string' && quoteIsLookedUp(this.#ctx, quoteId, machineId);
+    const more = looked ? [{ sub: 'quotes' as const, key: quoteId }] : [];
+    const ahead = await this.#ctx.ledger.readAhead(machineId, more);
+    const claimed = ahead.machine as MachineRecord | undefined;
     // FUND_ACCOUNT for an unclaimed machine is the one call that needs no token: it claims it (the
     // claim itself is decided again under the machine lock)
     if (!claimed && spec.name === 'FUND_ACCOUNT') {
@@ -73,6 +79,7 @@ export class Gate {
     }
     try {
       const rec = checkToken(claimed, auth?.token);
+      ahead.keep();
       if (rec.replay_record) await this.#keyed.tokenFirstUsed(machineId);
     } catch (e) {
       if (address) this.#limits.check(spec.rateClass, address, 'per address', nowMs);

@@ -13,10 +13,11 @@
 import { ServiceError } from '../errors.ts';
 import { idFromPart, idPart, key, numPart } from '../store/key-codec.ts';
 import {
-  create, isStoreConflict, put, storeConflict, type Op, type Store, type StoreSnapshot,
+  create, isStoreConflict, put, storeConflict, type Json, type Op, type Read, type Store, type StoreSnapshot,
 } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { checkOrder, type Held } from './lock-order.ts';
+import { ReadAhead, readsFrom, recordKey, type Reads } from './read-ahead.ts';
 
 
 export interface Account { available: bigint; reserved: bigint; seq: number }
@@ -31,7 +32,13 @@ export interface JournalEntry {
 
 export interface LedgerCheck { ok: boolean; accounts: number; entries: number; problems: string[] }
 
+/** A machine's record read ahead of its lock (Ledger.readAhead); keep() once its caller is authenticated. */
+export interface AheadRead { machine: Json | undefined; keep(): void }
+
 const EMPTY: Account = { available: 0n, reserved: 0n, seq: 0 };
+const toAccount = (v: Json | undefined): Account => (v
+  ? { available: BigInt(v.available as string), reserved: BigInt(v.reserved as string), seq: v.seq as number }
+  : { ...EMPTY });
 /** Runs of one operation on a shared store before its store conflict reaches the caller (busy: retry). */
 const CONFLICT_RUNS = 5;
 
@@ -40,19 +47,37 @@ export class Ledger {
   readonly #locks = new KeyedMutex();
   /** the seq each locked machine's operation builds on */
   readonly #expected = new Map<string, number>();
+  readonly #ahead = new ReadAhead();
 
   constructor(store: Store) {
     this.#store = store;
   }
 
   /**
+   * The machine's record, with its account and `more` read in the same statement, before its lock: its
+   * next operation starts from them once kept (read-ahead.ts). Keep them only for an authenticated caller.
+   */
+  async readAhead(machineId: string, more: readonly Read[]): Promise<AheadRead> {
+    const m = idPart(machineId);
+    const reads: Read[] = [{ sub: 'machines', key: m }, { sub: 'accounts', key: m }, ...more];
+    const at = this.#ahead.now();
+    const values = await this.#store.getMany(reads);
+    const keep = () => {
+      const records = new Map(reads.slice(1).map((r, i) => [recordKey(r.sub, r.key), values[i + 1]]));
+      this.#ahead.keep(machineId, at, records);
+    };
+    return { machine: values[0], keep };
+  }
+
+  /**
    * Runs fn with the machine's account locked: the only way to read-then-change an account. The account is
    * read first (its seq is what the change must follow) and handed to fn, which need not read it again
-   * before its first write; the operation runs again on a store conflict (another node wrote meanwhile).
+   * before its first write, with `reads` for its other reads (what was read ahead of the lock first); the
+   * operation runs again on a store conflict (another node wrote meanwhile), reading everything afresh.
    * `outer`: the lock this one is taken under (lock-order.ts: only a deposit's).
    */
   async withMachine<T>(
-    machineId: string, fn: (held: Held, account: Account) => Promise<T>, outer: Held | null = null,
+    machineId: string, fn: (held: Held, account: Account, reads: Reads) => Promise<T>, outer: Held | null = null,
   ): Promise<T> {
     checkOrder('machine', outer);
     const expected = this.#expected;
@@ -60,12 +85,15 @@ export class Ledger {
     for (let run = 1; ; run++) {
       try {
         return await this.#locks.run(`m:${machineId}`, async () => {
-          const account = await this.account(machineId);
+          const ahead = this.#ahead.take(machineId);
+          const key = recordKey('accounts', idPart(machineId));
+          const account = ahead?.has(key) ? toAccount(ahead.get(key)) : await this.account(machineId);
           expected.set(machineId, account.seq);
           try {
-            return await fn(held, account);
+            return await fn(held, account, ahead ? readsFrom(this.#store, ahead) : this.#store);
           } finally {
             expected.delete(machineId);
+            this.#ahead.ended(machineId);
           }
         });
       } catch (e) {
@@ -75,9 +103,7 @@ export class Ledger {
   }
 
   async account(machineId: string): Promise<Account> {
-    const v = await this.#store.get('accounts', idPart(machineId));
-    if (!v) return { ...EMPTY };
-    return { available: BigInt(v.available as string), reserved: BigInt(v.reserved as string), seq: v.seq as number };
+    return toAccount(await this.#store.get('accounts', idPart(machineId)));
   }
 
   /**

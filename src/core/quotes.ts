@@ -9,6 +9,7 @@ import { assertPulseFits, serviceByName, type ServiceName } from '../protocol/se
 import { key, numPart } from '../store/key-codec.ts';
 import { del, put, type Op } from '../store/contract.ts';
 import type { CoreContext } from './context.ts';
+import type { Reads } from './read-ahead.ts';
 import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
 import { QUOTE_ID_PREFIX, decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
@@ -81,15 +82,21 @@ const wrongMachine = () => new ServiceError('quote_wrong_machine', 'the quote wa
  * The quote `quoteId` as `machineId` sees it: its stored record once accepted, else what the id
  * says. `stored` tells which. 404 for an id this node did not issue, 409 for another machine's.
  */
+/** Whether findQuote reads the store for this id: a forged or another machine's id is refused before. */
+export function quoteIsLookedUp(ctx: CoreContext, quoteId: string, machineId: string): boolean {
+  const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
+  return d.ok || (d.why !== 'other_machine' && !quoteId.startsWith(QUOTE_ID_PREFIX));
+}
+
 export async function findQuote(
-  ctx: CoreContext, quoteId: string, machineId: string,
+  ctx: CoreContext, quoteId: string, machineId: string, reads: Reads = ctx.store,
 ): Promise<{ q: QuoteRecord; stored: boolean }> {
   // the id is checked before the store is read: a forged or foreign id costs no read
   const d = decodeQuoteId(ctx.identity.quoteKey(), machineId, quoteId);
   if (!d.ok && d.why === 'other_machine') throw wrongMachine();
   // an id of another form may still name a quote stored before ids carried their terms
   if (!d.ok && quoteId.startsWith(QUOTE_ID_PREFIX)) throw new ServiceError('not_found', `no quote ${quoteId}`);
-  const rec = await ctx.store.get<QuoteRecord>('quotes', quoteId);
+  const rec = await reads.get<QuoteRecord>('quotes', quoteId);
   if (rec) {
     if (rec.machine_id !== machineId) throw wrongMachine();
     return { q: rec, stored: true };
@@ -178,8 +185,8 @@ export async function acceptQuote(
   ctx: CoreContext, quoteId: string, machineId: string, seal?: (q: QuoteRecord) => Op[],
 ): Promise<QuoteRecord> {
   // the account as the lock read it: nothing below writes before the accept's own batch
-  return ctx.ledger.withMachine(machineId, async (_held, acct) => {
-    const { q, stored } = await findQuote(ctx, quoteId, machineId);
+  return ctx.ledger.withMachine(machineId, async (_held, acct, reads) => {
+    const { q, stored } = await findQuote(ctx, quoteId, machineId, reads);
     if (isExpired(ctx, q)) throw await expiredQuote(ctx, q, stored);
     // accepting again is a state conflict (SPEC "States", rule 2); a retry that must be safe
     // carries an idempotency_key, whose replay returns the first reply

@@ -188,9 +188,17 @@ export const ledgerBatch = new HistogramFamily('svc_ledger_batch_seconds',
   'one caller\'s atomic ledger batch, from write() until durable (group-commit wait included), by sync',
   ['sync'], FAST);
 export const ledgerFlush = new HistogramFamily('svc_ledger_flush_seconds',
-  'one LevelDB batch written by the store; sync="true" is a group commit including its fdatasync', ['sync'], FAST);
+  'one batch written by the store: on LevelDB sync="true" is a group commit including its fdatasync; on '
+  + 'PostgreSQL one transaction to its commit (each try of one)', ['sync'], FAST);
 export const ledgerGroup = new HistogramFamily('svc_ledger_group_commit_batches',
   'callers\' batches per synced flush (group commit size)', [], [1, 2, 4, 8, 16, 32, 64, 128, 256]);
+export const ledgerConflicts = new CellFamily('svc_ledger_conflicts_total',
+  'batches refused whole by a guard (another writer came first: the operation reads again and retries), '
+  + 'by guard (created: a record it creates exists; compared: a record it compares changed)', ['guard']);
+export const ledgerRetries = new CellFamily('svc_ledger_retries_total',
+  'PostgreSQL transactions run again after a serialization failure or deadlock (40001, 40P01)', []);
+export const ledgerReads = new HistogramFamily('svc_ledger_read_seconds',
+  'one read statement of the PostgreSQL store (a record, several in one statement, a page of a scan)', [], FAST);
 
 // ---- kernel pool ----------------------------------------------------------------------------------
 

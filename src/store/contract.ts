@@ -64,7 +64,12 @@ export interface StoreStats {
   retries?: number;
   /** a shared store's batches refused by an ifAbsent guard */
   conflicts?: number;
+  /** a shared store's statements sent to its database (each a round trip: reads, writes, scan pages) */
+  statements?: number;
 }
+
+/** One record to read: its sublevel and key. */
+export interface Read { sub: SublevelName; key: string }
 
 /** A consistent read view: entries() given it see one state of every sublevel. Close it when done. */
 export interface StoreSnapshot {
@@ -91,6 +96,11 @@ export interface Store {
   nodeScope(nodeId: string): string;
   /** One record, or undefined. The value may be frozen (a cached one): copy before changing. */
   get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined>;
+  /**
+   * Several records, in the order asked (undefined where there is none). A shared store reads them in one
+   * statement: one round trip, and one state of all of them. Values may be frozen, as get()'s.
+   */
+  getMany(reads: readonly Read[]): Promise<(Json | undefined)[]>;
   /**
    * All ops in one atomic write: either every record lands or none does. Durable before it resolves
    * unless `sync: false`, for records whose loss in a crash is harmless.

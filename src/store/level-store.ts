@@ -26,11 +26,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { ledgerBatch, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
+import { ledgerBatch, ledgerConflicts, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
 import { Lru } from './lru.ts';
 import {
   checkOps, lastOpPerKey, PROCESS_LIFETIME, storeConflict, SUBLEVELS, type Json, type Op, type StoredRecord, type Range,
-  type Store, type StoreSnapshot, type StoreStats, type SublevelName,
+  type Read, type Store, type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
 
 export type LevelSnapshot = ReturnType<Level<string, Json>['snapshot']>;
@@ -55,6 +55,8 @@ interface Pending { ops: readonly Op[]; resolve: () => void; reject: (e: unknown
 const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
 const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
 const GROUP = ledgerGroup.at();
+const CREATED = ledgerConflicts.at('created');
+const COMPARED = ledgerConflicts.at('compared');
 /**
  * A cache slot: a value (undefined = known absent); the JSON text a flush wrote, parsed when first read
  * (many written records, an executed quote for one, are not read again before they are overwritten or
@@ -180,6 +182,11 @@ export class LevelStore implements Store {
       else this.#cache.set(ck, { value });
     }
     return value as T | undefined;
+  }
+
+  /** Each record as get() reads it (its reads are synchronous or cached: one at a time costs nothing more). */
+  getMany(reads: readonly Read[]): Promise<(Json | undefined)[]> {
+    return Promise.all(reads.map((r) => this.get(r.sub, r.key)));
   }
 
   /**
@@ -312,6 +319,7 @@ export class LevelStore implements Store {
   /** A failed guard's store conflict, counted. */
   #conflict(failed: Guard): Error {
     this.stats.conflicts = (this.stats.conflicts ?? 0) + 1;
+    (failed.absent ? CREATED : COMPARED).v++;
     return storeConflict(failed.what);
   }
 

@@ -1,6 +1,6 @@
 // The PostgreSQL store (SVC_STORE=postgres://…): the store contract on one table shared by every node
-// (schema: ./pg-migrations.ts). Each write() is one SQL statement, so one transaction at READ COMMITTED,
-// durable at commit (synchronous_commit as the server says; off for sync:false batches). Its guards are
+// (schema: ./pg-migrations.ts). Each write() is one SQL statement (./pg-write.ts), so one transaction at
+// READ COMMITTED, durable at commit (synchronous_commit as the server says; off for sync:false batches). Its guards are
 // explicit: an ifAbsent op is a plain INSERT, so a key another node created first fails the statement
 // (unique violation) and the batch lands nothing — the journal's per-machine sequence is checked this way;
 // an ifUnchanged op is an UPDATE or DELETE matching the value's text, and svc_guard fails the statement
@@ -9,10 +9,14 @@
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
 import {
-  checkOps, lastOpPerKey, storeConflict, type Json, type Op, type StoredRecord, type Range, type Store,
+  checkOps, storeConflict, type Json, type Op, type Read, type StoredRecord, type Range, type Store,
   type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
 import { migrate } from './pg-migrations.ts';
+import { writeStatement, type WriteStatement } from './pg-write.ts';
+import {
+  ledgerBatch, ledgerConflicts, ledgerFlush, ledgerReads, ledgerRetries, observe, since,
+} from '../metrics/metrics.ts';
 
 /** Rows per query of a range scan (keyset pagination: a page never holds a cursor open). */
 const PAGE = 500;
@@ -26,43 +30,21 @@ const GUARD_FAILED = 'SV001';
 /** lockSession()'s advisory locks: (this, hashtext(name)), apart from the migration lock's single bigint */
 const SESSION_LOCKS = 0x73766331; // "svc1"
 
-// Later ops win, so each key appears once: the three parts of the statement never touch one row twice.
-// Upserts go in key order, so two batches lock their common rows in one order (no deadlock between them).
-// The three parts every batch has: deletes, creates (a conflict fails the statement), upserts.
-const WRITE_PARTS = `
-  WITH gone AS (
-    DELETE FROM svc_records r USING unnest($1::text[], $2::bytea[]) AS d(sub, key)
-    WHERE r.sub = d.sub AND r.key = d.key
-  ), made AS (
-    INSERT INTO svc_records (sub, key, value)
-    SELECT sub, key, value FROM unnest($3::text[], $4::bytea[], $5::json[]) AS c(sub, key, value)
-    ORDER BY sub, key
-  ), kept AS (
-    INSERT INTO svc_records (sub, key, value)
-    SELECT sub, key, value FROM unnest($6::text[], $7::bytea[], $8::json[]) AS p(sub, key, value)
-    ORDER BY sub, key
-    ON CONFLICT (sub, key) DO UPDATE SET value = EXCLUDED.value
-  )`;
-const WRITE_SQL = `${WRITE_PARTS} SELECT 1`;
-// A batch with ifUnchanged ops: the same three parts, and its compare-and-set updates and compare-and-delete
-// deletes, each matching a row only while it holds the text compared (json keeps the text as written);
-// svc_guard undoes the statement when any of them matched nothing. Batches without such ops never use it.
-const GUARDED_WRITE_SQL = `${WRITE_PARTS}, swapped AS (
-    UPDATE svc_records r SET value = s.value
-    FROM unnest($9::text[], $10::bytea[], $11::json[], $12::text[]) AS s(sub, key, value, was)
-    WHERE r.sub = s.sub AND r.key = s.key AND r.value::text = s.was
-    RETURNING 1
-  ), dropped AS (
-    DELETE FROM svc_records r USING unnest($13::text[], $14::bytea[], $15::text[]) AS d(sub, key, was)
-    WHERE r.sub = d.sub AND r.key = d.key AND r.value::text = d.was
-    RETURNING 1
-  ) SELECT svc_guard((SELECT count(*) FROM swapped) + (SELECT count(*) FROM dropped), $16)`;
-const GET_SQL = 'SELECT value FROM svc_records WHERE sub = $1 AND key = $2';
+export const GET_SQL = 'SELECT value FROM svc_records WHERE sub = $1 AND key = $2';
+// several records in one statement, each looked up by its key: a subquery per asked (sub, key), never a join,
+// whose plan (cached with the statement) could be a hash join over the whole table if chosen while it was small
+export const GET_MANY_SQL = `SELECT (SELECT r.value FROM svc_records r WHERE r.sub = w.sub AND r.key = w.key) AS value
+  FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS w(sub, key, i) ORDER BY w.i`;
 
-interface Statement { name: string; text: string }
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const pgCode = (e: unknown) => (e as { code?: unknown }).code;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
+const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
+const READ = ledgerReads.at();
+const RETRIED = ledgerRetries.at();
+const CREATED = ledgerConflicts.at('created');
+const COMPARED = ledgerConflicts.at('compared');
 
 /** A REPEATABLE READ, READ ONLY transaction on a connection of its own: every query in it sees one state. */
 class PgSnapshot implements StoreSnapshot {
@@ -85,41 +67,9 @@ class PgSnapshot implements StoreSnapshot {
   }
 }
 
-/**
- * The statement's parameters for one batch (with `guarded`, the guarded statement's); throws (landing
- * nothing) on a value JSON cannot encode.
- */
-function writeParams(ops: readonly Op[]): { values: unknown[]; guarded: boolean } {
-  const gone: [string[], Buffer[]] = [[], []];
-  const made: [string[], Buffer[], string[]] = [[], [], []];
-  const kept: [string[], Buffer[], string[]] = [[], [], []];
-  const swapped: [string[], Buffer[], string[], string[]] = [[], [], [], []];
-  const dropped: [string[], Buffer[], string[]] = [[], [], []];
-  for (const { op: o, created } of lastOpPerKey(ops)) {
-    if (o.type === 'del') {
-      if (o.ifUnchanged) {
-        dropped[0].push(o.sub); dropped[1].push(utf8(o.key)); dropped[2].push(JSON.stringify(o.ifUnchanged));
-      } else {
-        gone[0].push(o.sub); gone[1].push(utf8(o.key));
-      }
-      continue;
-    }
-    if (!created && o.ifUnchanged) {
-      swapped[0].push(o.sub); swapped[1].push(utf8(o.key)); swapped[2].push(JSON.stringify(o.value));
-      swapped[3].push(JSON.stringify(o.ifUnchanged));
-      continue;
-    }
-    const to = created ? made : kept; // a create then a put of one key: still a create
-    to[0].push(o.sub); to[1].push(utf8(o.key)); to[2].push(JSON.stringify(o.value));
-  }
-  const wanted = swapped[0].length + dropped[0].length;
-  if (!wanted) return { values: [...gone, ...made, ...kept], guarded: false };
-  return { values: [...gone, ...made, ...kept, ...swapped, ...dropped, wanted], guarded: true };
-}
-
 export class PgStore implements Store {
   readonly stats: StoreStats = {
-    reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, retries: 0, conflicts: 0,
+    reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, retries: 0, conflicts: 0, statements: 0,
   };
   readonly #pool: pg.Pool;
   /**
@@ -158,34 +108,55 @@ export class PgStore implements Store {
 
   async get<T extends StoredRecord = Json>(name: SublevelName, key: string): Promise<T | undefined> {
     this.stats.reads++;
-    const r = await this.#pool.query<{ value: T }>({ name: 'svc_get', text: GET_SQL, values: [name, utf8(key)] });
-    return r.rows[0]?.value;
+    const r = await this.#read<{ value: T }>(this.#pool, { name: 'svc_get', text: GET_SQL, values: [name, utf8(key)] });
+    return r[0]?.value;
+  }
+
+  async getMany(reads: readonly Read[]): Promise<(Json | undefined)[]> {
+    if (!reads.length) return [];
+    this.stats.reads += reads.length;
+    const values = [reads.map((r) => r.sub), reads.map((r) => utf8(r.key))];
+    const rows = await this.#read<{ value: Json | null }>(this.#pool, {
+      name: 'svc_get_many', text: GET_MANY_SQL, values,
+    });
+    return rows.map((r) => r.value ?? undefined);
+  }
+
+  /** One read statement, counted and timed. */
+  async #read<R extends pg.QueryResultRow>(q: pg.Pool | pg.ClientBase, query: pg.QueryConfig): Promise<R[]> {
+    this.stats.statements!++;
+    const t0 = performance.now();
+    const r = await q.query<R>(query);
+    observe(READ, since(t0));
+    return r.rows;
   }
 
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
     this.stats.writes++;
-    let params: { values: unknown[]; guarded: boolean };
+    let statement: WriteStatement;
     try {
       checkOps(ops);
-      params = writeParams(ops);
+      statement = writeStatement(ops);
     } catch (e) {
       return Promise.reject(e);
     }
     const sync = opts.sync !== false;
-    const statement = params.guarded
-      ? { name: 'svc_write_guarded', text: GUARDED_WRITE_SQL }
-      : { name: 'svc_write', text: WRITE_SQL };
-    const p = this.#writeRetrying(statement, params.values, sync);
+    const t0 = performance.now();
+    const p = this.#writeRetrying(statement, sync).then(() => observe(BATCH[+sync]!, since(t0)));
     this.#inFlight.add(p);
     return p.finally(() => this.#inFlight.delete(p));
   }
 
-  async #writeRetrying(statement: Statement, values: unknown[], sync: boolean): Promise<void> {
+  async #writeRetrying(statement: WriteStatement, sync: boolean): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      const t0 = performance.now();
       try {
-        if (sync) await this.#pool.query({ ...statement, values });
-        else await this.#unsynced(statement, values);
+        if (sync) {
+          this.stats.statements!++;
+          await this.#pool.query(statement);
+        } else await this.#unsynced(statement);
+        observe(FLUSH[+sync]!, since(t0));
         if (sync) this.stats.syncedFlushes++;
         else this.stats.unsyncedFlushes++;
         return;
@@ -193,14 +164,17 @@ export class PgStore implements Store {
         const code = pgCode(e);
         if (code === UNIQUE_VIOLATION) {
           this.stats.conflicts!++;
+          CREATED.v++;
           throw storeConflict('a record this batch creates exists already');
         }
         if (code === GUARD_FAILED) {
           this.stats.conflicts!++;
+          COMPARED.v++;
           throw storeConflict('a record this batch compares changed');
         }
         if (!RETRYABLE.has(code as string) || attempt >= MAX_ATTEMPTS) throw e;
         this.stats.retries!++;
+        RETRIED.v++;
         // apart, so the writers that collided do not collide again in step
         await pause(Math.random() * 5 * attempt);
       }
@@ -208,13 +182,14 @@ export class PgStore implements Store {
   }
 
   /** sync:false: the same statement in a transaction that does not wait for its WAL flush. */
-  async #unsynced(statement: Statement, values: unknown[]): Promise<void> {
+  async #unsynced(statement: WriteStatement): Promise<void> {
     const c = await this.#pool.connect();
+    this.stats.statements! += 3;
     let broken: Error | undefined;
     try {
       await c.query('BEGIN; SET LOCAL synchronous_commit TO off');
       try {
-        await c.query({ ...statement, values });
+        await c.query(statement);
         await c.query('COMMIT');
       } catch (e) {
         await c.query('ROLLBACK').catch((r: Error) => { broken = r; });
@@ -298,7 +273,7 @@ export class PgStore implements Store {
     bound('>', after);
     values.push(limit);
     const text = `SELECT key, value FROM svc_records WHERE ${where.join(' AND ')} ORDER BY key LIMIT $${values.length}`;
-    return q.query<{ key: Buffer; value: T }>(text, values).then((r) => r.rows);
+    return this.#read<{ key: Buffer; value: T }>(q, { text, values });
   }
 
   async snapshot(): Promise<StoreSnapshot> {

@@ -45,6 +45,22 @@ export function contractSuite(contract: Contract): void {
     t.is(await store.get('meta', 'r'), undefined, 'a key lives in its own sublevel only');
   });
 
+  contract('getMany: each record in the order asked, undefined where none, a key twice twice', async (t, b) => {
+    const { store } = await b.open(t);
+    t.deepEqual(await store.getMany([]), []);
+    await store.write([
+      put('accounts', 'm é', { v: 1 }), put('quotes', 'q', { v: 2 }), put('machines', 'm é', { v: 3 }),
+    ]);
+    const got = await store.getMany([
+      { sub: 'quotes', key: 'q' }, { sub: 'machines', key: 'absent' }, { sub: 'accounts', key: 'm é' },
+      { sub: 'machines', key: 'm é' }, { sub: 'meta', key: 'q' }, { sub: 'quotes', key: 'q' },
+    ]);
+    t.deepEqual(got, [{ v: 2 }, undefined, { v: 1 }, { v: 3 }, undefined, { v: 2 }]);
+    await store.write([put('quotes', 'q', { v: 4 }), del('accounts', 'm é')]);
+    const again = await store.getMany([{ sub: 'accounts', key: 'm é' }, { sub: 'quotes', key: 'q' }]);
+    t.deepEqual(again, [undefined, { v: 4 }], 'what the last batch left');
+  });
+
   contract('entries: keys in byte-wise UTF-8 order, as the key codec needs', async (t, b) => {
     const { store } = await b.open(t);
     const keys = [
