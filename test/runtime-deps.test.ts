@@ -5,7 +5,7 @@
 // scanned: the developer's scripts (kernel build, mutation testing, local cluster) run from a checkout
 // with its dev dependencies.
 import { readFileSync, readdirSync } from 'node:fs';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
@@ -46,4 +46,29 @@ test('every package src/ imports is a dependency (a production install has it), 
   }
   t.true(files > 50, `scanned ${files} files`);
   t.deepEqual([...new Set(missing)], []);
+});
+
+// npm warns EBADENGINE for every installed package whose engines.node range the running Node misses: the
+// lockfile's ranges against the floor package.json states and the LTS lines, as npm checks them (semver,
+// the range parser npm itself uses; it is in the tree through several dependencies). A production install
+// takes any 22 or 24; the development tree (ava) wants 22.20 or 24.12 on those lines (README).
+test('every package in the lockfile accepts the stated Node floor and the LTS lines: no EBADENGINE', (t) => {
+  const semver = createRequire(import.meta.url)('semver') as {
+    minVersion(range: string): { version: string }; satisfies(v: string, range: string): boolean;
+  };
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { engines?: { node?: string } | string[]; dev?: boolean }>;
+  };
+  const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+  const floor = semver.minVersion(engines.node).version;
+  t.is(floor, '20.19.0');
+  const refusing: string[] = [];
+  for (const [where, p] of Object.entries(lock.packages)) {
+    const range = !Array.isArray(p.engines) ? p.engines?.node : undefined;
+    if (!where || !range) continue;
+    for (const v of p.dev ? [floor, '22.20.0', '24.12.0'] : [floor, '22.0.0', '24.0.0']) {
+      if (!semver.satisfies(v, range)) refusing.push(`${where} needs node ${range} (not ${v})`);
+    }
+  }
+  t.deepEqual(refusing, []);
 });
