@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import { kernelWasmPath, kernelWasmSha256 } from '../kernels/wasm.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
+import { RATE_LIMIT_HEADERS } from '../protocol/rate-limit.ts';
 import { ALL_COMMANDS, commandSpec } from '../protocol/registry.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import type { CoreCall } from './core-call.ts';
@@ -17,7 +18,14 @@ import type { Ctx, State } from './parts.ts';
 /** Past pulses never change; the latest does every period. */
 export const PULSE_CACHE = { past: 'public, max-age=31536000, immutable', latest: 'public, max-age=5' };
 const ALLOW_HEADERS = 'content-type, idempotency-key, x-request-id';
-const EXPOSE_HEADERS = 'x-request-id, etag, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset';
+/**
+ * Every response header of the public routes a script may want, beyond the ones browsers always let it read:
+ * the request id, a pulse's ETag, an idempotent replay's mark and the rate-limit headers as they are sent.
+ */
+export const EXPOSED_HEADERS: readonly string[] = [
+  'X-Request-Id', 'ETag', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS,
+];
+const EXPOSE_HEADERS = EXPOSED_HEADERS.join(', ');
 
 interface CorsRoute { method: string; path: string }
 // a path as the router matches it: parameters are one segment, letters in any case, a trailing slash allowed

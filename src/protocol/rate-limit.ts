@@ -166,6 +166,9 @@ export interface WindowGrant { granted: number; start: number; endMs: number; st
 /** What a window's count means for one request: `remaining` after it (below 0: over), `reset` in seconds. */
 export interface WindowState { allowed: boolean; remaining: number; reset: number }
 
+/** The response headers a rate-limited route sends (rateDecision): a browser on another origin must read them. */
+export const RATE_LIMIT_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After'] as const;
+
 /** The decision, and its headers, for a window in `state` (also rebuilt from a state another process sent). */
 export function rateDecision(klass: RateClass, rule: RateRule, state: WindowState): RateDecision {
   const { allowed, reset } = state;

@@ -6,7 +6,7 @@
 // page renders the operations of openapi.json from the Redoc bundle the gateway serves itself.
 import test from 'ava';
 import { gunzipSync } from 'node:zlib';
-import { hasChromium, launchChromium, CHROMIUM } from '../support/browser.ts';
+import { CHROMIUM_NEED, launchChromium } from '../support/browser.ts';
 import { testNeeding } from '../support/needs.ts';
 import { PUBLIC_ROUTES, publicRoute } from '../../src/discovery/routes.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
@@ -56,7 +56,7 @@ test('the Redoc bundle is served from the package: JavaScript, cached, revalidat
   t.not(gz.headers.etag, etag, 'each encoding has its own ETag');
 });
 
-const chromium = { what: CHROMIUM, present: hasChromium, hint: 'apt install chromium, or set SVC_CHROMIUM' };
+const chromium = CHROMIUM_NEED;
 testNeeding(test, 'every page at 390 and 1280 px: no sideways scroll, a description, no console error, '
   + 'same origin only', chromium, async (t) => {
   const browser = await launchChromium();

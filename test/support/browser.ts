@@ -2,9 +2,14 @@
 // machine needs: no sandbox as root, and no background networking (the network is closed).
 import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
+import type { Need } from './needs.ts';
 
 export const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
+/** What a browser test needs (testNeeding): Debian's chromium. */
+export const CHROMIUM_NEED: Need = {
+  what: CHROMIUM, present: hasChromium, hint: 'apt install chromium, or set SVC_CHROMIUM',
+};
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
