@@ -40,6 +40,7 @@ import type { Logger } from 'pino';
 import { ABI_VERSION, kernelWasmPath } from './kernels/index.ts';
 import { selfCheck } from './kernels/self-check.ts';
 import { svcdCommand } from './cli/svcd-usage.ts';
+import { CORE_VERSION } from './protocol/versions.ts';
 import { listenMetrics, type MetricsListener } from './gateway/metrics-listener.ts';
 import { enableProcessMetrics } from './metrics/metrics.ts';
 import { answerMetricRequests } from './metrics/scrape.ts';
@@ -424,8 +425,19 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     return m ? { cluster_certificate: m.name, not_after: m.notAfter.toISOString() } : {};
   });
   writeReady(config, ready);
-  log.info({ ...ready, node_id: core.ctx.identity.nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
-  logPayments(log, config);
+  const nodeId = core.ctx.identity.nodeId;
+  if (process.stdout.isTTY) {
+    // a person at a terminal: what is listening, the pin, the rails; the JSON line is for machines
+    const { banner } = await import('./core/ready-banner.ts');
+    process.stdout.write(`${banner(config, {
+      version: CORE_VERSION, nodeId, http: ready.http, edge: ready.edge, backend: ready.backend,
+      adminSocket: ready.admin_socket, metrics: ready.metrics, gatewayProcesses: ready.gateway_processes,
+      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned,
+    })}\n\n`);
+  } else {
+    log.info({ ...ready, node_id: nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
+    logPayments(log, config);
+  }
   onSignals(log, async () => {
     // every gateway (in process, or each worker on its stop message) turns readiness false at once and
     // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
