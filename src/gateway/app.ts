@@ -67,7 +67,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   mountSandboxRoutes(router, parts);
   const closeMcp = mountMcpRoutes(router, parts);
   const publicLow = (ctx: Parameters<typeof parts.limit>[0]) => parts.limit(ctx, 'public_low');
-  discoveryRoutes(router, parts.free, { baseUrl, edgePort: opts.edgePort ?? 9443 }, publicLow);
+  const discovery = { baseUrl, edgePort: opts.edgePort ?? 9443, baseConfigured: opts.baseUrl !== undefined };
+  discoveryRoutes(router, parts.free, discovery, publicLow);
   mountEmbedRoutes(router, parts.free, publicLow);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -8,6 +8,7 @@
 // subcommands from them), and the SANDBOX_* steps, which the gateway's sandbox routes call on the backend listener
 // (never on the edge): the sandbox's state lives in the core, so any number of gateway processes
 // share it.
+import { EXAMPLES, type CallExample } from './examples.ts';
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
@@ -18,6 +19,23 @@ import {
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
+
+/** What each group holds, for a reader choosing where to start (openapi.json's tag descriptions). */
+export const GROUPS: Readonly<Record<Group, string>> = {
+  Discovery: 'Free and anonymous: the greeting with the signed edge proof, the capability list, and the documents'
+    + ' that describe this service and its node (manifest, catalog, pricebook, keys) for people and agents.',
+  Finance: 'A machine\'s account: funding invoices paid in stablecoins (the first one returns the machine token),'
+    + ' the balance, and quotes: free, limited price previews that a funded machine accepts to reserve the units.',
+  Execution: 'Paid computations: each takes an accepted quote and the machine token, charges the quoted units and'
+    + ' returns a signed receipt that anyone can verify for free.',
+  Proof: 'Paid proofs: result-tag verification, event attestations, timestamps and machine event logs, signed or'
+    + ' logged so that they verify offline.',
+  Identity: 'Paid: register an identity document and receive its signed identity record.',
+  Receipt: 'Free receipt verification: the signed receipt of an execution, its key and whether it verifies.',
+  Admin: 'Operator commands on the admin socket only: never reachable over HTTP.',
+  Auxiliary: 'svc/1 commands outside the capability list that the gateway serves too: the core\'s health, the'
+    + ' payment rails, and the published pulses that GET_PULSE outputs are verified against.',
+};
 /** `gateway`: served to the HTTP gateway on the backend listener only (not a contract command). */
 export type Access = 'public' | 'auth' | 'paid' | 'reserved' | 'admin' | 'gateway';
 export type Billing =
@@ -49,6 +67,8 @@ export interface CommandSpec {
   readonly purpose: string;
   readonly args: Schema;
   readonly result: Schema;
+  /** example calls (args and result), hand-picked from real answers: openapi.json shows them */
+  readonly examples?: readonly CallExample[];
 }
 
 const none = obj({});
@@ -73,10 +93,12 @@ const quoteArgs: Schema = {
   }),
 };
 
-const execution = (name: string, group: Group, path: string, billing: Billing, purpose: string): CommandSpec => ({
+const execution = (
+  name: keyof typeof EXAMPLES, group: Group, path: string, billing: Billing, purpose: string,
+): CommandSpec => ({
   name, group, access: 'paid', http: { method: 'POST', path: `/api/v1/executions/${path}` }, cli: [path], billing,
   auth: 'required', rateClass: 'paid_execution', execution: true, capability: true, purpose,
-  args: executionArgsSchema(name), result: executionResult,
+  args: executionArgsSchema(name), result: executionResult, examples: EXAMPLES[name],
 });
 
 /** An operator command: admin socket only, no HTTP route, no public CLI form, not billed. */
@@ -102,6 +124,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       node_id: { type: 'string' },
       edge_proof: { type: 'object' },
     }, ['protocol', 'node_id', 'edge_proof']),
+    examples: EXAMPLES.HELLO,
   },
   {
     name: 'CAPS', group: 'Discovery', access: 'public', http: { method: 'GET', path: '/api/v1/caps' }, cli: ['caps'],
@@ -113,6 +136,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       capability_count: { type: 'integer', const: VERSIONS.capabilityCount },
       capabilities: { type: 'array' },
     }, ['protocol', 'capability_count', 'capabilities']),
+    examples: EXAMPLES.CAPS,
   },
   {
     name: 'BALANCE', group: 'Finance', access: 'auth',
@@ -122,6 +146,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     purpose: 'authenticated account balance view',
     args: obj({ machine_id: machineId }, ['machine_id']),
     result: balanceResult,
+    examples: EXAMPLES.BALANCE,
   },
   {
     name: 'QUOTE', group: 'Finance', access: 'public',
@@ -130,6 +155,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     purpose: 'price and reservation preview',
     args: quoteArgs,
     result: quoteResult,
+    examples: EXAMPLES.QUOTE,
   },
   {
     name: 'ACCEPT_QUOTE', group: 'Finance', access: 'auth',
@@ -138,6 +164,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     purpose: 'accept an issued quote after funding',
     args: obj({ quote_id: id, machine_id: machineId, idempotency_key: idempotencyKey }, ['quote_id', 'machine_id']),
     result: quoteResult,
+    examples: EXAMPLES.ACCEPT_QUOTE,
   },
   execution('GET_PULSE', 'Execution', 'get-pulse', 'paid', 'baseline proof workload'),
   execution('MAKE_BCT', 'Execution', 'make-bct', 'paid', 'create a sealed BCT packet'),
@@ -163,6 +190,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     purpose: 'verify receipt material for free',
     args: receiptArgs,
     result: receiptResult,
+    examples: EXAMPLES.VERIFY_RECEIPT,
   },
   {
     name: 'FUND_ACCOUNT', group: 'Finance', access: 'auth',
@@ -175,6 +203,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       idempotency_key: idempotencyKey,
     }, ['machine_id', 'units', 'network', 'asset']),
     result: invoiceResult,
+    examples: EXAMPLES.FUND_ACCOUNT,
   },
   {
     name: 'INVOICE_STATUS', group: 'Finance', access: 'auth',
@@ -184,6 +213,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     purpose: 'check invoice settlement state',
     args: obj({ invoice_id: id, machine_id: machineId }, ['invoice_id', 'machine_id']),
     result: invoiceResult,
+    examples: EXAMPLES.INVOICE_STATUS,
   },
   admin(
     'SETTLE_INVOICE', 'Admin', true, 'administrative settlement',
@@ -197,13 +227,15 @@ export const COMMANDS: readonly CommandSpec[] = [
 ];
 
 /** One step of the anonymous sandbox, as the gateway's route `route` asks the core for it. */
-function sandboxStep(name: string, step: keyof typeof SANDBOX_RESULTS, args: Schema, path: string): CommandSpec {
+function sandboxStep(
+  name: keyof typeof EXAMPLES, step: keyof typeof SANDBOX_RESULTS, args: Schema, path: string,
+): CommandSpec {
   return {
     name, group: 'Auxiliary', access: 'gateway', http: null, cli: [],
     billing: 'sandbox_free_limited', auth: 'none', rateClass: 'public_low', execution: step === 'execute',
     capability: false, gatewayRoute: { method: 'POST', path },
     purpose: `the sandbox's ${step} step, for the gateway's POST ${path}`,
-    args, result: SANDBOX_RESULTS[step],
+    args, result: SANDBOX_RESULTS[step], examples: EXAMPLES[name],
   };
 }
 
@@ -215,6 +247,7 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'liveness and readiness of the core',
     args: none,
     result: result({ status: { type: 'string' } }, ['status']),
+    examples: EXAMPLES.HEALTH,
   },
   {
     name: 'PAYMENT_INFO', group: 'Auxiliary', access: 'public',
@@ -223,6 +256,7 @@ export const AUXILIARY: readonly CommandSpec[] = [
     purpose: 'payment rails and receiving addresses',
     args: none,
     result: result({ rails: { type: 'array' } }, ['rails']),
+    examples: EXAMPLES.PAYMENT_INFO,
   },
   {
     name: 'PULSE', group: 'Auxiliary', access: 'public', http: { method: 'GET', path: '/api/v1/pulses/{index}' },
@@ -235,6 +269,7 @@ export const AUXILIARY: readonly CommandSpec[] = [
       },
     }),
     result: result({ pulse: { type: 'object' }, signature: { type: 'string' } }, ['pulse', 'signature']),
+    examples: EXAMPLES.PULSE,
   },
   admin(
     'ROTATE_TOKEN', 'Auxiliary', false, 'operator: issue a new machine token (the old one stops working)',
