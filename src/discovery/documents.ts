@@ -60,6 +60,51 @@ export function publishedLimits(site: SiteInfo): Record<string, string | number>
 
 const RAIL_KEYS = ['USDT_TRON', 'USDC_BASE', 'USDC_SOLANA', 'USDT_SOLANA'] as const;
 
+/** GET /.well-known/svc/status.json: the gateway, and the core's HEALTH answer (`edge`), at `time`. */
+export function statusDocument(edge: Record<string, unknown>, time: string): Record<string, unknown> {
+  return { format: 'svc_status_v1', gateway: { status: 'ok', version: VERSIONS.gateway }, edge, time };
+}
+
+/** GET /api/v1/discovery (inside the envelope): versions, the manifest's hash and where each document is. */
+export function discoverySummary(node: NodeInfo, site: SiteInfo): Record<string, unknown> {
+  return {
+    discovery_version: VERSIONS.discovery, manifest_format: VERSIONS.manifestFormat,
+    manifest_sha256: manifestHash(node, site), capability_count: VERSIONS.capabilityCount,
+    node_id: node.node_id,
+    documents: wellKnownIndex(site).documents,
+  };
+}
+
+/** GET /api/v1: every route of the API, the registry's commands first, then the gateway's own /api/v1 routes. */
+export function routeIndex(): Record<string, unknown> {
+  const commands = COMMANDS.filter((c) => c.http).map((c) => ({
+    method: c.http!.method, path: c.http!.path, command: c.name, auth: c.auth, billing: c.billing,
+    rate_class: c.rateClass, execution: c.execution, purpose: c.purpose,
+  }));
+  const own = PUBLIC_ROUTES.filter((r) => r.path.startsWith(VERSIONS.pathPrefix) && !r.aliasOf).map((r) => ({
+    method: r.method, path: r.path, auth: r.auth, billing: r.billing, rate_class: r.rateClass, execution: r.execution,
+    purpose: r.purpose,
+  }));
+  return {
+    api_version: VERSIONS.api, gateway_version: VERSIONS.gateway, protocol: VERSIONS.coreProtocol,
+    routes: [...commands, ...own],
+  };
+}
+
+/** A payment rail as PAYMENT_INFO lists it. */
+export interface PaymentRail { rail: string; address: string; network: string; asset: string; decimals: number }
+
+/** GET /api/v1/payment: the payment policy and, per rail, where to pay (PAYMENT_INFO's rails). */
+export function paymentPolicy(rails: readonly PaymentRail[]): Record<string, unknown> {
+  return {
+    policy: 'settlement is crypto only; svcC is an internal reference unit (1.00 USD reference), not a token',
+    unit_policy: UNIT_POLICY,
+    automated_rails: rails.map((r) => `${r.asset}/${r.network}`), reserved_rails: [],
+    wallets: Object.fromEntries(rails.map((r) => [r.rail, r.address])),
+    rails,
+  };
+}
+
 function pricing() {
   return {
     price_book: PRICE_BOOK,

@@ -1,13 +1,22 @@
 // openapi.json (OpenAPI 3.1) from the command registry and the route table (routes.ts): per route its
-// request schema, every status it answers (ApiError bodies), the headers it sends and takes, and
-// the x-svc-* annotations. Pure: the same inputs give the same bytes.
-import { ERRORS } from '../errors.ts';
-import { ALL_COMMANDS, type CommandSpec } from '../protocol/registry.ts';
+// request schema, every status it answers (ApiError bodies), the headers it sends and takes, the
+// x-svc-* annotations, and an example of every request and response body: the registry's example
+// calls, the discovery documents as documents.ts builds them for an example node, one ApiError per
+// catalogue code. Pure: the same inputs give the same bytes.
+import { readFileSync } from 'node:fs';
+import { ERRORS, type ErrorCode } from '../errors.ts';
+import { EXAMPLE_NODE, EXAMPLE_REQUEST_ID, type CallExample } from '../protocol/examples.ts';
+import { ALL_COMMANDS, GROUPS, commandSpec, type CommandSpec, type Group } from '../protocol/registry.ts';
 import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
-import type { SiteInfo } from './node-info.ts';
-import { JSON_RPC_REQUEST, PUBLIC_ROUTES, type PublicRoute } from './routes.ts';
+import {
+  agentCard, bootstrapDocument, buildManifest, discoverySummary, hostMetaJson, hostMetaXml, llmsTxt, manifestKv,
+  networkDocument, nodeDocument, nodesDocument, paymentPolicy, pricebookPointer, pricebookText, robotsTxt,
+  routeIndex, serviceCatalog, sitemapXml, statusDocument, webManifest, webfinger, wellKnownIndex, type PaymentRail,
+} from './documents.ts';
+import type { NodeInfo, SiteInfo } from './node-info.ts';
+import { JSON_RPC_REQUEST, PUBLIC_ROUTES, ROUTE_TAGS, type PublicRoute, type RouteTag } from './routes.ts';
 
 type Operation = Record<string, unknown>;
 
@@ -16,6 +25,11 @@ const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const essence = (type: string) => type.split(';')[0]!.trim();
 const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
+const pick = (o: Readonly<Record<string, unknown>>, keys: readonly string[]) =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => keys.includes(k)));
+/** A success as the envelope carries it: registry commands answer from the core (svc), routes from the gateway. */
+const enveloped = (source: 'api' | 'svc', result: unknown) =>
+  ({ ok: true, request_id: EXAMPLE_REQUEST_ID, source, ...(result as Record<string, unknown>) });
 
 const ENVELOPE: Schema = {
   type: 'object', required: ['ok', 'request_id', 'source'], additionalProperties: true,
@@ -82,12 +96,12 @@ const PARAMETERS: Record<string, Record<string, unknown>> = {
     name: 'Idempotency-Key', in: 'header', required: false,
     description: 'same as the idempotency_key body field (which wins when both are sent): the same key with the same'
       + ' body replays the first response; with another body it is 422 idempotency_key_reused',
-    schema: { type: 'string', minLength: 1, maxLength: 128 },
+    schema: { type: 'string', minLength: 1, maxLength: 128 }, example: 'my-agent-order-4711',
   },
   IfNoneMatch: {
     name: 'If-None-Match', in: 'header', required: false,
     description: 'an ETag from an earlier response: 304 if unchanged',
-    schema: { type: 'string' },
+    schema: { type: 'string' }, example: '"9c4e2f7a1b3d5e6f8a0b1c2d3e4f5a6b"',
   },
 };
 
@@ -99,16 +113,54 @@ const STATUS_TEXT: Record<number, string> = {
   502: 'the core edge is unavailable or failed the call', 503: 'busy; retry later',
 };
 
-/** The catalogue codes a status can carry (5xx from the core arrive as 502, so 502 lists the gateway's own). */
+/**
+ * The catalogue codes an HTTP answer with this status can carry (5xx from the core arrive as 502, so 502
+ * lists the gateway's own); the ones only svc/1 frames carry are not among them.
+ */
+const codesOf = (status: number) => (Object.keys(ERRORS) as ErrorCode[])
+  .filter((c) => ERRORS[c].status === status && !ERRORS[c].doc.startsWith('svc/1:'));
+
 function describeStatus(status: number): string {
-  const codes = Object.entries(ERRORS).filter(([, e]) => e.status === status).map(([c]) => c);
+  const codes = codesOf(status);
   return codes.length ? `${STATUS_TEXT[status] ?? 'error'}: ${codes.join(', ')}` : STATUS_TEXT[status] ?? 'error';
 }
 
+/** Raised by the gateway itself (its checks, limits and routing); the rest come back from the core. */
+const FROM_GATEWAY: ReadonlySet<string> = new Set(['invalid_request', 'rate_limited', 'not_found']);
+
+/** One ApiError per code a status carries, its catalogue text as the message. */
+function errorExamples(status: number): Record<string, unknown> {
+  return Object.fromEntries(codesOf(status).map((code) => {
+    const doc = ERRORS[code].doc.replace(/^HTTP: /, '');
+    const source = FROM_GATEWAY.has(code) || ERRORS[code].doc.startsWith('HTTP:') ? 'api' : 'svc';
+    const value = { ok: false, request_id: EXAMPLE_REQUEST_ID, error: { code, message: doc, source } };
+    return [code, { summary: doc, value }];
+  }));
+}
+
+/** JSON-RPC errors as POST /mcp answers them (the id is null when the request's could not be read). */
+const JSON_RPC_ERRORS: Record<number, { summary: string; value: unknown }> = {
+  400: {
+    summary: 'JSON-RPC: parse error',
+    value: { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+  },
+  404: {
+    summary: 'JSON-RPC: unknown method',
+    value: { jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'Method not found' } },
+  },
+  406: {
+    summary: 'JSON-RPC: Accept excludes application/json',
+    value: {
+      jsonrpc: '2.0', id: null,
+      error: { code: -32000, message: 'Not Acceptable: this stateless endpoint answers application/json only' },
+    },
+  },
+};
+
 interface ResponseTraits {
   statuses: readonly number[];
-  /** the 200, or null when the route has none (GET /mcp) */
-  ok: Record<string, { schema: unknown }> | null;
+  /** the 200 (each media type with its schema and example), or null when the route has none (GET /mcp) */
+  ok: Record<string, { schema: unknown; example?: unknown; examples?: unknown }> | null;
   limited: boolean;
   idempotent: boolean;
   conditional: boolean;
@@ -144,11 +196,13 @@ function responses(t: ResponseTraits): Record<string, unknown> {
     const cache = status === 304 ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {};
     const schema = rpc ? ref('JsonRpcResponse')
       : either ? { oneOf: [ref('ApiError'), ref('JsonRpcResponse')] } : ref('ApiError');
+    const examples = rpc ? { jsonrpc: JSON_RPC_ERRORS[status] }
+      : { ...errorExamples(status), ...(either ? { jsonrpc: JSON_RPC_ERRORS[400] } : {}) };
     t.shared[name] ??= status < 400 ? { description: STATUS_TEXT[status], headers: { ...common(status), ...cache } } : {
       description: rpc ? `JSON-RPC error: ${status === 404 ? 'unknown method' : 'Accept excludes application/json'}`
         : describeStatus(status),
       headers: common(status),
-      content: { 'application/json': { schema } },
+      content: { 'application/json': { schema, examples } },
     };
     out[String(status)] = { $ref: `#/components/responses/${name}` };
   }
@@ -178,19 +232,28 @@ function commandStatuses(c: CommandSpec): number[] {
   ]);
 }
 
+const jsonBody = (schema: unknown, example: unknown) =>
+  ({ required: true, content: { 'application/json': { schema, example } } });
+
+/** The value an example call gives a parameter, when it gives one. */
+const exampleOf = (example: CallExample, name: string) =>
+  (Object.hasOwn(example.args, name) ? { example: example.args[name] } : {});
+
 function commandOperation(
   c: CommandSpec, operationId: string, path: string, body: Schema | null, shared: Record<string, unknown>,
+  example: CallExample,
 ): Operation {
   const props = (c.args.properties ?? {}) as Record<string, Schema>;
   const required = (c.args.required ?? []) as string[];
   const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const idempotent = Object.hasOwn(props, 'idempotency_key');
   const parameters: unknown[] = pathParams.map((p) => ({
-    name: p, in: 'path', required: true, schema: props[p] ?? { type: 'string' },
+    name: p, in: 'path', required: true, schema: props[p] ?? { type: 'string' }, ...exampleOf(example, p),
   }));
   if (c.http!.method === 'GET') {
     for (const [k, v] of Object.entries(props)) {
-      if (!pathParams.includes(k)) parameters.push({ name: k, in: 'query', required: required.includes(k), schema: v });
+      if (pathParams.includes(k)) continue;
+      parameters.push({ name: k, in: 'query', required: required.includes(k), schema: v, ...exampleOf(example, k) });
     }
   }
   if (idempotent) parameters.push(param('IdempotencyKey'));
@@ -200,12 +263,16 @@ function commandOperation(
   return {
     operationId, summary: c.purpose, tags: [c.group],
     ...(parameters.length ? { parameters } : {}),
-    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    ...(body ? { requestBody: jsonBody(body, pick(example.args, Object.keys(body.properties as object))) } : {}),
     security,
     responses: responses({
       statuses: commandStatuses(c), limited: true, idempotent, conditional: CONDITIONAL.has(c.name), jsonRpc: false,
       shared,
-      ok: { 'application/json': { schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] } } },
+      ok: {
+        'application/json': {
+          schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] }, example: enveloped('svc', example.result),
+        },
+      },
     }),
     'x-svc-command': c.name, ...annotations(c),
   };
@@ -223,10 +290,54 @@ function bodyOf(c: CommandSpec): Schema | null {
   };
 }
 
-function routeOperation(r: PublicRoute, shared: Record<string, unknown>): Operation {
+/** The example node the example documents describe (examples.ts): one current key, never rotated. */
+const EXAMPLE_NODE_INFO: NodeInfo = {
+  ...EXAMPLE_NODE, alg: 'Ed25519',
+  keys: [{
+    key_id: EXAMPLE_NODE.key_id, alg: 'Ed25519', public_key: EXAMPLE_NODE.public_key,
+    valid_from: null, valid_until: null, status: 'current',
+  }],
+};
+const example = (name: string) => commandSpec(name)!.examples![0]!;
+
+/**
+ * The documents that routes serve, as documents.ts builds them: their examples are the real thing for
+ * this base URL and the example node. An alias shares its original's.
+ */
+const DOCUMENT_EXAMPLES: Record<string, (site: SiteInfo, node: NodeInfo) => unknown> = {
+  llmsTxt: (s) => llmsTxt(s), robotsTxt: (s) => robotsTxt(s), sitemapXml: (s) => sitemapXml(s),
+  siteWebmanifest: () => webManifest(), wellKnownIndex: (s) => wellKnownIndex(s), hostMeta: (s) => hostMetaXml(s),
+  hostMetaJson: (s) => hostMetaJson(s), webfinger: (s, n) => webfinger(s.base_url, n, s),
+  agentCard: (s, n) => agentCard(n, s), manifest: (s, n) => buildManifest(n, s), manifestKv: (s, n) => manifestKv(n, s),
+  statusJson: () => statusDocument(example('HEALTH').result, example('HELLO').result.time as string),
+  bootstrap: (s, n) => bootstrapDocument(n, s), pricebookPointer: (s) => pricebookPointer(s),
+  serviceCatalog: (s) => serviceCatalog(s), pricebookText: () => pricebookText(), nodes: (s, n) => nodesDocument(n, s),
+  node: (s, n) => nodeDocument(n, s), network: (s) => networkDocument(s),
+  apiIndex: () => routeIndex(), apiDiscovery: (s, n) => discoverySummary(n, s),
+  apiPayment: () => paymentPolicy(example('PAYMENT_INFO').result.rails as PaymentRail[]),
+};
+
+/** What a route's success carries: its document, its registry command's example, or the route table's. */
+function routeExample(r: PublicRoute, site: SiteInfo): unknown {
+  const doc = DOCUMENT_EXAMPLES[r.aliasOf ?? r.id];
+  if (doc) return doc(site, EXAMPLE_NODE_INFO);
+  if (r.command) return example(r.command).result;
+  if (r.example) return r.example(site.base_url);
+  throw new Error(`no example for ${r.id}`);
+}
+
+/** Routes that share a body with another (aliases and their originals), by the original's id. */
+const SHARED_BODIES = new Set(PUBLIC_ROUTES.flatMap((r) => (r.aliasOf ? [r.aliasOf] : [])));
+
+function routeOperation(
+  r: PublicRoute, site: SiteInfo, shared: Record<string, unknown>, examples: Record<string, unknown>,
+): Operation {
   const conditional = r.maxAge !== undefined && r.statuses.includes(304);
+  const call = r.command ? example(r.command) : null;
   const parameters = [
-    ...Object.entries(r.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
+    ...Object.entries(r.params ?? {}).map(([name, schema]) => ({
+      name, in: 'path', required: true, schema, ...(call ? exampleOf(call, name) : {}),
+    })),
     ...Object.entries(r.query ?? {}).map(([name, q]) => ({ name, in: 'query', ...q })),
     ...(conditional ? [param('IfNoneMatch')] : []),
   ];
@@ -235,24 +346,52 @@ function routeOperation(r: PublicRoute, shared: Record<string, unknown>): Operat
     : r.body === 'json' ? { type: 'object' }
       : r.body === 'jsonrpc' ? ref('JsonRpcResponse')
         : { type: 'string' };
+  // the route table's schema object for JSON-RPC requests is published once, as a component
+  const request = r.request === JSON_RPC_REQUEST ? ref('JsonRpcRequest') : r.request;
+  const requestExample = r.requestExample
+    ?? (call && r.request ? pick(call.args, Object.keys(r.request.properties as object)) : undefined);
+  const body = r.body === 'none' ? null : routeExample(r, site);
+  const value = r.body === 'envelope' ? enveloped('api', body) : body;
+  // a body served at several paths is one component, referenced from each
+  const original = r.aliasOf ?? r.id;
+  const aliased = SHARED_BODIES.has(original);
+  if (aliased) examples[original] ??= { summary: 'the same body at each path that serves it', value };
+  const okExample = aliased
+    ? { examples: { [original]: { $ref: `#/components/examples/${original}` } } } : { example: value };
   return {
     operationId: r.id, summary: r.purpose, tags: [r.tag], security: [],
     ...(parameters.length ? { parameters } : {}),
-    ...(r.request ? { requestBody: { required: true, content: { 'application/json': { schema: r.request } } } } : {}),
+    ...(request ? { requestBody: jsonBody(request, requestExample) } : {}),
     responses: responses({
       statuses: r.statuses, limited: r.statuses.includes(429), idempotent: false, conditional,
       jsonRpc: r.body === 'jsonrpc', shared,
-      ok: r.body === 'none' ? null : { [essence(r.type)]: { schema: okSchema } },
+      ok: r.body === 'none' ? null : { [essence(r.type)]: { schema: okSchema, ...okExample } },
     }),
     ...annotations(r),
     ...(r.aliasOf ? { 'x-svc-alias-of': r.aliasOf } : {}),
   };
 }
 
-export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
+/** The package's licence (package.json `license`, an SPDX expression), or null while the project names none. */
+function packageLicense(): { name: string; identifier: string } | null {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license?: string };
+  return pkg.license ? { name: pkg.license, identifier: pkg.license } : null;
+}
+const LICENSE = packageLicense();
+
+export interface OpenApiOptions {
+  /**
+   * the server URL published: the public base URL when one is configured (SVC_BASE_URL, the default:
+   * site.base_url), else `/`, which a client resolves against wherever it fetched the document from
+   */
+  server?: string;
+}
+
+export function buildOpenApi(site: SiteInfo, opts: OpenApiOptions = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, Operation>> = {};
   const add = (path: string, method: string, op: Operation) => { (paths[path] ??= {})[method.toLowerCase()] = op; };
   const shared: Record<string, unknown> = {};
+  const examples: Record<string, unknown> = {};
   const schemas: Record<string, unknown> = {
     Envelope: ENVELOPE, ApiError: API_ERROR, JsonRpcRequest: JSON_RPC_REQUEST, JsonRpcResponse: JSON_RPC_RESPONSE,
   };
@@ -260,21 +399,24 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
     if (!c.http) continue;
     schemas[`${c.name}_result`] = c.result;
     if (c.name !== 'QUOTE') {
-      add(c.http.path, c.http.method, commandOperation(c, camel(c.name), c.http.path, bodyOf(c), shared));
+      const op = commandOperation(c, camel(c.name), c.http.path, bodyOf(c), shared, c.examples![0]!);
+      add(c.http.path, c.http.method, op);
       continue;
     }
     // one operation per service, as the contract lists them, each with the service's own quote billing
     for (const s of SERVICES) {
       const path = c.http.path.replace('{service}', s.service);
-      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBodySchema(s.service), shared);
+      const call = c.examples!.find((e) => e.args.service === s.service)!;
+      const op = commandOperation(c, camel(`quote-${s.service}`), path, quoteBodySchema(s.service), shared, call);
       add(path, c.http.method, { ...op, 'x-svc-billing': s.quoteBilling, 'x-svc-service': s.service });
     }
   }
   for (const r of PUBLIC_ROUTES) {
     if (r.result) schemas[`${r.id}_result`] = r.result;
-    add(r.path, r.method, routeOperation(r, shared));
+    add(r.path, r.method, routeOperation(r, site, shared, examples));
   }
   const tags = [...new Set(Object.values(paths).flatMap((p) => Object.values(p).flatMap((o) => o.tags as string[])))];
+  const server = opts.server ?? site.base_url;
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -283,13 +425,21 @@ export function buildOpenApi(site: SiteInfo): Record<string, unknown> {
       description: 'Metered computation-and-proof service. Discovery, receipt verification and the sandbox are free;'
         + ' quotes are free and limited; executions are paid from an account funded by stablecoin invoices.'
         + ' Core protocol: svc/1 over TLS. Every failure is an ApiError; every response carries x-request-id.',
+      ...(LICENSE ? { license: LICENSE } : {}),
     },
-    servers: [{ url: site.base_url }],
-    tags: tags.map((name) => ({ name })),
+    servers: [{
+      url: server,
+      description: server === site.base_url ? 'this gateway\'s public base URL'
+        : 'where this document was fetched from (the gateway has no public base URL configured)',
+    }],
+    tags: tags.map((name) => ({
+      name, description: GROUPS[name as Group] ?? ROUTE_TAGS[name as Exclude<RouteTag, Group>],
+    })),
     paths,
     components: {
       schemas,
       responses: Object.fromEntries(Object.entries(shared).sort(([a], [b]) => a.localeCompare(b))),
+      examples,
       headers: HEADERS,
       parameters: PARAMETERS,
       securitySchemes: {

@@ -1,13 +1,25 @@
 // The one table of every public HTTP route that is not a registry command (pages, documents, /mcp,
 // /api/v1 gateway routes, sandbox): method, path, media type, annotations, statuses, purpose. Pure
 // data that OpenAPI, route registration, sitemap, llms.txt and pages derive from; not the commands.
-import { commandSpec, type AuthLevel, type Billing, type RateClass } from '../protocol/registry.ts';
+import { commandSpec, type AuthLevel, type Billing, type Group, type RateClass } from '../protocol/registry.ts';
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
 import { id as idSchema, type Schema } from '../protocol/schemas.ts';
+import { VERSIONS } from '../protocol/versions.ts';
 
 export type RouteTag = 'Pages' | 'Discovery' | 'MCP' | 'Sandbox';
+/** What the tags that are not registry groups hold (openapi.json's tag descriptions; Discovery is a group). */
+export const ROUTE_TAGS: Readonly<Record<Exclude<RouteTag, Group>, string>> = {
+  Pages: 'HTML pages for people (landing, documentation, API reference, pricing, status, trust, the offline'
+    + ' verifier) and the scripts they load.',
+  MCP: 'The Model Context Protocol endpoint: stateless, JSON responses only, with the free tools (discovery,'
+    + ' quotes, receipt verification, the sandbox pulse).',
+  Sandbox: 'Free and anonymous: quote, accept and execute a small GET_PULSE and verify its receipt, with no account'
+    + ' and no real settlement. Rate limited per client address.',
+};
 /** What a success carries: the envelope, a JSON document, text or markup, a JSON-RPC reply, or nothing. */
 export type RouteBody = 'envelope' | 'json' | 'text' | 'jsonrpc' | 'none';
+
+export interface QueryParam { required: boolean; schema: Schema; description: string; example?: string }
 
 export interface PublicRoute {
   /** also the operationId in openapi.json */
@@ -31,7 +43,7 @@ export interface PublicRoute {
   /** JSON request body (POST) */
   readonly request?: Schema;
   readonly params?: Readonly<Record<string, Schema>>;
-  readonly query?: Readonly<Record<string, { required: boolean; schema: Schema; description: string }>>;
+  readonly query?: Readonly<Record<string, QueryParam>>;
   /** served with ETag and Cache-Control max-age (seconds), so If-None-Match can answer 304 */
   readonly maxAge?: number;
   /** Access-Control-Allow-Origin: * (the JSON documents and the conventions that ask for it) */
@@ -45,6 +57,13 @@ export interface PublicRoute {
   readonly sitemap: boolean;
   /** the core command this route calls (the sandbox's steps: a registry command with a gatewayRoute) */
   readonly command?: string;
+  /**
+   * what a success carries (of an envelope: the result inside it), for openapi.json, where neither a
+   * document builder nor the registry command gives one; from the public base URL
+   */
+  readonly example?: (baseUrl: string) => unknown;
+  /** an example request body, where the registry command does not give one */
+  readonly requestExample?: Readonly<Record<string, unknown>>;
 }
 
 export const DOC_KEYS = [
@@ -70,7 +89,12 @@ interface Traits {
   maxAge?: number;
   cors?: boolean;
   query?: PublicRoute['query'];
+  example?: PublicRoute['example'];
 }
+
+/** How every page begins; the page itself is the full example (openapi.json shows this much). */
+const PAGE_EXAMPLE = '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n…';
+const SCRIPT_EXAMPLE = '(() => { … })();\n';
 
 const isJson = (type: string) => /^application\/([\w.-]+\+)?json\b/.test(type);
 const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
@@ -98,11 +122,12 @@ function document(
     statuses: statusesOf('GET', { ...t, conditional: true }), maxAge: t.maxAge ?? 300, cors: t.cors ?? true,
     sitemap: t.sitemap ?? false,
     ...(t.query ? { query: t.query } : {}), ...(t.doc ? { doc: t.doc } : {}), ...(t.nav ? { nav: t.nav } : {}),
+    ...(t.example ? { example: t.example } : {}),
   };
 }
 
 const page = (id: string, path: string, nav: string, purpose: string, t: Traits = {}): PublicRoute =>
-  document(id, path, HTML, purpose, { cors: false, sitemap: true, nav, ...t }, 'Pages');
+  document(id, path, HTML, purpose, { cors: false, sitemap: true, nav, example: () => PAGE_EXAMPLE, ...t }, 'Pages');
 
 /** Another path for the same body: everything but the id and the path (and the published doc key) is shared. */
 function alias(of: PublicRoute, id: string, path: string): PublicRoute {
@@ -113,7 +138,7 @@ function alias(of: PublicRoute, id: string, path: string): PublicRoute {
 function api(id: string, path: string, purpose: string, body: 'envelope' | 'json', t: Traits = {}): PublicRoute {
   return {
     id, method: 'GET', path, type: JSON_TYPE, body, tag: 'Discovery', ...free, purpose,
-    statuses: statusesOf('GET', t), cors: false, sitemap: false,
+    statuses: statusesOf('GET', t), cors: false, sitemap: false, ...(t.example ? { example: t.example } : {}),
   };
 }
 
@@ -140,11 +165,26 @@ export const JSON_RPC_REQUEST: Schema = {
 };
 
 const openapi = document('openapi', '/openapi.json', JSON_TYPE,
-  'the machine-readable description of this API (OpenAPI 3.1)', { doc: 'openapi', sitemap: true });
+  'the machine-readable description of this API (OpenAPI 3.1)', {
+    doc: 'openapi', sitemap: true,
+    // this very document, its first fields (the whole would be an example of itself)
+    example: (base) => ({
+      openapi: '3.1.0', jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+      info: { title: 'svc public gateway', version: VERSIONS.api }, servers: [{ url: base }],
+    }),
+  });
 const agentCard = document('agentCard', '/.well-known/agent-card.json', JSON_TYPE, 'agent card',
   { core: true, doc: 'agent_card' });
 const mcpMetadata: PublicRoute = {
-  ...api('mcpMetadata', '/.well-known/mcp', 'remote MCP endpoint metadata', 'json'), cors: true, maxAge: 300,
+  ...api('mcpMetadata', '/.well-known/mcp', 'remote MCP endpoint metadata', 'json', {
+    example: (base) => ({
+      name: 'svc', version: VERSIONS.mcpServer, endpoint: `${base}/mcp`, transport: 'streamable-http', stateless: true,
+      response_mode: 'json', get: '405 (streams are not supported)',
+      protocol_versions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
+      tools: ['svc_hello', 'svc_caps', 'svc_pricebook', 'svc_quote', 'svc_verify_receipt', 'svc_sandbox_pulse'],
+      billing: 'free_limited', auth: 'none', rate_class: 'public_low',
+    }),
+  }), cors: true, maxAge: 300,
 };
 const manifest = document('manifest', `${WELL_KNOWN}/svc_public_manifest.json`, JSON_TYPE, 'public manifest',
   { core: true, doc: 'manifest' });
@@ -164,15 +204,22 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
     'HTML verifier: checks a receipt, pulse or proof in the browser with the embedding kit, offline after load'),
   // the API reference's renderer: the redoc package's standalone bundle, served from node_modules (no CDN)
   document('assetRedoc', '/assets/redoc.standalone.js', 'text/javascript; charset=utf-8',
-    'the Redoc browser bundle that renders /reference', { cors: false, maxAge: 86_400 }, 'Pages'),
+    'the Redoc browser bundle that renders /reference', { cors: false, maxAge: 86_400, example: () => SCRIPT_EXAMPLE },
+    'Pages'),
   // the verifier page's script: the embedding kit bundled for the browser (esbuild, once per process);
   // /verify asks for it with ?v=<its hash>, which is served immutable
   document('assetVerify', '/assets/verify.js', 'text/javascript; charset=utf-8',
     'the embedding kit bundled for the browser, which runs /verify', {
-      cors: false, maxAge: 300,
-      query: { v: { required: false, schema: { type: 'string' }, description: 'the bundle\'s hash (cache key)' } },
+      cors: false, maxAge: 300, example: () => SCRIPT_EXAMPLE,
+      query: {
+        v: {
+          required: false, schema: { type: 'string' }, description: 'the bundle\'s hash (cache key)',
+          example: '3f1c9a0e5b7d2c48',
+        },
+      },
     }, 'Pages'),
-  document('wellKnownHtml', `${WELL_KNOWN}/`, HTML, 'HTML discovery index', { sitemap: true }),
+  document('wellKnownHtml', `${WELL_KNOWN}/`, HTML, 'HTML discovery index',
+    { sitemap: true, example: () => PAGE_EXAMPLE }),
   document('llmsTxt', '/llms.txt', TEXT, 'plain-text agent summary', { doc: 'llms', sitemap: true }),
   document('robotsTxt', '/robots.txt', TEXT, 'crawler rules'),
   document('sitemapXml', '/sitemap.xml', 'application/xml', 'site map of the pages and documents'),
@@ -215,6 +262,20 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   {
     id: 'mcp', method: 'POST', path: '/mcp', type: JSON_TYPE, body: 'jsonrpc', tag: 'MCP', billing: 'free_limited',
     auth: 'none', rateClass: 'public_low', execution: false, cors: false, sitemap: false, request: JSON_RPC_REQUEST,
+    requestExample: {
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'my-agent', version: '1.0.0' } },
+    },
+    example: () => ({
+      jsonrpc: '2.0', id: 1,
+      result: {
+        protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: 'svc', version: VERSIONS.mcpServer },
+        instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt'
+          + ' verification and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json)'
+          + ' or svc/1 with a machine token.',
+      },
+    }),
     purpose: 'stateless MCP (Streamable HTTP, JSON responses) with the whitelisted free tools; both protocol eras',
     // 202: a notification, accepted (no body, as MCP's Streamable HTTP transport says); 404: an
     // unknown method (2026-07-28 answers it at the HTTP level); 406: an Accept that excludes
@@ -225,10 +286,16 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
     // not rate limited: orchestrators probe it; answered from the gateway's state and a cached HEALTH
     id: 'readyz', method: 'GET', path: '/readyz', type: JSON_TYPE, body: 'json', tag: 'Discovery', ...free,
     purpose: 'readiness for load balancers: 200 while serving; 503 once draining (SIGTERM) or while the core is down',
-    statuses: [503], cors: false, sitemap: false,
+    statuses: [503], cors: false, sitemap: false, example: () => ({ ok: true, status: 'ready' }),
   },
   api('apiIndex', '/api/v1', 'JSON route index', 'envelope'),
-  api('apiStatus', '/api/v1/status', 'gateway and public edge status', 'envelope'),
+  api('apiStatus', '/api/v1/status', 'gateway and public edge status', 'envelope', {
+    // the edge part is the core's HEALTH answer
+    example: () => ({
+      gateway: { status: 'ok', version: VERSIONS.gateway, api_version: VERSIONS.api },
+      edge: commandSpec('HEALTH')!.examples![0]!.result,
+    }),
+  }),
   api('apiDiscovery', '/api/v1/discovery', 'discovery summary', 'envelope', { core: true }),
   alias(manifest, 'apiManifest', '/api/v1/manifest'),
   alias(pricebookPointer, 'apiPricebook', '/api/v1/pricebook'),
@@ -237,6 +304,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
     id: 'kernelsWasm', method: 'GET', path: '/kernels.wasm', type: 'application/wasm', body: 'text', tag: 'Discovery',
     ...free, purpose: 'the WASM proof kernels (docs/embedding.md); its SHA-256 is in the manifest',
     statuses: statusesOf('GET', { conditional: true }), maxAge: 3600, cors: true, sitemap: false,
+    example: () => '\u0000asm\u0001\u0000\u0000\u0000…', // the module's magic and version, then its sections
   },
   sandbox('sandboxQuote', 'SANDBOX_QUOTE', 'quote', 'creates a sandbox GET_PULSE quote', [503]),
   sandbox('sandboxAccept', 'SANDBOX_ACCEPT', 'accept', 'accepts a sandbox quote', [404, 409]),

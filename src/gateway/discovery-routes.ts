@@ -13,9 +13,9 @@ import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { ServiceError } from '../errors.ts';
 import {
-  agentCard, bootstrapDocument, hostMetaJson, hostMetaXml, llmsTxt, manifestBytes, manifestHash, manifestKv,
-  networkDocument, nodeDocument, nodesDocument, pricebookPointer, pricebookText, robotsTxt, serviceCatalog, sitemapXml,
-  webManifest, webfinger, wellKnownIndex,
+  agentCard, bootstrapDocument, discoverySummary, hostMetaJson, hostMetaXml, llmsTxt, manifestBytes, manifestHash,
+  manifestKv, networkDocument, nodeDocument, nodesDocument, pricebookPointer, pricebookText, robotsTxt, serviceCatalog,
+  sitemapXml, statusDocument, webManifest, webfinger, wellKnownIndex,
 } from '../discovery/documents.ts';
 import type { NodeInfo, NodeKeyInfo, SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
@@ -24,14 +24,18 @@ import {
   wellKnownHtml,
 } from '../discovery/pages.ts';
 import { PUBLIC_ROUTES, publicRoute, type PublicRoute } from '../discovery/routes.ts';
-import { VERSIONS } from '../protocol/versions.ts';
 import { edgeStatus, type CoreCall } from './core-call.ts';
 import { verifyBundle } from './verify-bundle.ts';
 
 type GatewayState = { requestId: string; client: string };
 type Ctx = RouterContext<GatewayState>;
 
-export interface DiscoverySource { baseUrl: () => string; edgePort: number }
+export interface DiscoverySource {
+  baseUrl: () => string;
+  edgePort: number;
+  /** whether baseUrl is the configured public one (SVC_BASE_URL), not the address the gateway is bound to */
+  baseConfigured: boolean;
+}
 
 const CACHE_MS = 60_000;
 
@@ -111,10 +115,14 @@ export function discoveryRoutes(
     ctx.body = bytes;
   };
 
-  // openapi.json depends only on the base URL and takes milliseconds to build: keep the last one
+  // openapi.json depends only on the base URL and takes milliseconds to build: keep the last one. Its
+  // server is the configured public base URL; without one, `/`: the bound address is seldom what a
+  // client reached (a proxy, a container's port), while the origin it fetched the document from is
   let openapi: { base: string; text: string } | null = null;
   const openapiOf = (s: SiteInfo) => {
-    if (openapi?.base !== s.base_url) openapi = { base: s.base_url, text: json(buildOpenApi(s)) };
+    if (openapi?.base !== s.base_url) {
+      openapi = { base: s.base_url, text: json(buildOpenApi(s, src.baseConfigured ? {} : { server: '/' })) };
+    }
     return openapi.text;
   };
 
@@ -176,9 +184,7 @@ export function discoveryRoutes(
   const statusJson = publicRoute('statusJson');
   router.get(statusJson.path, async (ctx) => {
     limit(ctx);
-    const gateway = { status: 'ok', version: VERSIONS.gateway };
-    const edge = await edgeStatus(core, ctx.state.client);
-    const doc = { format: 'svc_status_v1', gateway, edge, time: new Date().toISOString() };
+    const doc = statusDocument(await edgeStatus(core, ctx.state.client), new Date().toISOString());
     send(ctx, statusJson, json(doc));
   });
   const statusHtml = publicRoute('pageStatus');
@@ -228,12 +234,6 @@ export function discoveryRoutes(
   router.get(publicRoute('apiDiscovery').path, async (ctx) => {
     limit(ctx);
     const f = await facts();
-    ctx.body = {
-      ok: true, request_id: ctx.state.requestId, source: 'api',
-      discovery_version: VERSIONS.discovery, manifest_format: VERSIONS.manifestFormat,
-      manifest_sha256: manifestHash(f.node, f.site), capability_count: VERSIONS.capabilityCount,
-      node_id: f.node.node_id,
-      documents: wellKnownIndex(f.site).documents,
-    };
+    ctx.body = { ok: true, request_id: ctx.state.requestId, source: 'api', ...discoverySummary(f.node, f.site) };
   });
 }
