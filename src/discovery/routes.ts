@@ -5,6 +5,7 @@ import { commandSpec, type AuthLevel, type Billing, type Group, type RateClass }
 import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
 import { id as idSchema, type Schema } from '../protocol/schemas.ts';
 import { VERSIONS } from '../protocol/versions.ts';
+import { MCP_RESOURCE_NAMES, MCP_TOOL_NAMES } from '../protocol/services.ts';
 
 export type RouteTag = 'Pages' | 'Discovery' | 'MCP' | 'Sandbox';
 /** What the tags that are not registry groups hold (openapi.json's tag descriptions; Discovery is a group). */
@@ -181,7 +182,7 @@ const mcpMetadata: PublicRoute = {
       name: 'svc', version: VERSIONS.mcpServer, endpoint: `${base}/mcp`, transport: 'streamable-http', stateless: true,
       response_mode: 'json', get: '405 (streams are not supported)',
       protocol_versions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
-      tools: ['svc_hello', 'svc_caps', 'svc_pricebook', 'svc_quote', 'svc_verify_receipt', 'svc_sandbox_pulse'],
+      tools: [...MCP_TOOL_NAMES], resources: [...MCP_RESOURCE_NAMES],
       billing: 'free_limited', auth: 'none', rate_class: 'public_low',
     }),
   }), cors: true, maxAge: 300,

@@ -18,6 +18,7 @@ import { DrainState } from './drain-state.ts';
 import { mountEmbedRoutes } from './embed-routes.ts';
 import { front } from './front.ts';
 import { mountMcpRoutes } from './mcp-routes.ts';
+import { discoveryFacts } from './discovery-facts.ts';
 import { gatewayParts, type State } from './parts.ts';
 import { mountSandboxRoutes } from './sandbox-routes.ts';
 
@@ -65,9 +66,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   mountApiRoutes(router, parts, drain);
   mountCommandRoutes(router, parts);
   mountSandboxRoutes(router, parts);
-  const closeMcp = mountMcpRoutes(router, parts);
-  const publicLow = (ctx: Parameters<typeof parts.limit>[0]) => parts.limit(ctx, 'public_low');
   const discovery = { baseUrl, edgePort: opts.edgePort ?? 9443, baseConfigured: opts.baseUrl !== undefined };
+  const closeMcp = mountMcpRoutes(router, parts, discoveryFacts(parts.free, discovery));
+  const publicLow = (ctx: Parameters<typeof parts.limit>[0]) => parts.limit(ctx, 'public_low');
   discoveryRoutes(router, parts.free, discovery, publicLow);
   mountEmbedRoutes(router, parts.free, publicLow);
   app.use(router.routes());

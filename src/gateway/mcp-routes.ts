@@ -4,12 +4,14 @@ import type Router from '@koa/router';
 import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { ServiceError } from '../errors.ts';
 import { readJsonBody } from './body.ts';
-import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata } from './mcp.ts';
+import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata, type McpDocs } from './mcp.ts';
 import type { GatewayParts, State } from './parts.ts';
 
 /** Mounts the MCP routes; the function returned closes the endpoint. */
-export function mountMcpRoutes(router: Router<State>, { free, limit, baseUrl, log }: GatewayParts): () => void {
-  const mcp = createMcpEndpoint(free, (e) => log.warn({ err: e }, 'mcp request rejected'));
+export function mountMcpRoutes(
+  router: Router<State>, { free, limit, baseUrl, log }: GatewayParts, docs: McpDocs,
+): () => void {
+  const mcp = createMcpEndpoint(free, (e) => log.warn({ err: e }, 'mcp request rejected'), docs);
   const endpoint = publicRoute('mcp').path;
   router.get(publicRoute('mcpStream').path, (ctx) => {
     ctx.set('Allow', 'POST');

@@ -8,18 +8,22 @@ import {
   type JsonSchemaType, type JsonSchemaValidatorResult, type jsonSchemaValidator,
 } from '@modelcontextprotocol/server';
 import type { ServiceError } from '../errors.ts';
+import { manifestBytes, nodeDocument } from '../discovery/documents.ts';
+import { publicRoute } from '../discovery/routes.ts';
 import { pricebookText } from '../protocol/pricing.ts';
 import { commandSpec } from '../protocol/registry.ts';
+import { SERVICES, mcpQuoteTool } from '../protocol/services.ts';
 import { SANDBOX_LIMITS, SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
-import { obj, result, type Schema } from '../protocol/schemas.ts';
+import { obj, quoteBodySchema, result, type Schema } from '../protocol/schemas.ts';
 import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import type { CoreCall } from './core-call.ts';
+import type { DiscoveryFacts, Facts } from './discovery-facts.ts';
 
 /** Every revision served: the modern one first, then the 2025 ones an initialize can negotiate. */
 export const MCP_PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'] as const;
-/** The sandbox pulse an agent gets by default: 32 bytes of output, small enough for its context. */
-export const MCP_PULSE_BITS = 256;
+/** What the tool descriptions suggest for an agent's pulse: 32 bytes of output, small for its context. */
+const SMALL_PULSE_BITS = 256;
 const MAX_BODY = 1 << 20;
 
 /** Tool arguments and results are checked by the same compiled Ajv validators as HTTP and svc/1 (defaults applied). */
@@ -57,13 +61,6 @@ function without(schema: Schema, fields: string[]): Schema {
   return { ...schema, properties, required: ((schema.required ?? []) as string[]).filter((r) => !fields.includes(r)) };
 }
 
-/** The sandbox quote request with an agent-sized default pulse. */
-function pulseInput(): Schema {
-  const q = SANDBOX_SCHEMAS.quote;
-  const props = q.properties as Record<string, Schema>;
-  return { ...q, properties: { ...props, bits: { ...props.bits, default: MCP_PULSE_BITS } } };
-}
-
 /** `client`: the caller's address, on which the sandbox's and the core's per-address quotas are counted. */
 interface Deps { core: CoreCall; client: string }
 interface ToolDef {
@@ -97,13 +94,15 @@ const TOOL_DEFS: readonly ToolDef[] = [
     input: obj({}), output: result({ pricebook: { type: 'string' } }, ['pricebook']), readOnly: true,
     run: () => ({ pricebook: pricebookText() }),
   },
-  {
-    name: 'svc_quote', title: 'Price quote',
-    description: `${commandSpec('QUOTE')!.purpose} for one service: free and limited, no account needed;`
-      + ' accepting and executing it are paid calls on the HTTP API or svc/1.',
-    input: without(argsOf('QUOTE'), ['idempotency_key']), output: resultOf('QUOTE'), readOnly: false,
-    run: (a, d) => d.core('QUOTE', a, d.client),
-  },
+  ...SERVICES.map((svc): ToolDef => ({
+    name: mcpQuoteTool(svc.service), title: `Quote ${svc.service}`,
+    description: `${commandSpec('QUOTE')!.purpose} for ${svc.service} (${commandSpec(svc.command)!.purpose}): free`
+      + ' and limited, no account needed; accepting and executing it are paid calls on the HTTP API or svc/1.'
+      + (svc.service === 'get-pulse' ? ` Ask for few bits (e.g. ${SMALL_PULSE_BITS}) for a small pulse.` : ''),
+    // the service's own quote body: flat, every field typed, as the HTTP route /api/v1/quotes/{service} takes it
+    input: without(quoteBodySchema(svc.service), ['idempotency_key']), output: resultOf('QUOTE'), readOnly: false,
+    run: (a, d) => d.core('QUOTE', { ...a, service: svc.service }, d.client),
+  })),
   {
     name: 'svc_verify_receipt', title: 'Verify a receipt',
     description: `${commandSpec('VERIFY_RECEIPT')!.purpose}: the signed receipt, its signature and the node key.`,
@@ -112,10 +111,10 @@ const TOOL_DEFS: readonly ToolDef[] = [
   },
   {
     name: 'svc_sandbox_pulse', title: 'Sandbox pulse',
-    description: `Anonymous sandbox GET_PULSE: quote, accept and execute in one call, no account, no settlement;`
-      + ` ${MCP_PULSE_BITS} bits unless asked (up to ${SANDBOX_LIMITS.maxBits}).`
-      + ' Returns output_hex and a sandbox receipt_id.',
-    input: pulseInput(), output: SANDBOX_RESULTS.execute, readOnly: false,
+    description: 'Anonymous sandbox GET_PULSE: quote, accept and execute in one call, no account, no settlement.'
+      + ` bits as the HTTP sandbox takes them (default ${sandboxBitsDefault()}, up to ${SANDBOX_LIMITS.maxBits});`
+      + ` ask for ${SMALL_PULSE_BITS} for a small answer. Returns output_hex and a sandbox receipt_id.`,
+    input: SANDBOX_SCHEMAS.quote, output: SANDBOX_RESULTS.execute, readOnly: false,
     run: async (a, d) => {
       const m = a.machine_id as string;
       const req = { machine_id: m, bits: a.bits as number, max_output: a.max_output as number };
@@ -128,6 +127,11 @@ const TOOL_DEFS: readonly ToolDef[] = [
 ];
 
 export const MCP_TOOLS: readonly string[] = TOOL_DEFS.map((t) => t.name);
+export const quoteTool = mcpQuoteTool;
+
+function sandboxBitsDefault(): number {
+  return ((SANDBOX_SCHEMAS.quote.properties as Record<string, Schema>).bits as { default: number }).default;
+}
 
 // converted once: the validators compile once per schema object
 const TOOLS = TOOL_DEFS.map((t) => ({
@@ -143,15 +147,58 @@ const failure = (e: unknown) => {
   return { content: [{ type: 'text' as const, text: `error ${code}: ${err.message}` }], isError: true };
 };
 
-export function buildMcpServer(core: CoreCall, client = 'unknown'): McpServer {
+/** What the resources are read from: the discovery documents' facts, and where they are published. */
+export type McpDocs = Pick<DiscoveryFacts, 'site' | 'facts'>;
+
+interface ResourceDef {
+  name: string;
+  /** the public route the same document is served at: its URL is the resource's URI */
+  route: string;
+  title: string;
+  description: string;
+  mimeType: string;
+  read: (f: Facts) => string;
+}
+
+const RESOURCES: readonly ResourceDef[] = [
+  {
+    name: 'manifest', route: 'manifest', title: 'Public manifest', mimeType: 'application/json',
+    description: 'The node\'s signed-off public facts: keys, edge certificate, versions, limits, payment rails.',
+    read: (f) => manifestBytes(f.node, f.site).toString('utf8'),
+  },
+  {
+    name: 'pricebook', route: 'pricebookText', title: 'Pricebook', mimeType: 'text/plain',
+    description: 'Every price coefficient and an example per service, as key=value lines.',
+    read: () => pricebookText(),
+  },
+  {
+    name: 'node-keys', route: 'node', title: 'Node keys', mimeType: 'application/json',
+    description: 'The node id and its Ed25519 keys (current and past, with their windows): what receipts verify by.',
+    read: (f) => `${JSON.stringify(nodeDocument(f.node, f.site), null, 2)}\n`, // the bytes its route serves
+  },
+];
+
+export const MCP_RESOURCES: readonly string[] = RESOURCES.map((r) => r.name);
+
+function registerResources(server: McpServer, docs: McpDocs): void {
+  const base = docs.site().base_url;
+  for (const r of RESOURCES) {
+    const uri = `${base}${publicRoute(r.route).path}`;
+    server.registerResource(r.name, uri, { title: r.title, description: r.description, mimeType: r.mimeType },
+      async (u) => ({ contents: [{ uri: u.href, mimeType: r.mimeType, text: r.read(await docs.facts()) }] }));
+  }
+}
+
+export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDocs): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
     instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification'
       + ' and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a'
       + ' machine token.',
     // stateless: every request meets a fresh server, so there is never a list change to announce
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, ...(docs ? { resources: { listChanged: false } } : {}) },
     supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
   });
+  if (docs) registerResources(server, docs);
   for (const t of TOOLS) {
     server.registerTool(t.name, {
       title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema,
@@ -195,10 +242,10 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void): McpEndpoint {
+export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void, docs?: McpDocs): McpEndpoint {
   // the gateway sets this header (the caller's rate-limit key) on every request it forwards
   const clientOf = (r: Request | undefined) => r?.headers.get(MCP_CLIENT_HEADER) ?? 'unknown';
-  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, clientOf(c.requestInfo));
+  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, clientOf(c.requestInfo), docs);
   // 2026-07-28 with responseMode 'auto' answers one JSON body unless a tool emits a message before
   // its result, which ours never do; 'json' would say the same and print a warning at every start
   const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: MAX_BODY, onerror });
@@ -206,7 +253,7 @@ export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void): 
   // 2025 revisions: the SDK's stateless fallback always streams (SSE); the same transport in JSON
   // mode answers one JSON body. Content negotiation happened above, so its Accept check is satisfied.
   const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = buildMcpServer(core, clientOf(request));
+    const server = buildMcpServer(core, clientOf(request), docs);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY,
     });
@@ -262,6 +309,6 @@ export function mcpMetadata(baseUrl: string): Record<string, unknown> {
     name: 'svc', version: VERSIONS.mcpServer, endpoint: `${baseUrl}/mcp`, transport: 'streamable-http',
     stateless: true,
     response_mode: 'json', get: '405 (streams are not supported)', protocol_versions: MCP_PROTOCOL_VERSIONS,
-    tools: MCP_TOOLS, billing: 'free_limited', auth: 'none', rate_class: 'public_low',
+    tools: MCP_TOOLS, resources: MCP_RESOURCES, billing: 'free_limited', auth: 'none', rate_class: 'public_low',
   };
 }

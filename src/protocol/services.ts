@@ -81,6 +81,19 @@ export type InputField = 'plain_hex' | 'packet_hex';
 
 export const SERVICE_NAMES: readonly ServiceName[] = SERVICES.map((s) => s.service);
 
+/** The MCP endpoint's quote tool of a service: svc_quote_get_pulse for get-pulse. */
+export function mcpQuoteTool(service: ServiceName): string {
+  return `svc_quote_${service.replaceAll('-', '_')}`;
+}
+
+/** The MCP endpoint's tools, in the order it lists them (its free tools; src/gateway/mcp.ts). */
+export const MCP_TOOL_NAMES: readonly string[] = [
+  'svc_hello', 'svc_caps', 'svc_pricebook', ...SERVICE_NAMES.map(mcpQuoteTool), 'svc_verify_receipt',
+  'svc_sandbox_pulse',
+];
+/** The MCP endpoint's resources: the manifest, the pricebook and the node keys. */
+export const MCP_RESOURCE_NAMES: readonly string[] = ['manifest', 'pricebook', 'node-keys'];
+
 export function serviceOf(command: string): Service | undefined {
   return SERVICES.find((s) => s.command === command);
 }

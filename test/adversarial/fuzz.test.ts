@@ -99,7 +99,7 @@ function fillPath(rng: Prng, t: Target, junk: boolean): string {
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'MKCOL', 'PURGE',
   'SEARCH', 'LOCK', 'FOO', 'get', 'P0ST', 'G\u00c9T'];
 
-const MCP_TOOLS = ['svc_quote', 'svc_caps', 'svc_sandbox_pulse', 'nope'];
+const MCP_TOOLS = ['svc_quote_get_pulse', 'svc_quote_make_bct', 'svc_caps', 'svc_sandbox_pulse', 'nope'];
 
 function bodyFor(rng: Prng, t: Target): string {
   if (t.path === '/mcp') {

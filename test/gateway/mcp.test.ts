@@ -6,7 +6,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS } from '../../src/gateway/mcp.ts';
+import { MCP_PROTOCOL_VERSIONS, MCP_RESOURCES, MCP_TOOLS, quoteTool } from '../../src/gateway/mcp.ts';
+import { quoteBodySchema } from '../../src/protocol/schemas.ts';
+import { MCP_RESOURCE_NAMES, MCP_TOOL_NAMES, SERVICES } from '../../src/protocol/services.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 
@@ -37,6 +39,8 @@ for (const [era, make] of CLIENTS) {
     t.not(c.getServerCapabilities()?.tools?.listChanged, true, 'a stateless server never sends list_changed');
     const tools = (await c.listTools()).tools as any[];
     t.deepEqual(tools.map((x) => x.name).sort(), [...MCP_TOOLS].sort());
+    t.deepEqual(MCP_TOOLS, MCP_TOOL_NAMES, 'the names the discovery documents publish');
+    t.deepEqual(MCP_RESOURCES, MCP_RESOURCE_NAMES);
     const ajv = new Ajv2020({ strict: false });
     const outputs = new Map<string, (v: unknown) => boolean>();
     for (const tool of tools) {
@@ -47,15 +51,21 @@ for (const [era, make] of CLIENTS) {
       outputs.set(tool.name, ajv.compile(tool.outputSchema));
     }
     const byName = new Map(tools.map((x) => [x.name, x]));
-    // the registry's own constraints, not a hand-typed twin: QUOTE args without what MCP does not take
-    const quoteIn = byName.get('svc_quote').inputSchema;
-    const quoteArgs = propsOf('QUOTE');
-    const taken = Object.keys(quoteArgs).filter((k) => k !== 'idempotency_key');
-    t.deepEqual(Object.keys(quoteIn.properties).sort(), taken.sort());
-    for (const k of Object.keys(quoteIn.properties)) t.deepEqual(quoteIn.properties[k], quoteArgs[k], `svc_quote.${k}`);
+    // a generic client fills a form from the top-level properties: no tool hides a field in a branch
+    for (const tool of tools) {
+      for (const k of ['allOf', 'oneOf', 'if', 'then']) t.false(k in tool.inputSchema, `${tool.name} has ${k}`);
+    }
+    // one quote tool per service, its body the registry's own (the HTTP route's), without what MCP does not take
+    for (const svc of SERVICES) {
+      const quoteIn = byName.get(quoteTool(svc.service)).inputSchema;
+      const body = quoteBodySchema(svc.service).properties as Record<string, unknown>;
+      const taken = Object.keys(body).filter((k) => k !== 'idempotency_key');
+      t.deepEqual(Object.keys(quoteIn.properties).sort(), taken.sort(), svc.service);
+      for (const k of taken) t.deepEqual(quoteIn.properties[k], body[k], `${quoteTool(svc.service)}.${k}`);
+    }
     t.deepEqual(byName.get('svc_verify_receipt').inputSchema.properties, propsOf('VERIFY_RECEIPT'));
     t.deepEqual(byName.get('svc_hello').inputSchema.properties, propsOf('HELLO'));
-    t.is(byName.get('svc_sandbox_pulse').inputSchema.properties.bits.default, 256);
+    t.is(byName.get('svc_sandbox_pulse').inputSchema.properties.bits.default, 65536, 'the sandbox\'s HTTP default');
 
     const call = async (name: string, args: Record<string, unknown>) => {
       const r = await c.callTool({ name, arguments: args });
@@ -66,12 +76,27 @@ for (const [era, make] of CLIENTS) {
     };
     t.is((await call('svc_caps', {})).capability_count, 21);
     t.is((await call('svc_hello', { nonce: 'mcp-nonce-1' })).edge_proof.statement.nonce, 'mcp-nonce-1');
-    t.is((await call('svc_quote', { service: 'get-pulse', machine_id: 'mcp-agent', bits: 256 })).state, 'issued');
+    const quoted = await call('svc_quote_get_pulse', { machine_id: 'mcp-agent', bits: 256 });
+    t.like(quoted, { state: 'issued', service: 'get-pulse', bits: 256 });
+    t.like(await call('svc_quote_make_bct', { machine_id: 'mcp-agent', plain_hex: 'aabb' }), { bytes: 2 });
     t.regex((await call('svc_pricebook', {})).pricebook, /price_book=competitive_v6/);
-    const small = await call('svc_sandbox_pulse', {});
-    t.is(small.output_hex.length, 64, 'the default sandbox pulse is 256 bits: small enough for an agent\'s context');
+    const small = await call('svc_sandbox_pulse', { bits: 256 });
+    t.is(small.output_hex.length, 64);
     t.true(small.sandbox);
-    t.is((await call('svc_sandbox_pulse', { bits: 64 })).output_hex.length, 16);
+    t.is((await call('svc_sandbox_pulse', {})).output_hex.length, 16384, 'unasked, the contract\'s 65,536 bits');
+
+    // resources: the manifest, the pricebook and the node keys, each the document its URI serves
+    const resources = (await c.listResources()).resources as any[];
+    t.deepEqual(resources.map((r) => r.name).sort(), [...MCP_RESOURCES].sort());
+    for (const r of resources) {
+      t.true(r.uri.startsWith(base), r.uri);
+      const read = await c.readResource({ uri: r.uri });
+      const served = await (await fetch(r.uri)).text();
+      const text = read.contents[0].text as string;
+      t.is(read.contents[0].mimeType, r.mimeType);
+      if (r.mimeType === 'application/json') t.deepEqual(JSON.parse(text), JSON.parse(served), r.name);
+      else t.is(text, served, r.name);
+    }
     const missing = { machine_id: 'mcp-agent', receipt_id: 'rcpt_missing' };
     const bad = await c.callTool({ name: 'svc_verify_receipt', arguments: missing });
     t.true(bad.isError);

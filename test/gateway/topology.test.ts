@@ -101,7 +101,7 @@ test.serial('K = 2 gateway workers share one core: sandbox and paid flows across
   t.is(bad.body.error.code, 'invalid_request');
   const mcp = await httpFrom('127.0.0.1', base, 'POST', '/mcp', {
     jsonrpc: '2.0', id: 1, method: 'tools/call',
-    params: { name: 'svc_quote', arguments: { service: 'get-pulse', machine_id: 'topo-m', bits: 64 } },
+    params: { name: 'svc_quote_get_pulse', arguments: { machine_id: 'topo-m', bits: 64 } },
   }, { ...fresh, accept: 'application/json', 'mcp-protocol-version': '2025-06-18' });
   t.is(mcp.status, 200, JSON.stringify(mcp.body));
   const viaMcp = (mcp.body.result as { structuredContent: Record<string, string> }).structuredContent;
