@@ -67,9 +67,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
   mountCommandRoutes(router, parts);
   mountSandboxRoutes(router, parts);
   const discovery = { baseUrl, edgePort: opts.edgePort ?? 9443, baseConfigured: opts.baseUrl !== undefined };
-  const closeMcp = mountMcpRoutes(router, parts, discoveryFacts(parts.free, discovery));
+  // one cache of the node facts for the documents and the MCP resources
+  const facts = discoveryFacts(parts.free, discovery);
+  const closeMcp = mountMcpRoutes(router, parts, facts);
   const publicLow = (ctx: Parameters<typeof parts.limit>[0]) => parts.limit(ctx, 'public_low');
-  discoveryRoutes(router, parts.free, discovery, publicLow);
+  discoveryRoutes(router, parts.free, discovery, publicLow, facts);
   mountEmbedRoutes(router, parts.free, publicLow);
   app.use(router.routes());
   app.use(router.allowedMethods());

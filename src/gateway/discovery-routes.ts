@@ -1,6 +1,6 @@
 // Serves the discovery documents and pages, registered from the route table (path, media type,
 // caching; its CORS flag is applied by embed-routes.ts's middleware); only bodies are built here,
-// from the registry and the node facts (core HELLO and PAYMENT_INFO, cached a minute). The sandbox,
+// from the registry and the node facts (discovery-facts.ts: core HELLO and PAYMENT_INFO, cached a minute). The sandbox,
 // /mcp (mcp-routes.ts) and the other /api/v1 routes (api-routes.ts, command-routes.ts) are mounted apart.
 // Pages carry a Content-Security-Policy: no script at all, except the API reference, which may run
 // the Redoc bundle served here from the installed package (never a CDN), and the verifier, which runs
@@ -17,7 +17,7 @@ import {
   manifestKv, networkDocument, nodeDocument, nodesDocument, pricebookPointer, pricebookText, robotsTxt, serviceCatalog,
   sitemapXml, statusDocument, webManifest, webfinger, wellKnownIndex,
 } from '../discovery/documents.ts';
-import type { NodeInfo, NodeKeyInfo, SiteInfo } from '../discovery/node-info.ts';
+import type { SiteInfo } from '../discovery/node-info.ts';
 import { buildOpenApi } from '../discovery/openapi.ts';
 import {
   agentsPage, docsPage, landingPage, pricingPage, protocolPage, referencePage, statusPage, trustPage, verifyPage,
@@ -25,21 +25,13 @@ import {
 } from '../discovery/pages.ts';
 import { PUBLIC_ROUTES, publicRoute, type PublicRoute } from '../discovery/routes.ts';
 import { edgeStatus, type CoreCall } from './core-call.ts';
+import type { DiscoveryFacts, DiscoverySource, Facts } from './discovery-facts.ts';
 import { verifyBundle } from './verify-bundle.ts';
 
 type GatewayState = { requestId: string; client: string };
 type Ctx = RouterContext<GatewayState>;
 
-export interface DiscoverySource {
-  baseUrl: () => string;
-  edgePort: number;
-  /** whether baseUrl is the configured public one (SVC_BASE_URL), not the address the gateway is bound to */
-  baseConfigured: boolean;
-}
 
-const CACHE_MS = 60_000;
-
-interface Facts { node: NodeInfo; site: SiteInfo }
 /** A document's body: from the site alone, or from the node facts too (those need the core). */
 type Body = { site: (site: SiteInfo) => string | Buffer } | { facts: (f: Facts, ctx: Ctx) => string | Buffer };
 
@@ -73,34 +65,9 @@ function loadRedocBundle(): ScriptBundle {
 }
 
 export function discoveryRoutes(
-  router: Router<GatewayState>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void,
+  router: Router<GatewayState>, core: CoreCall, src: DiscoverySource, limit: (ctx: Ctx) => void, known: DiscoveryFacts,
 ): void {
-  let cached: { at: number; node: NodeInfo; wallets: Record<string, string> } | null = null;
-  const site = (wallets: Record<string, string> = {}): SiteInfo => {
-    const base = src.baseUrl().replace(/\/+$/, '');
-    const edgeHost = new URL(base).hostname.replace(/^\[|\]$/g, '');
-    return { base_url: base, edge_host: edgeHost, edge_port: src.edgePort, wallets };
-  };
-  const facts = async (): Promise<Facts> => {
-    if (!cached || Date.now() - cached.at > CACHE_MS) {
-      const [hello, pay] = await Promise.all([core('HELLO', {}, null), core('PAYMENT_INFO', {}, null)]);
-      const p = hello.edge_proof as { key_id: string; public_key: string; statement: { edge_cert_sha256: string } };
-      const current: NodeKeyInfo = {
-        key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key,
-        valid_from: null, valid_until: null, status: 'current',
-      };
-      cached = {
-        at: Date.now(),
-        node: {
-          node_id: hello.node_id as string, key_id: p.key_id, alg: 'Ed25519', public_key: p.public_key,
-          keys: Array.isArray(hello.node_keys) ? hello.node_keys as NodeKeyInfo[] : [current],
-          edge_cert_sha256: p.statement.edge_cert_sha256,
-        },
-        wallets: Object.fromEntries((pay.rails as { rail: string; address: string }[]).map((r) => [r.rail, r.address])),
-      };
-    }
-    return { node: cached.node, site: site(cached.wallets) };
-  };
+  const { site, facts } = known;
 
   const send = (ctx: Ctx, r: PublicRoute, body: string | Buffer) => {
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
