@@ -3,9 +3,9 @@
 // attestation — as the CLI's --json and the HTTP API return them) and run the embedding kit's own
 // verifier on it with the trusted keys. Browser-safe: src/discovery/verify-browser.ts bundles it.
 import type { Kernels } from '../kernels/kernels.ts';
-import { fromBase64, isObject } from '../kit/bytes.ts';
+import { isObject } from '../kit/bytes.ts';
 import {
-  verifyAttestation, verifyLogInclusion, verifyPulse, verifyReceipt, verifyTimestampProof, type NodeKeys,
+  verifyAttestation, verifyMachineEventLog, verifyPulse, verifyReceipt, verifyTimestampProof, type NodeKeys,
   type Verdict,
 } from '../kit/verify.ts';
 
@@ -82,14 +82,7 @@ export async function checkDocument(text: string, keys: NodeKeys, kernels: Kerne
       break;
     }
     case 'timestamp': verdict = await verifyTimestampProof(d, keys, o); break;
-    case 'log-entry': {
-      const log = d.log as Record<string, unknown>;
-      let entry: Uint8Array = new Uint8Array(0);
-      try { entry = fromBase64(String(log.entry_base64)); } catch { /* an empty entry is not included */ }
-      const origin = typeof log.origin === 'string' ? { origin: log.origin } : {};
-      verdict = await verifyLogInclusion(d.tlog_proof as string, entry, keys, { ...o, ...origin });
-      break;
-    }
+    case 'log-entry': verdict = await verifyMachineEventLog(d, keys, o); break;
     case 'attestation': verdict = await verifyAttestation(d, keys, o); break;
   }
   // why, in words: the first failed check (its code is the verdict's reason, shown apart)

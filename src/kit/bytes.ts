@@ -1,7 +1,7 @@
 // Byte and text encodings the verifiers need, without Node's Buffer: hex, concatenation and
 // constant-time comparison from @noble/curves (a runtime dependency of the kit; it throws on odd-length
-// or non-hex text, as the verifiers need), base64 and base64url (strict), UTF-8, RFC 8785 canonical
-// JSON (protocol/jcs.ts, the service's own).
+// or non-hex text, as the verifiers need), base64 and base64url (strict, and canonical-only decoders for
+// the verifiers), UTF-8, RFC 8785 canonical JSON (protocol/jcs.ts, the service's own).
 import { bytesToHex, concatBytes, equalBytes, hexToBytes } from '@noble/curves/utils.js';
 
 const enc = new TextEncoder();
@@ -10,6 +10,10 @@ const dec = new TextDecoder('utf-8', { fatal: true });
 export const utf8 = (s: string): Uint8Array => enc.encode(s);
 /** Strict UTF-8 decoding: throws on invalid sequences. */
 export const fromUtf8 = (b: Uint8Array): string => dec.decode(b);
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** No UTF-16 surrogate without its other half: text UTF-8 can carry as it is (I-JSON, RFC 7493). */
+export const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 
 export const toHex: (b: Uint8Array) => string = bytesToHex;
 /** Lower- or upper-case hex of even length; throws otherwise. */
@@ -52,6 +56,23 @@ export function fromBase64(s: string, url = false): Uint8Array {
 export const fromBase64Url = (s: string): Uint8Array => fromBase64(s, true);
 export const toBase64Url = (b: Uint8Array): string =>
   toBase64(b).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+/**
+ * The bytes of `s` only when `s` is exactly how toBase64 (url: toBase64Url) writes them, else null: no
+ * missing or extra padding, no stray bits in the last character, no character of the other alphabet.
+ * Signatures, keys and hashes have one spelling, so a second one cannot pass as the same material.
+ */
+export function fromCanonicalBase64(s: unknown, url = false): Uint8Array | null {
+  if (typeof s !== 'string') return null;
+  let b: Uint8Array;
+  try { b = fromBase64(s, url); } catch { return null; }
+  return (url ? toBase64Url(b) : toBase64(b)) === s ? b : null;
+}
+
+/** The bytes of lowercase hex of even length (the one spelling the node writes), else null. */
+export function fromLowerHex(s: unknown): Uint8Array | null {
+  return typeof s === 'string' && /^(?:[0-9a-f]{2})*$/.test(s) ? hexToBytes(s) : null;
+}
 
 /** u32be(len(UTF-8 s)) ‖ UTF-8 s: the length prefix of the pulse key and BCT AAD (docs/verify.md). */
 export function lp(s: string): Uint8Array {

@@ -37,6 +37,8 @@ export async function ed25519Backend(): Promise<Ed25519Backend> {
 export async function verifyEd25519(
   publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array,
 ): Promise<boolean> {
+  const bytes = (v: unknown) => v instanceof Uint8Array;
+  if (!bytes(publicKey) || !bytes(message) || !bytes(signature)) return false;
   if (publicKey.length !== 32 || signature.length !== 64) return false;
   if ((await ed25519Backend()) === 'webcrypto') {
     try {

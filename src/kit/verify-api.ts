@@ -1,7 +1,8 @@
 // svc/verify: the offline verifiers and the few helpers they are built from.
 export {
   ATTEST_PREDICATE_TYPE, IN_TOTO_PAYLOAD_TYPE, SEALED_INFO, keyIdOf, openSealedMessage, pae, pulseOutput,
-  verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse, verifyReceipt, verifyTimestampProof,
+  verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyMachineEventLog, verifyPulse, verifyReceipt,
+  verifyTimestampProof,
   type AttestationOptions, type AttestationVerdict, type Check, type LogOptions, type NodeKey, type NodeKeys,
   type PulseOptions, type PulseResult, type SealedVerdict, type SignedPulse, type TimestampOptions, type Verdict,
   type VerifyOptions,

@@ -60,8 +60,8 @@ export const GROUPS = [
       'src/core/invoice-clients.ts'],
     tests: ['test/watchers/settlement-paths.test.ts', 'test/core/payment-reference.test.ts',
       'test/core/deposit-match.test.ts', 'test/core/transfers.test.ts', '--match', '"!*(PostgreSQL)"'] },
-  { name: 'kit-verify', mutate: ['src/kit/verify.ts'],
-    tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts'] },
+  { name: 'kit-verify', mutate: ['src/kit/verify.ts', 'src/kit/verify-log.ts', 'src/kit/verdict.ts'],
+    tests: [`${G}/proofs.test.ts`, `${G}/kit-verify.test.ts`, 'test/kit/verify.test.ts', 'test/kit/fuzz.test.ts'] },
   // the executors' own verify path (VERIFY_RESULT's is in the receipts group)
   { name: 'bct', mutate: ['src/core/executors/bct.ts'], tests: [`${G}/bct.test.ts`] },
 ];

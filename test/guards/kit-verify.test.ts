@@ -20,9 +20,11 @@ import type { QuoteRecord } from '../../src/core/quotes.ts';
 import { canonicalJson } from '../../src/protocol/canonical.ts';
 import { outputHash, signedBytes, type PulseBody } from '../../src/protocol/pulse-format.ts';
 import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../../src/protocol/tlog-format.ts';
+import { logFields } from '../../src/core/executors/log-result.ts';
+import { machineEventLog } from '../../src/core/executors/machine-event-log.ts';
 import {
-  openSealedMessage, verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyPulse, verifyReceipt,
-  verifyTimestampProof, type Verdict,
+  openSealedMessage, verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyMachineEventLog, verifyPulse,
+  verifyReceipt, verifyTimestampProof, type Verdict,
 } from '../../src/kit/verify.ts';
 import { coreFixture, type Fixture } from '../support/core-fixture.ts';
 
@@ -547,4 +549,185 @@ test('kit verify guard: SEALED_MESSAGE opens with or without its optional fields
     t.is(await v({ ...r, suite: { ...r.suite, ...over } }, JSON.stringify(over)), 'unsupported_suite');
   }
   t.is(await v({ ...r, info_hex: '00' }), 'not_authentic');
+});
+
+// --- the fields beside signed content, and encodings -------------------------------------------------
+
+/** `s` (base64 or base64url) with the lowest stray bit of its last character set: the same bytes, spelt again. */
+function respelt(s: string, url: boolean): string {
+  const abc = `ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789${url ? '-_' : '+/'}`;
+  const body = s.replace(/=+$/, '');
+  const twin = abc[abc.indexOf(body.at(-1)!) ^ 1]!;
+  const out = body.slice(0, -1) + twin + s.slice(body.length);
+  const decode = (x: string) => Buffer.from(x, url ? 'base64url' : 'base64');
+  if (!decode(out).equals(decode(s))) throw new Error(`${s} has no stray bit in its last character`);
+  return out;
+}
+
+test('kit verify guard: the fields beside signed content restate what was verified; each changed alone is '
+  + 'field_mismatch, naming it, and each left out is fine', async (t) => {
+  const f = await coreFixture(t);
+  const pub = f.identity.public.public_key;
+  const set = { nodes: [{ node_id: f.identity.nodeId, public_key: pub, keys: f.identity.publishedKeys() }] };
+  const mismatch = async (p: Promise<Verdict>, field: string) => {
+    const v = await seen(t, p, field);
+    t.is(v.reason, 'field_mismatch', field);
+    t.deepEqual(v.failing.map((c) => c.detail), [`not as verified: ${field}`], field);
+  };
+  // a VERIFY_RECEIPT result
+  const r = receiptAt(f, f.clock.now());
+  const receipt = { receipt_id: r.receipt.receipt_id, ...r, alg: 'Ed25519', public_key: pub, key_id: f.identity.keyId,
+    key_valid_from: null, key_valid_until: null, valid: true };
+  t.is((await seen(t, verifyReceipt(receipt, set))).reason, null);
+  const other = { receipt_id: 'rcpt_other', alg: 'RSA', public_key: strangerKey, key_id: stranger.keyId,
+    key_valid_from: iso(0), key_valid_until: iso(0) };
+  for (const [field, value] of Object.entries(other)) {
+    await mismatch(verifyReceipt({ ...receipt, [field]: value }, set), field);
+  }
+  t.is((await seen(t, verifyReceipt({ ...receipt, key_valid_until: iso(0) }, pub))).reason, null,
+    'a bare key states no window: a window the result claims is not held against it');
+  t.is((await seen(t, verifyReceipt({ ...receipt, valid: false, reason: 'x', signed_bytes: 'y' }, set))).reason,
+    null, 'the node\'s own verdict and description are not the receipt');
+  t.is((await seen(t, verifyReceipt(r, set))).reason, null, 'the receipt and its signature alone');
+
+  // a PULSE result (of another fixture's node), with its GET_PULSE result
+  const pp = await pulses(t);
+  const pset = { nodes: [{ node_id: pp.f.identity.nodeId, public_key: pp.pub, keys: pp.f.identity.publishedKeys() }] };
+  const node = { ...pp.revealing, public_key: pp.pub, node_keys: pp.f.identity.publishedKeys() };
+  const pv = (x: unknown, prev?: unknown, res?: unknown) =>
+    verifyPulse(x, prev, { nodeKeys: pset, ...(res ? { result: res as never } : {}) });
+  t.is((await seen(t, pv(node))).reason, null);
+  await mismatch(pv({ ...node, public_key: strangerKey }), 'public_key');
+  const entry = node.node_keys[0]!;
+  await mismatch(pv({ ...node, node_keys: [{ ...entry, key_id: '0000000000000000' }] }), 'node_keys');
+  await mismatch(pv({ ...node, node_keys: [{ ...entry, valid_until: iso(0) }] }), 'node_keys');
+  await mismatch(pv({ ...node, node_keys: [stranger.publishedKeys()[0]] }), 'node_keys');
+  await mismatch(pv({ ...node, node_keys: 'x' }), 'node_keys');
+  t.is((await seen(t, pv({ ...node, node_keys: [{ ...entry, status: 'retired' }, { note: 'no key' }] }))).reason,
+    null, 'a status, and entries that name no key, are the node\'s to say');
+  const withResult = { ...pp.result, pulse: { ...pp.result.pulse, period_ms: pp.committed.pulse.period_ms,
+    revealed_by_index: pp.committed.pulse.index + 1 } };
+  t.is((await seen(t, pv(pp.revealing, pp.committed, withResult))).reason, null);
+  for (const over of [{ period_ms: 1 }, { revealed_by_index: pp.committed.pulse.index }]) {
+    const v = await seen(t, pv(pp.revealing, pp.committed, { ...withResult, pulse: { ...withResult.pulse, ...over } }));
+    t.is(v.reason, 'wrong_pulse', JSON.stringify(over));
+  }
+  const alone = await seen(t, pv(pp.revealing, undefined, withResult));
+  t.is(alone.reason, 'malformed', 'a result without the pulse it was drawn from checks nothing');
+  t.is(alone.failing.length, 1);
+
+  // a TIMESTAMP_PROOF result: each log field
+  const { rs, pub: tpub } = await timestamps(t);
+  const last = rs[2]!;
+  t.is((await seen(t, verifyTimestampProof(last, tpub))).reason, null);
+  const changed: Record<string, unknown> = {
+    origin: 'svc/elsewhere/timestamps', leaf_index: last.log.leaf_index + 1, tree_size: String(last.log.tree_size),
+    leaf_hash: Buffer.alloc(32).toString('base64'), root: rs[1]!.log.root, inclusion_proof: [],
+    checkpoint: rs[1]!.log.checkpoint, public_key: strangerKey, key_id: stranger.keyId,
+  };
+  for (const [field, value] of Object.entries(changed)) {
+    await mismatch(verifyTimestampProof({ ...last, log: { ...last.log, [field]: value } }, tpub), field);
+  }
+  t.is((await seen(t, verifyTimestampProof({ ...last, log: { entry_base64: last.log.entry_base64 } }, tpub))).reason,
+    null, 'the log fields left out: nothing unchecked is left');
+  t.is((await seen(t, verifyTimestampProof({ ...last, receipt_id: 'rcpt_other', units_charged: 1 }, tpub))).reason,
+    null, 'the execution\'s receipt facts are the receipt\'s to vouch for');
+
+  // a MACHINE_EVENT_LOG result: its entry, and the entry's own index
+  const summary = Buffer.from(JSON.stringify({ count: 1, head_hash: 'cd'.repeat(32), from: iso(0), to: iso(1) }));
+  const ev = (await machineEventLog(f.ctx, q(f), args({ plain_hex: summary.toString('hex') }))).fields as
+    Record<string, any>;
+  const epub = f.identity.public.public_key;
+  t.is((await seen(t, verifyMachineEventLog(ev, epub))).reason, null);
+  const { entry: logged, ...noEntry } = ev;
+  t.is((await seen(t, verifyMachineEventLog(noEntry, epub))).reason, null, 'the logged bytes alone');
+  const bad = await seen(t, verifyMachineEventLog({ ...ev, entry: { ...logged, machine_id: 'm-other' } }, epub));
+  t.is(bad.reason, 'entry_mismatch');
+  t.is(bad.failing.length, 1);
+  await mismatch(verifyMachineEventLog({ ...ev, log: { ...ev.log, tree_size: ev.log.tree_size + 1 } }, epub),
+    'tree_size');
+  // an entry that names another index than its own, logged and signed for all that: wrong_index alone
+  const log = f.ctx.logs.events;
+  const misnumbered = await log.append(() => Buffer.from(canonicalJson({ ...logged, index: 99 }), 'utf8'));
+  const wrong = await seen(t, verifyMachineEventLog(logFields(log, misnumbered), epub));
+  t.is(wrong.reason, 'wrong_index');
+  t.is(wrong.failing.length, 1);
+
+  // an ATTEST_EVENT result: the statement and key beside the envelope
+  const event = Buffer.from('{"door":"open"}');
+  const at = (await attestEvent(f.ctx, q(f), args({ plain_hex: event.toString('hex') }))).fields as Record<string, any>;
+  t.is((await seen(t, verifyAttestation(at, epub))).reason, null);
+  await mismatch(verifyAttestation({ ...at, statement: { ...at.statement, predicateType: 'urn:other' } }, epub),
+    'statement');
+  await mismatch(verifyAttestation({ ...at, public_key: strangerKey }, epub), 'public_key');
+});
+
+test('kit verify guard: signatures, keys and hashes verify only as the node spells them — stray low bits, '
+  + 'the other alphabet, padding and case are each refused', async (t) => {
+  const f = await coreFixture(t);
+  const pub = f.identity.public.public_key;
+  const r = receiptAt(f, f.clock.now());
+  const reason = async (p: Promise<Verdict>, what: string) => (await seen(t, p, what)).reason;
+  t.is(await reason(verifyReceipt(r, pub), 'as made'), null);
+  const std = Buffer.from(r.signature, 'base64url').toString('base64');
+  for (const [what, signature] of Object.entries({
+    'stray bits': respelt(r.signature, true), padded: `${r.signature}==`, 'standard base64': std,
+    'standard, unpadded': std.replace(/=+$/, ''), 'with a newline': `${r.signature}\n`,
+  })) t.is(await reason(verifyReceipt({ ...r, signature }, pub), what), 'bad_signature', what);
+  t.is(await reason(verifyReceipt(r, respelt(pub, true)), 'a trusted key spelt again'), 'unknown_key');
+  t.is(await reason(verifyReceipt(r, [{ public_key: `${pub}=` }]), 'a padded trusted key'), 'unknown_key');
+
+  // the transparency log: note signatures, roots and proof hashes are padded standard base64, once spelt
+  const { rs, pub: tpub } = await timestamps(t);
+  const last = rs[2]!;
+  const lines = (last.tlog_proof as string).split('\n');
+  const sigAt = lines.findIndex((l) => l.startsWith('\u2014 '));
+  const [dash, name, sig] = lines[sigAt]!.split(' ');
+  const variants: Record<string, string[]> = {
+    'note signature, stray bits': lines.map((l, i) => (i === sigAt ? `${dash} ${name} ${respelt(sig!, false)}` : l)),
+    'note signature, unpadded': lines.map((l, i) => (i === sigAt ? l.replace(/=+$/, '') : l)),
+    'proof hash, unpadded': lines.map((l, i) => (i === 2 ? l.replace(/=+$/, '') : l)),
+    'proof hash, url alphabet': lines.map((l, i) => (i === 2 ? l.replace(/\+/g, '-').replace(/\//g, '_') : l)),
+  };
+  for (const [what, text] of Object.entries(variants)) {
+    if (text.join('\n') === last.tlog_proof) continue; // nothing of that alphabet in this hash
+    const v = await seen(t, verifyTimestampProof({ ...last, tlog_proof: text.join('\n') }, tpub), what);
+    t.false(v.valid, what);
+    t.true(v.failing.some((c) => /parses/.test(c.name)), what);
+  }
+  const entry = last.log.entry_base64 as string;
+  if (entry.endsWith('=')) {
+    t.is(await reason(verifyTimestampProof({ ...last, log: { ...last.log, entry_base64: entry.replace(/=+$/, '') } },
+      tpub), 'entry unpadded'), 'entry_mismatch');
+  }
+  t.is(await reason(verifyTimestampProof({ ...last, token_signature: respelt(last.token_signature, true) }, tpub),
+    'token signature spelt again'), 'bad_token_signature');
+  const k = f.ctx.kernels;
+  const leaves = rs.map((x) => k.merkleLeafHash(Buffer.from(x.log.entry_base64, 'base64')));
+  const proof = k.consistencyProof(leaves, 1).map((h) => Buffer.from(h).toString('base64'));
+  const cp1 = rs[0]!.log.checkpoint, cp3 = rs[2]!.log.checkpoint;
+  t.is(await reason(verifyLogConsistency(cp1, cp3, proof, tpub), 'consistency as made'), null);
+  t.is(await reason(verifyLogConsistency(cp1, cp3, [respelt(proof[0]!, false), ...proof.slice(1)], tpub),
+    'a consistency hash spelt again'), 'malformed');
+
+  // DSSE: the signature and payload in padded standard base64, once spelt
+  const event = Buffer.from('{"door":"open"}');
+  const at = (await attestEvent(f.ctx, q(f), args({ plain_hex: event.toString('hex') }))).fields as Record<string, any>;
+  const env = at.envelope as { payloadType: string; payload: string; signatures: { keyid: string; sig: string }[] };
+  const s0 = env.signatures[0]!;
+  t.is(await reason(verifyAttestation(env, pub), 'envelope as made'), null);
+  t.is(await reason(verifyAttestation({ ...env, signatures: [{ ...s0, sig: respelt(s0.sig, false) }] }, pub),
+    'DSSE signature spelt again'), 'bad_signature');
+  t.is(await reason(verifyAttestation({ ...env, payload: respelt(env.payload, false) }, pub),
+    'payload spelt again'), 'malformed');
+
+  // sealed messages: lowercase hex, as the node writes it
+  const { publicKey, privateKey } = generateKeyPairSync('x25519');
+  const priv = new Uint8Array(privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(-32));
+  const sealed = (await sealedMessage(f.ctx, q(f), args({ plain_hex: 'ab'.repeat(8),
+    packet_hex: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex') }))).fields as
+    Record<string, any>;
+  t.is((await openSealedMessage(sealed, priv)).reason, null);
+  t.is((await openSealedMessage({ ...sealed, enc_hex: sealed.enc_hex.toUpperCase() }, priv)).reason, 'malformed');
+  t.is((await openSealedMessage({ ...sealed, info_hex: null }, priv)).reason, 'malformed', 'null is no hex');
 });

@@ -19,7 +19,7 @@ const PROOFS = `${G}/proofs.test.ts`, MONEY = `${G}/money.test.ts`, LEDGER = `${
 const RATE = `${G}/rate-limit.test.ts`, CODECS = `${G}/codecs.test.ts`;
 const PATHS = 'test/watchers/settlement-paths.test.ts';
 /** the offline verifiers (the embedding kit's; src/client/verify.ts only wraps them) */
-const KIT = 'src/kit/verify.ts';
+const KIT = 'src/kit/verify.ts', KIT_LOG = 'src/kit/verify-log.ts', KIT_GUARDS = `${G}/kit-verify.test.ts`;
 
 const T = {
   migrate: 'svcd migrate: a LevelDB ledger of 10,000 flows into PostgreSQL, audits equal; svcd goes on there',
@@ -89,6 +89,12 @@ const T = {
   idem: 'idempotency keys: same body replays, another body is 422',
   receiptMachine: 'receipt guard: VERIFY_RECEIPT answers not_found for another machine\'s receipt',
   jcs: 'canonical JSON: RFC 8785 reference vectors (cyberphone/json-canonicalization), byte for byte',
+  kitRestate: 'kit verify guard: the fields beside signed content restate what was verified; each changed alone is '
+    + 'field_mismatch, naming it, and each left out is fine',
+  kitSpelling: 'kit verify guard: signatures, keys and hashes verify only as the node spells them — stray low bits, '
+    + 'the other alphabet, padding and case are each refused',
+  kitNeverThrows: 'every verifier, each argument replaced by odd values (keys and options too): a verdict, never a '
+    + 'throw',
 };
 
 const m = (
@@ -102,7 +108,7 @@ export const MUTATIONS: Mutation[] = [
     PROOFS, T.receipt),
   m('pulse-signature', 'pulse Ed25519 signature check', KIT, 'checkPulse',
     'await verifyEd25519(key!.raw, signed, sig)', 'true', PROOFS, T.pulse),
-  m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', KIT, 'checkCheckpoint',
+  m('tlog-key-hash-alone', 'tlog checkpoint signature (not just its key hash)', KIT_LOG, 'checkCheckpoint',
     'if (sig && await verifyEd25519(key.raw, utf8(parsed.text), sig.signature))', 'if (sig)', PROOFS, T.tlog),
   m('rate-window-reset', 'rate-limit window ends after windowSec', 'src/protocol/rate-limit.ts', 'RateLimiter.#window',
     'if (!w || nowMs - w.start >= this.#rules[klass].windowSec * 1000) {', 'if (!w) {', RATE, T.window),
@@ -139,13 +145,13 @@ export const MUTATIONS: Mutation[] = [
     'toHex(k.sha256(seed)) === prev.pulse.commit', 'true', PROOFS, T.pulse),
   m('pulse-recompute', 'recomputed output = output_hex', KIT, 'verifyPulse',
     'const same = recomputed === r.output_hex;', 'const same = true;', PROOFS, T.pulse),
-  m('tlog-origin', 'checkpoint origin is the expected log', KIT, 'checkCheckpoint',
+  m('tlog-origin', 'checkpoint origin is the expected log', KIT_LOG, 'checkCheckpoint',
     'cp.origin === origin', 'true', PROOFS, T.tlog),
-  m('tlog-sig-name', 'checkpoint signature line names the origin', KIT, 'checkCheckpoint',
+  m('tlog-sig-name', 'checkpoint signature line names the origin', KIT_LOG, 'checkCheckpoint',
     's.name === cp.origin && equalBytes(s.keyHash, hash)', 'equalBytes(s.keyHash, hash)', PROOFS, T.tlog),
-  m('tlog-inclusion', 'RFC 6962 inclusion', KIT, 'checkInclusion',
+  m('tlog-inclusion', 'RFC 6962 inclusion', KIT_LOG, 'checkInclusion',
     'c.add(\'not_included\', name, v.ok,', 'c.add(\'not_included\', name, true,', PROOFS, T.tlog),
-  m('tlog-size', 'inclusion under the signed size', KIT, 'checkInclusion',
+  m('tlog-size', 'inclusion under the signed size', KIT_LOG, 'checkInclusion',
     'proof.index, cp.size, proof.proof', 'proof.index, proof.index + 1n, proof.proof', PROOFS, T.tlog),
   m('result-tag-compare', 'result tag compared in full', 'src/core/executors/verify-result.ts', 'verifyResult',
     'wants.some((want) => got.length === want.length && timingSafeEqual(got, want));',
@@ -321,4 +327,23 @@ export const MUTATIONS: Mutation[] = [
     T.migrate),
   m('migrate-empty', 'a migration never merges into a ledger', 'src/core/migrate.ts', 'migrate',
     'await assertEmpty(target);', '', 'test/store/migrate.test.ts', T.migrate),
+  // the kit's verifiers: any input a verdict, one spelling per signature, the fields beside signed content
+  m('kit-never-throws', 'a verifier answers any input with a verdict', 'src/kit/verdict.ts', 'verdictOf',
+    'c.add(\'malformed\', \'the material can be read through\', false, why(e));', 'throw e;',
+    'test/kit/fuzz.test.ts', T.kitNeverThrows),
+  m('kit-canonical-base64', 'signatures, keys and hashes in their one spelling', 'src/kit/bytes.ts',
+    'fromCanonicalBase64', 'return (url ? toBase64Url(b) : toBase64(b)) === s ? b : null;', 'return b;', KIT_GUARDS,
+    T.kitSpelling),
+  m('kit-receipt-fields', 'a receipt result restates its receipt', KIT, 'verifyReceipt',
+    'receipt_id: (v) => v === receipt.receipt_id,', 'receipt_id: () => true,', KIT_GUARDS, T.kitRestate),
+  m('kit-node-keys', 'a pulse\'s node_keys hold its signing key', KIT, 'nodeKeysAgree', 'return signerListed;',
+    'return true;', KIT_GUARDS, T.kitRestate),
+  m('kit-pulse-result-fields', 'a GET_PULSE result restates pulse k', KIT, 'verifyPulse',
+    'r.pulse.revealed_by_index === prev.pulse.index + 1', 'true', KIT_GUARDS, T.kitRestate),
+  m('kit-result-needs-previous', 'a GET_PULSE result is checked only with pulse k', KIT, 'verifyPulse',
+    'if (!prev && o.result !== undefined', 'if (false', KIT_GUARDS, T.kitRestate),
+  m('kit-log-fields', 'a log-backed result\'s log fields restate its proof', KIT_LOG, 'checkLogFields',
+    'checkpoint: (v) => v === proof.checkpoint,', 'checkpoint: () => true,', KIT_GUARDS, T.kitRestate),
+  m('kit-event-index', 'an event log entry names its own index', KIT_LOG, 'verifyMachineEventLog',
+    'sameUint(logged.index, proof.index)', 'true', KIT_GUARDS, T.kitRestate),
 ];

@@ -31,7 +31,7 @@ function groups(out: string): Group[] {
 const MODULES = [
   'src/core/ledger.ts', 'src/core/quotes.ts', 'src/core/invoices.ts', 'src/core/machines.ts', 'src/core/receipts.ts',
   'src/core/quote-token.ts', 'src/core/executors/verify-result.ts', 'src/core/executors/bct.ts',
-  'src/client/verify.ts', 'src/kit/verify.ts',
+  'src/client/verify.ts', 'src/kit/verify.ts', 'src/kit/verify-log.ts', 'src/kit/verdict.ts',
   'src/protocol/rate-limit.ts', 'src/protocol/line-codec.ts', 'src/protocol/validate.ts',
   'src/protocol/canonical.ts', 'src/protocol/jcs.ts', 'src/store/key-codec.ts',
   'src/core/deposit-match.ts', 'src/core/payment-reference.ts', 'src/core/transfers.ts', 'src/core/invoice-clients.ts',
