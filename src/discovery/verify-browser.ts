@@ -1,7 +1,9 @@
 // The /verify page's script (bundled for the browser by src/gateway/verify-bundle.ts): at load it
 // fetches the kernels and this node's manifest once; from then on every check runs in the page with
 // the embedding kit (WebCrypto Ed25519, or @noble/curves where the browser lacks it) and asks the
-// server nothing. The markup it fills in is verifyPage's (src/discovery/pages.ts).
+// server nothing. Whatever goes wrong on the way (a file that cannot be read, anything that throws) is
+// shown in the result as what it is, never left to the console. The markup it fills in is verifyPage's
+// (src/discovery/pages.ts).
 import type { Kernels } from '../kernels/kernels.ts';
 import { isObject } from '../kit/bytes.ts';
 import { ed25519Backend } from '../kit/ed25519.ts';
@@ -47,7 +49,17 @@ function showKeys(node: Record<string, unknown>): void {
   keysTable.replaceChildren(table);
 }
 
-function render(o: Outcome): void {
+/** A thrown value in words, without trusting it to stringify itself. */
+function said(e: unknown): string {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return 'an unreadable error';
+  }
+}
+
+/** `state`: the result's data-state; by default from the verdict (valid, invalid) or unrecognised. */
+function render(o: Outcome, state?: string): void {
   const verdict = el('p', o.message, o.verdict?.valid ? 'verdict ok' : 'verdict bad');
   verdict.id = 'verdict';
   const parts: HTMLElement[] = [verdict];
@@ -68,12 +80,21 @@ function render(o: Outcome): void {
     }
   }
   result.replaceChildren(...parts);
-  result.dataset.state = o.verdict ? (o.verdict.valid ? 'valid' : 'invalid') : 'unrecognised';
+  result.dataset.state = state ?? (o.verdict ? (o.verdict.valid ? 'valid' : 'invalid') : 'unrecognised');
 }
 
 let kernels: Kernels | null = null;
 
+/** Every check ends in a shown result: the verdict, or why there is none. */
 async function check(): Promise<void> {
+  try {
+    await checkBox();
+  } catch (e) {
+    render({ kind: null, verdict: null, message: `The check could not be completed: ${said(e)}` }, 'error');
+  }
+}
+
+async function checkBox(): Promise<void> {
   const text = docBox.value.trim();
   if (!text) { render({ kind: null, verdict: null, message: 'Paste, drop or choose a document first.' }); return; }
   const keys = parseKeys(keysBox.value);
@@ -90,7 +111,13 @@ async function check(): Promise<void> {
 
 async function readFile(f: File | undefined): Promise<void> {
   if (!f) return;
-  docBox.value = await f.text();
+  try {
+    docBox.value = await f.text();
+  } catch (e) {
+    render({ kind: null, verdict: null, message: `The file ${JSON.stringify(f.name)} could not be read: ${said(e)}` },
+      'error');
+    return;
+  }
   await check();
 }
 
@@ -130,5 +157,5 @@ async function start(): Promise<void> {
 
 start().catch((e: unknown) => {
   root.dataset.ready = 'failed';
-  render({ kind: null, verdict: null, message: `The verifier could not start: ${String(e)}` });
+  render({ kind: null, verdict: null, message: `The verifier could not start: ${said(e)}` }, 'error');
 });

@@ -2,7 +2,9 @@
 // kit, the kernels and the manifest's key set, then the network is cut and it checks real material
 // from paid executions — a receipt (valid; invalid once a field is changed, saying why), a pulse, two
 // consecutive pulses, a timestamp proof, an event log proof, an attestation — and calls garbage what
-// it is, asking the server nothing.
+// it is, asking the server nothing. Malformed material (lone surrogates, 1e400, wrong types, another
+// encoding of a signature, a log field changed) is an invalid verdict naming the failed check, an
+// unreadable file or anything that throws is a message in the result, and nothing reaches the console.
 // The same with the @noble/curves fallback when the browser's WebCrypto has no Ed25519.
 import test from 'ava';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -12,6 +14,7 @@ import { fundMachine, paidExecution } from '../support/svcd.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 import { until } from '../support/until.ts';
 import type { SvcClient } from '../../src/client/client.ts';
+import { canonicalJson } from '../../src/protocol/canonical.ts';
 
 const M = 'verify-page';
 let c: SvcClient;
@@ -69,8 +72,13 @@ async function shown(page: Page): Promise<Shown> {
   });
 }
 
-/** Opens /verify, waits until the kit is ready, then cuts the network; counts every request after that. */
-async function openOffline(context: BrowserContext): Promise<{ page: Page; backend: string; after: string[] }> {
+/**
+ * Opens /verify, waits until the kit is ready, then cuts the network; counts every request after that, and
+ * every error the page throws or logs (`errors`: none may appear).
+ */
+async function openOffline(
+  context: BrowserContext,
+): Promise<{ page: Page; backend: string; after: string[]; errors: string[] }> {
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -83,7 +91,42 @@ async function openOffline(context: BrowserContext): Promise<{ page: Page; backe
   const after: string[] = [];
   context.on('request', (r) => after.push(r.url()));
   await context.setOffline(true);
-  return { page, backend, after };
+  return { page, backend, after, errors };
+}
+
+/** Copies of real material broken the ways pasted JSON breaks: each must be invalid, saying which check failed. */
+function malformed(): [string, string, RegExp][] {
+  const { receipt, pulse, timestamp, events, attestation } = material;
+  const json = (v: unknown) => JSON.stringify(v);
+  const flipLowBits = (sig: string) => {
+    // the last character of 86 base64url carries 2 bits and 4 stray ones: a second spelling of the same bytes
+    const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    return sig.slice(0, -1) + abc[abc.indexOf(sig.at(-1)!) ^ 1];
+  };
+  return [
+    ['a lone surrogate in a receipt', json(receipt).replace(`"machine_id":"${receipt.receipt.machine_id}"`,
+      `"machine_id":"${receipt.receipt.machine_id}\\ud800"`), /^Invalid signed receipt\. Failed check: signature/],
+    ['a receipt signature spelt another way', json({ ...receipt, signature: flipLowBits(receipt.signature) }),
+      /^Invalid signed receipt\. Failed check: signature/],
+    ['base64 for base64url', json({ ...receipt, signature: Buffer.from(receipt.signature, 'base64url')
+      .toString('base64') }), /^Invalid signed receipt\. Failed check: signature/],
+    ['1e400 as a pulse index', json(pulse).replace(`"index":${pulse.pulse.index}`, '"index":1e400'),
+      /^Invalid signed pulse\. Failed check: pulse signature/],
+    ['a lone surrogate in a pulse', json(pulse).replace('"format":"svc_pulse_v1"', '"format":"svc_pulse_v1\\udc00"'),
+      /^Invalid signed pulse\. Failed check: pulse signature/],
+    ['1e400 as a timestamp serial', json(timestamp).replace(`"serial":${timestamp.token.serial}`, '"serial":1e400'),
+      /^Invalid timestamp proof\. Failed check: the logged entry/],
+    ['a timestamp whose log.tree_size was changed', json({ ...timestamp, log: { ...timestamp.log,
+      tree_size: timestamp.log.tree_size + 1 } }), /^Invalid timestamp proof\. Failed check: log fields/],
+    ['a timestamp of the wrong types', json({ ...timestamp, token_signature: 7, log: [] }),
+      /^Invalid timestamp proof\. Failed check: a token, its signature/],
+    ['an event log whose entry was changed', json({ ...events, entry: { ...events.entry, index: 99 } }),
+      /^Invalid machine event log proof\. Failed check: the logged entry/],
+    ['an attestation whose signatures are numbers', json({ ...attestation, envelope: { ...attestation.envelope,
+      signatures: [1, 2] } }), /^Invalid attestation \(DSSE envelope\)\. Failed check: a DSSE envelope/],
+    ['a pulse pair of the wrong types', json([{ ...pulse, pulse: { ...pulse.pulse, index: 'x' } }, material.next]),
+      /^Invalid two consecutive pulses .*\. Failed check: pulse k(\+1)? is a signed pulse/],
+  ];
 }
 
 const chromium = { what: CHROMIUM, present: hasChromium, hint: 'apt install chromium, or set SVC_CHROMIUM' };
@@ -102,7 +145,7 @@ for (const mode of ['webcrypto', 'noble'] as const) {
             ? Promise.reject(new DOMException('unsupported', 'NotSupportedError')) : importKey(...a))) as never;
         });
       }
-      const { page, backend, after } = await openOffline(context);
+      const { page, backend, after, errors } = await openOffline(context);
       t.is(backend, mode);
       // the key set came from the manifest and is shown
       const keys = JSON.parse(await page.inputValue('#keys')) as { public_key: string; keys: unknown[] };
@@ -138,7 +181,12 @@ for (const mode of ['webcrypto', 'noble'] as const) {
       t.is(events.state, 'valid', JSON.stringify(events));
       t.regex(events.verdict, /^Valid machine event log proof/);
       const moved = { ...material.events, log: { ...material.events.log, entry_base64: 'Zm9yZ2Vk' } };
-      t.is((await verify(page, JSON.stringify(moved))).reason, 'not_included');
+      t.is((await verify(page, JSON.stringify(moved))).reason, 'entry_mismatch', 'the entry is not the logged one');
+      // another entry at the same index, logged bytes and entry in agreement: the log does not include it
+      const { entry, ...noEntry } = material.events;
+      const other = Buffer.from(canonicalJson({ ...entry, summary: { ...entry.summary, count: 4 } }));
+      const forged = { ...noEntry, log: { ...material.events.log, entry_base64: other.toString('base64') } };
+      t.is((await verify(page, JSON.stringify(forged))).reason, 'not_included');
       const attestation = await verify(page, JSON.stringify(material.attestation));
       t.is(attestation.state, 'valid', JSON.stringify(attestation));
       t.regex(attestation.verdict, /^Valid attestation/);
@@ -166,11 +214,46 @@ for (const mode of ['webcrypto', 'noble'] as const) {
       }, JSON.stringify(tampered));
       t.is((await shown(page)).state, 'invalid', 'dropped file');
 
+      // malformed material: an invalid verdict that names the check, never an error
+      for (const [what, text, verdict] of malformed()) {
+        const m = await verify(page, text);
+        t.is(m.state, 'invalid', what);
+        t.regex(m.verdict, verdict, what);
+        t.true(m.reason.length > 0 && m.checks.some((x) => !x.ok), what);
+      }
+      for (const deep of ['['.repeat(200_000) + ']'.repeat(200_000), '{"receipt":{},"signature":"' + 'A'.repeat(1e6)
+        + '"}']) {
+        t.regex((await verify(page, deep)).state, /^(unrecognised|invalid)$/, deep.slice(0, 20));
+      }
+      // a file the browser cannot read, and anything that throws in the page's own code: said in the result
+      await page.evaluate(() => { delete document.getElementById('result')!.dataset.state; });
+      // (as text: the test's compiler would wrap a function's inner functions in a helper the page lacks)
+      await page.evaluate(`(() => {
+        const f = new File(['{}'], 'locked.json', { type: 'application/json' });
+        f.text = () => Promise.reject(new DOMException('the file is locked', 'NotReadableError'));
+        // a DataTransfer would copy the file: the drop handler is handed this one through the event
+        const ev = new DragEvent('drop', { bubbles: true, cancelable: true });
+        Object.defineProperty(ev, 'dataTransfer', { value: { files: [f], getData: () => '' } });
+        document.getElementById('drop').dispatchEvent(ev);
+      })()`);
+      const unread = await shown(page);
+      t.is(unread.state, 'error');
+      t.regex(unread.verdict, /^The file "locked\.json" could not be read: the file is locked/);
+      await page.evaluate(`(() => {
+        window.sorted = Array.prototype.sort;
+        Array.prototype.sort = () => { throw new Error('sort is broken'); };
+      })()`);
+      const broken = await verify(page, JSON.stringify([material.next, material.pulse]));
+      await page.evaluate('Array.prototype.sort = window.sorted');
+      t.is(broken.state, 'error');
+      t.regex(broken.verdict, /^The check could not be completed: sort is broken/);
+
       // other keys pasted: the real receipt names a key they do not hold
       await page.fill('#keys', 'A'.repeat(43));
       const stranger = await verify(page, JSON.stringify(material.receipt));
       t.is(stranger.reason, 'unknown_key');
 
+      t.deepEqual(errors, [], 'nothing thrown or logged as an error in the page');
       t.deepEqual(after, [], 'no request left the page after it loaded');
     });
 }
