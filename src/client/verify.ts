@@ -1,5 +1,5 @@
 // Offline verification for the client kit (svc verify-pulse, svc pulse, svc verify-log): the embedding kit's
-// verifiers (src/kit/verify.ts, the package's svc/verify) on the kit's own kernels (build/kernels.wasm,
+// verifiers (src/kit/verify.ts, the package's @svc/kit/verify) on the kit's own kernels (build/kernels.wasm,
 // loaded once per process) — one implementation for the CLI, the tests and every embedder. docs/verify.md
 // gives the checks. The keys may be a key set (after a key rotation, pulses and checkpoints name retired
 // keys too).

@@ -142,7 +142,8 @@ export function buildManifest(node: NodeInfo, site: SiteInfo): Record<string, un
     capabilities: CAPABILITIES,
     kernels: {
       url: site.base_url + publicRoute('kernelsWasm').path, media_type: publicRoute('kernelsWasm').type,
-      sha256: kernelWasmSha256(), abi_version: ABI_VERSION, package: 'svc/kernels, svc/verify (docs/embedding.md)',
+      sha256: kernelWasmSha256(), abi_version: ABI_VERSION,
+      package: '@svc/kit: @svc/kit/kernels, @svc/kit/verify (docs/embedding.md)',
     },
     commands: COMMANDS.map((c) => ({
       name: c.name,

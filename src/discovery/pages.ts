@@ -116,9 +116,10 @@ function mcpAndKit(site: SiteInfo): string {
 JSON responses) with the free tools: greeting, capabilities, pricebook, quotes, receipt verification and a sandbox
 pulse. It needs no account: add its URL to an MCP client as a remote server.
 <a href="${path('mcpMetadata')}">${path('mcpMetadata')}</a> lists its tools and protocol versions.</p>
-<p><strong>Embedding kit.</strong> To recompute or check results inside your own program, import the package's
-${code('svc/kernels')} (the WebAssembly proof kernels) and ${code('svc/verify')} (offline verification) entry
-points; the guide is ${code('docs/embedding.md')} in the svc repository. Every HTTP operation is in the
+<p><strong>Embedding kit.</strong> To recompute or check results inside your own program, import the
+${code('@svc/kit')} package's ${code('@svc/kit/kernels')} (the WebAssembly proof kernels) and
+${code('@svc/kit/verify')} (offline verification) entry points; the guide is ${code('docs/embedding.md')} in the
+svc repository. Every HTTP operation is in the
 <a href="${path('pageReference')}">API reference</a> and <a href="${DOCUMENT_PATHS.openapi}">openapi.json</a>.</p>`;
 }
 
@@ -439,7 +440,7 @@ export const VERIFY_BROWSER_ENTRY: URL = new URL('./verify-browser.ts', import.m
 export function verifyPage(scriptSrc: string): string {
   const intro = '<p>Paste, drop or choose a signed receipt, a signed pulse (or two consecutive ones), a timestamp'
     + ' proof, a machine event log proof or an attestation, as the API and the command line return them. It is'
-    + ` checked here, in your browser, by the same embedding kit (${code('svc/verify')}) the command line runs:`
+    + ` checked here, in your browser, by the same embedding kit (${code('@svc/kit/verify')}) the command line runs:`
     + ' once this page has loaded, nothing you check is sent anywhere.</p>';
   const form = `<label for="doc">Receipt, pulse or proof (JSON)</label>
 <textarea id="doc" rows="10" spellcheck="false" autocomplete="off"></textarea>

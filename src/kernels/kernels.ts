@@ -2,7 +2,7 @@
 // reusable scratch region in the module's memory (static buffers, DESIGN.md §7: ~3.6x cheaper per
 // MiB than loader-managed arrays); views are re-created whenever memory has grown.
 // Argument checks live here and name the argument; the kernels trust their inputs' shapes.
-// Portable (no Node APIs): the server and the embedding kit (src/kit, the package's svc/kernels)
+// Portable (no Node APIs): the server and the embedding kit (src/kit, the package's @svc/kit/kernels)
 // share this class; only where the module comes from differs (wasm.ts in Node, kit/load.ts elsewhere).
 import {
   BVM_LIMITS, BVM_STATUS, KERNEL_ERRORS, MERKLE_MAX_PROOF_HASHES, PULSE_MAX_BITS, type BvmStatus, type KernelErrorName,
@@ -79,7 +79,7 @@ export class Kernels {
   /** Instantiates a compiled module; in Node, by default the release build (compiled once per process). */
   static create(mod?: WebAssembly.Module): Kernels {
     const m = mod ?? defaultModule?.();
-    if (!m) throw new Error('Kernels.create() needs a module here: use loadKernels() from the svc/kernels package');
+    if (!m) throw new Error('Kernels.create() needs a module here: use loadKernels() from @svc/kit/kernels');
     return new Kernels(instantiateKernels(m));
   }
 

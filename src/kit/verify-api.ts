@@ -1,4 +1,4 @@
-// svc/verify: the offline verifiers and the few helpers they are built from.
+// @svc/kit/verify: the offline verifiers and the few helpers they are built from.
 export {
   ATTEST_PREDICATE_TYPE, IN_TOTO_PAYLOAD_TYPE, SEALED_INFO, keyIdOf, openSealedMessage, pae, pulseOutput,
   verifyAttestation, verifyLogConsistency, verifyLogInclusion, verifyMachineEventLog, verifyPulse, verifyReceipt,

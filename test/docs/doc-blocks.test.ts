@@ -92,7 +92,7 @@ export const ROWS: Row[] = [
     file: 'docs/embedding.md', block: 'npm run pack:kit ',
     lines: {
       'npm run pack:kit': [by(KIT, '[\'run\', \'--silent\', \'pack:kit\', \'--\', \'--out\', dir]')],
-      'npm install ./svc-1.0.5.tgz': [by(KIT, 'npm install ./${tgz}')],
+      'npm install ./svc-kit-1.0.5.tgz': [by(KIT, 'npm install ./${tgz}')],
     },
     how: '`npm run pack:kit` into a temp dir, the tarball installed into an empty project; the doc\'s tarball '
       + 'name checked',

@@ -198,7 +198,8 @@ test('the home page, /docs and /for-agents point to the MCP endpoint and the emb
   for (const p of ['/', '/docs', '/for-agents']) {
     const html = await (await fetch(base + p)).text();
     t.true(html.includes(`<code>POST ${base}/mcp</code>`), `${p}: MCP endpoint`);
-    t.true(html.includes('<code>svc/kernels</code>') && html.includes('<code>svc/verify</code>'), `${p}: kit`);
+    const kit = ['<code>@svc/kit/kernels</code>', '<code>@svc/kit/verify</code>'];
+    t.true(kit.every((c) => html.includes(c)), `${p}: kit`);
     t.true(html.includes(`href="${REFERENCE}"`), `${p}: links the API reference`);
   }
   const llms = await (await fetch(`${base}/llms.txt`)).text();

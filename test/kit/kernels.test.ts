@@ -1,4 +1,4 @@
-// The kit's kernel API (svc/kernels) from source: loaded portably, the standard answers, typed
+// The kit's kernel API (@svc/kit/kernels) from source: loaded portably, the standard answers, typed
 // errors carrying the ABI name, and memory that does not grow across a million calls.
 import test from 'ava';
 import { readFileSync } from 'node:fs';

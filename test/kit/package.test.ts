@@ -1,8 +1,9 @@
 // The embedding package as an embedder gets it: `npm run pack:kit` (build/kit with tsc, staged with the
-// kit's own manifest), the tarball installed offline into an empty directory, and then in Node, Deno, Bun and headless
-// Chromium the same script (test/kit/embed/check.js) imports svc/kernels and svc/verify, hashes
-// the standard vectors, fetches pulses from a live svcd over HTTP (CORS in the page), recomputes a
-// paid GET_PULSE output, verifies a real receipt — and rejects both after one flipped byte.
+// kit's own manifest and README), the tarball installed offline into an empty directory, and then in
+// Node, Deno, Bun and headless Chromium the same script (test/kit/embed/check.js) imports
+// @svc/kit/kernels and @svc/kit/verify, hashes the standard vectors, fetches pulses from a live svcd over
+// HTTP (CORS in the page), recomputes a paid GET_PULSE output, verifies a real receipt — and rejects both
+// after one flipped byte.
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,16 +76,16 @@ const strip = (r: Record<string, unknown>) => {
 };
 
 test.serial('docs/embedding.md installs the tarball `npm run pack:kit` makes, by its name', (t) => {
-  // the Install block: `npm run pack:kit` here, `npm install ./svc-<version>.tgz` in the embedder's project (as
-  // above, with the tarball in a temp dir); a version bump that leaves the doc's name behind fails
+  // the Install block: `npm run pack:kit` here, `npm install ./svc-kit-<version>.tgz` in the embedder's project
+  // (as above, with the tarball in a temp dir); a version bump that leaves the doc's name behind fails
   const doc = readFileSync(join(ROOT, 'docs/embedding.md'), 'utf8');
-  t.regex(tgz, /^svc-\d+\.\d+\.\d+\.tgz$/);
-  t.true(doc.includes(`npm run pack:kit               # in this repository: ${tgz}`), tgz);
+  t.regex(tgz, /^svc-kit-\d+\.\d+\.\d+\.tgz$/, 'npm names a scoped package\'s tarball scope-name-version');
+  t.true(doc.includes(`npm run pack:kit                   # in this repository: ${tgz}`), tgz);
   t.true(doc.includes(`npm install ./${tgz}    # in your project`), tgz);
 });
 
 test.serial('the tarball ships the kit and the module, nothing secret, no tests, no sources', (t) => {
-  const pkg = join(dir, 'node_modules/svc');
+  const pkg = join(dir, 'node_modules/@svc/kit');
   const listing = (p: string): string[] => readdirSync(p, { withFileTypes: true })
     .flatMap((e) => (e.isDirectory() ? listing(join(p, e.name)).map((x) => `${e.name}/${x}`) : [e.name]));
   const files = listing(pkg);
@@ -96,11 +97,17 @@ test.serial('the tarball ships the kit and the module, nothing secret, no tests,
   t.false(existsSync(join(pkg, 'src/kit')));
 });
 
-test.serial('the kit\'s manifest: the entry points, no bins or scripts, and only the packages the kit imports',
-  (t) => {
+test.serial('the kit\'s manifest: its own name, the entry points, no bins or scripts, and only the packages the '
+  + 'kit imports', (t) => {
     const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    const kit = JSON.parse(readFileSync(join(dir, 'node_modules/svc/package.json'), 'utf8'));
-    t.like(kit, { name: root.name, version: root.version, type: 'module' });
+    const kit = JSON.parse(readFileSync(join(dir, 'node_modules/@svc/kit/package.json'), 'utf8'));
+    t.like(kit, { name: '@svc/kit', version: root.version, type: 'module' });
+    t.not(kit.name, root.name, 'the repository\'s package is the service; the kit is named apart');
+    t.deepEqual(kit.engines, root.engines);
+    // licence and repository are package.json's own, never made up at pack time
+    t.is(kit.license, root.license);
+    t.is(kit.repository?.url, typeof root.repository === 'string' ? root.repository : root.repository?.url);
+    if (kit.repository) t.is(kit.repository.directory, 'src/kit');
     t.deepEqual(kit.exports, root.exports);
     t.is(kit.bin, undefined);
     t.is(kit.scripts, undefined);
@@ -108,7 +115,32 @@ test.serial('the kit\'s manifest: the entry points, no bins or scripts, and only
     t.deepEqual(kit.dependencies, { '@noble/curves': root.dependencies['@noble/curves'] });
     // what the install brought: the kit and its dependencies' own, none of the service's
     const installed = readdirSync(join(dir, 'node_modules')).filter((n) => !n.startsWith('.'));
-    t.deepEqual(installed.sort(), ['@noble', 'svc']);
+    t.deepEqual(installed.sort(), ['@noble', '@svc']);
+  });
+
+test.serial('the kit\'s README is written for embedders: every link resolves in the package or is absolute, and '
+  + 'every name its examples import is exported', async (t) => {
+    const pkg = join(dir, 'node_modules/@svc/kit');
+    const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
+    t.is(readme, readFileSync(join(ROOT, 'src/kit/README.md'), 'utf8'));
+    t.regex(readme, /^# @svc\/kit\n/);
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+    for (const link of links) {
+      if (/^https:\/\//.test(link)) continue;
+      t.false(/^[a-z]+:/.test(link), `${link}: only https links leave the package`);
+      t.true(existsSync(join(pkg, link.split('#')[0]!)), `${link} is in the package`);
+    }
+    // each example's imports, run against the installed package
+    const imports = [...readme.matchAll(/^import \{([^}]+)\} from '(@svc\/kit[^']*)';$/gm)]
+      .map((m) => ({ names: m[1]!.split(',').map((n) => n.trim()), from: m[2]! }));
+    t.true(imports.length >= 2, 'the examples import from the package');
+    const script = `const out = {}; for (const { names, from } of ${JSON.stringify(imports)}) {
+      const m = await import(from); out[from] = names.filter((n) => !(n in m)); } console.log(JSON.stringify(out));`;
+    writeFileSync(join(dir, 'readme-imports.mjs'), script);
+    const { stdout } = await run(process.execPath, ['readme-imports.mjs'], { cwd: dir });
+    for (const [from, missing] of Object.entries(JSON.parse(stdout) as Record<string, string[]>)) {
+      t.deepEqual(missing, [], `${from} exports what the README imports`);
+    }
   });
 
 test.serial('`npm pack` of the repository refuses, naming npm run pack:kit: its manifest is the service\'s',

@@ -1,9 +1,9 @@
 // What every runtime does with the installed package (test/kit/package.test.ts): one import each
-// of svc/kernels and svc/verify, the standard SHA-256 vectors, the pulses fetched over HTTP from a
-// live svcd, the expansion recomputed, a real receipt verified — and each rejected after one
+// of @svc/kit/kernels and @svc/kit/verify, the standard SHA-256 vectors, the pulses fetched over HTTP
+// from a live svcd, the expansion recomputed, a real receipt verified — and each rejected after one
 // flipped byte. Plain JavaScript with bare imports only: Node, Deno, Bun and a page run this file.
-import { loadKernels } from 'svc/kernels';
-import { ed25519Backend, fromHex, pulseOutput, toHex, verifyPulse, verifyReceipt } from 'svc/verify';
+import { loadKernels } from '@svc/kit/kernels';
+import { ed25519Backend, fromHex, pulseOutput, toHex, verifyPulse, verifyReceipt } from '@svc/kit/verify';
 
 const flipHex = (h, at = 0) => h.slice(0, at) + ((parseInt(h[at], 16) ^ 1).toString(16)) + h.slice(at + 1);
 const flipB64url = (s) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
