@@ -1,5 +1,6 @@
 // Configuration from the environment (README "Configuration"): every variable optional, parsed
 // and validated once at start; a bad value stops svcd with a message naming the variable.
+import { webhookConfig, type WebhookConfig } from './webhook-config.ts';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultShare } from '../protocol/budgets.ts';
@@ -88,6 +89,8 @@ export interface Config {
   payments?: 'live' | 'local';
   /** chain watchers, one per configured rail (none by default: admin settlement only) */
   watchers: WatcherConfig[];
+  /** webhook endpoints and their signing secret (SVC_WEBHOOK_URLS, SVC_WEBHOOK_SECRET); null: none */
+  webhooks?: WebhookConfig | null;
   readyFile: string | null;
   pulsePeriodMs: number;
   invoiceTtlMs: number;
@@ -241,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rails,
     payments: paymentsMode(env.SVC_PAYMENTS),
     watchers: watchers(env, rails),
+    webhooks: webhookConfig(env),
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
     invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 3_600_000, 1000, 30 * 86_400_000),

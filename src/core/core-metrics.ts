@@ -42,7 +42,9 @@ export async function countOpen(store: Store, nowMs: number): Promise<OpenCounts
   let unmatchedDeposits = 0, reorgedDeposits = 0;
   for await (const _k of store.keys('unmatched_deposits', { limit: OPEN_COUNTS_CAP })) unmatchedDeposits++;
   for await (const _k of store.keys('deposit_reorgs', { limit: OPEN_COUNTS_CAP })) reorgedDeposits++;
-  return { openQuotes, pendingInvoices, unmatchedDeposits, reorgedDeposits };
+  let pendingWebhooks = 0;
+  for await (const _k of store.keys('webhook_queue', { limit: OPEN_COUNTS_CAP })) pendingWebhooks++;
+  return { openQuotes, pendingInvoices, unmatchedDeposits, reorgedDeposits, pendingWebhooks };
 }
 
 /** Connects the core's gauges to this node (svcd calls it once the core is open). */

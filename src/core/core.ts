@@ -17,6 +17,7 @@ import { openNode } from './open-node.ts';
 import { Sandbox } from './sandbox.ts';
 import { StoreHealth } from './store-health.ts';
 import { sweepLease, sweepRound } from './sweeps.ts';
+import { WebhookDeliverer } from './webhook-deliverer.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import type { WatchLog } from './watchers/poll-loop.ts';
 import { Watchers } from './watchers/watchers.ts';
@@ -32,6 +33,8 @@ export class Core implements NodeState {
   /** one node of a shared store sweeps at a time (a store one process owns: that process always does) */
   readonly #sweepLease: Lease;
   #sweeper: NodeJS.Timeout | null = null;
+  /** sends the webhook deliveries due (null: no endpoint configured) */
+  #webhooks: WebhookDeliverer | null = null;
   #watchers: Watchers | null = null;
   #closed = false;
   #active = 0;
@@ -62,6 +65,7 @@ export class Core implements NodeState {
       sweepRound(ctx, core.#sweepLease).catch(() => { /* next tick retries */ });
     }, ctx.config.sweepIntervalMs);
     core.#sweeper.unref();
+    core.#webhooks = WebhookDeliverer.start(ctx);
     return core;
   }
 
@@ -151,6 +155,7 @@ export class Core implements NodeState {
   async #shutdown(): Promise<void> {
     await this.drain();
     await this.#watchers?.stop();
+    await this.#webhooks?.stop();
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
     // another node sweeps at once instead of after the lease runs out

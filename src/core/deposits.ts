@@ -21,6 +21,7 @@ import {
 } from './invoices.ts';
 import { transferIndexOp } from './transfers.ts';
 import { lockTable, type Held } from './lock-order.ts';
+import { webhookOps } from './webhooks.ts';
 
 /** A token transfer to a rail's address, as a watcher saw it at its trusted head. */
 export interface Deposit {
@@ -139,6 +140,7 @@ export async function recordDeposit(
       await ctx.store.write([
         create('deposits', id, rec), put('unmatched_deposits', rec.queue_key!, { deposit_id: id }),
         transferIndexOp(d.rail, seen.tx_id, d.log_index, id),
+        ...webhookOps(ctx, 'deposit.unmatched', depositView(rec), now),
       ]);
     } catch (e) {
       if (isStoreConflict(e)) return recordedElsewhere(ctx, id, e);
@@ -340,9 +342,13 @@ export async function markReorged(ctx: CoreContext, id: string): Promise<Deposit
     for (let run = 1; ; run++) {
       const dep = await loadDeposit(ctx, id);
       if (!dep || dep.reorged_at) return dep;
-      const rec: DepositRecord = { ...dep, reorged_at: ctx.now().toISOString() };
+      const now = ctx.now();
+      const rec: DepositRecord = { ...dep, reorged_at: now.toISOString() };
       try {
-        await ctx.store.write([replace('deposits', id, rec, dep), reorgIndexOp(rec)]);
+        await ctx.store.write([
+          replace('deposits', id, rec, dep), reorgIndexOp(rec),
+          ...webhookOps(ctx, 'deposit.reorged', depositView(rec), now),
+        ]);
         return rec;
       } catch (e) {
         if (!isStoreConflict(e) || run >= MARK_RUNS) throw e;

@@ -12,8 +12,8 @@ import { randomInt } from 'node:crypto';
 import { ServiceError } from '../errors.ts';
 import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
-import { idPart, key } from '../store/key-codec.ts';
-import { create, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
+import { idPart, key, numPart } from '../store/key-codec.ts';
+import { create, del, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
 import { DEFAULT_AMOUNT_HOLD_MS } from './config.ts';
 import { NO_ADDRESS, type Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
@@ -24,6 +24,7 @@ import { resolveReference } from './transfers.ts';
 import { lockTable, type Held } from './lock-order.ts';
 import { checkToken, claimedRecord, getMachine, machineOps, newToken, type MachineRecord } from './machines.ts';
 import { invoiceTransitions } from '../metrics/metrics.ts';
+import { webhookOps } from './webhooks.ts';
 
 /** svc_invoice_transitions_total: counted once the state is durable. */
 const INVOICES_ENTERING = {
@@ -253,6 +254,7 @@ export async function fundAccount(
           : create('invoice_amounts', amountKey, amountEntry),
         ...machineOps(a.machine_id, next, rec),
         ...clientOps,
+        put('invoice_expiry', invoiceExpiryKey(inv), { invoice_id: inv.invoice_id }),
         ...(idem?.seal(reply) ?? []),
       ]);
       INVOICES_ENTERING.created.v++;
@@ -283,15 +285,23 @@ async function allocateAmount(
   throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
 }
 
-/** Marks a pending invoice past its expiry as expired (lazily, on read). */
+/** The invoice's entry in the expiry index (pending invoices by expires_ms). */
+export const invoiceExpiryKey = (inv: Pick<InvoiceRecord, 'expires_ms' | 'invoice_id'>): string =>
+  key(numPart(inv.expires_ms), inv.invoice_id);
+
+/** Marks a pending invoice past its expiry as expired (on read, and by the sweep). */
 export async function refreshInvoice(ctx: CoreContext, inv: InvoiceRecord): Promise<InvoiceRecord> {
   if (inv.state !== 'pending' || ctx.now().getTime() < inv.expires_ms) return inv;
   return ctx.ledger.withMachine(inv.machine_id, async () => {
     const cur = await loadInvoice(ctx, inv.invoice_id);
     if (cur.state !== 'pending' || ctx.now().getTime() < cur.expires_ms) return cur;
-    const next: InvoiceRecord = { ...cur, state: 'expired', expired_at: ctx.now().toISOString() };
+    const now = ctx.now();
+    const next: InvoiceRecord = { ...cur, state: 'expired', expired_at: now.toISOString() };
     // its amount stays held (allocateAmount): a payment made in time may still become final
-    await ctx.store.write([put('invoices', cur.invoice_id, next)]);
+    await ctx.store.write([
+      put('invoices', cur.invoice_id, next), del('invoice_expiry', invoiceExpiryKey(cur)),
+      ...webhookOps(ctx, 'invoice.expired', invoiceView(next), now),
+    ]);
     INVOICES_ENTERING.expired.v++;
     return next;
   });
@@ -340,6 +350,8 @@ export async function settle(
           ...(deposit?.ops ?? []),
           // new: another node's settlement with this reference meanwhile refuses the whole batch
           create('settlement_refs', referenceKey(reference), refEntry),
+          ...(inv.state === 'pending' ? [del('invoice_expiry', invoiceExpiryKey(inv))] : []),
+          ...webhookOps(ctx, 'invoice.settled', invoiceView(next), now),
         ]);
       } catch (e) {
         const elsewhere = isStoreConflict(e) ? await creditedElsewhere(ctx, reference, inv.invoice_id) : null;

@@ -11,3 +11,4 @@ export { ed25519Backend, useEd25519Backend, type Ed25519Backend } from './ed2551
 export { canonicalJson, fromBase64, fromBase64Url, fromHex, toBase64, toBase64Url, toHex } from './bytes.ts';
 export { parseCheckpoint, parseNote, parseTlogProof } from './tlog.ts';
 export { loadKernels } from './load.ts';
+export { verifyWebhook, type WebhookOptions } from './webhook.ts';

@@ -240,6 +240,8 @@ export interface OpenCounts {
   openQuotes: number; pendingInvoices: number;
   /** chain deposits waiting in the unmatched queue, and deposits reorged out after they were recorded */
   unmatchedDeposits: number; reorgedDeposits: number;
+  /** webhook deliveries waiting for their next try */
+  pendingWebhooks: number;
 }
 let openCounts: (() => Promise<OpenCounts>) | null = null;
 export function setOpenCounts(f: (() => Promise<OpenCounts>) | null): void { openCounts = f; }
@@ -258,6 +260,11 @@ openGauge('svc_unmatched_deposits', 'chain deposits waiting in the unmatched que
   (c) => c.unmatchedDeposits);
 openGauge('svc_reorged_deposits', 'chain deposits reorged out after they were recorded (svc-admin reorgs)',
   (c) => c.reorgedDeposits);
+openGauge('svc_webhooks_pending', 'webhook deliveries waiting for their next try (a receiver down: it grows)',
+  (c) => c.pendingWebhooks);
+export const webhookDeliveries = new CellFamily('svc_webhook_deliveries_total',
+  'webhook delivery attempts by outcome: delivered (2xx), retried (failed, tried again later), failed (given up '
+  + 'after a day)', ['outcome']);
 
 // ---- settlement watchers --------------------------------------------------------------------------
 

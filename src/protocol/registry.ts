@@ -13,8 +13,8 @@ import { SANDBOX_RESULTS, SANDBOX_SCHEMAS } from './sandbox.ts';
 import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
-  DEPOSIT_STATES, INVOICE_STATES, LIMITS, RAIL_IDS, UNMATCHED_REASONS, balanceResult, executionArgsSchema,
-  executionResult, id, idempotencyKey, invoiceResult, machineId, note, obj, quoteBodySchema, quoteResult,
+  DELIVERY_STATES, DEPOSIT_STATES, INVOICE_STATES, LIMITS, RAIL_IDS, UNMATCHED_REASONS, balanceResult,
+  executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult, machineId, note, obj, quoteBodySchema, quoteResult,
   receiptResult, reference, result, type Schema,
 } from './schemas.ts';
 
@@ -331,6 +331,22 @@ export const AUXILIARY: readonly CommandSpec[] = [
     }, ['rail', 'from_block']),
     result({ rail: { type: 'string' }, from_block: { type: 'integer' }, requested_at: { type: 'string' } },
       ['rail', 'from_block', 'requested_at']),
+  ),
+  admin(
+    'WEBHOOKS', 'Auxiliary', false,
+    'operator: webhook deliveries (each event to each endpoint): pending, delivered or failed, oldest event first',
+    obj({
+      state: { type: 'string', enum: [...DELIVERY_STATES], description: 'only the deliveries in this state' },
+      event_id: { ...id, description: 'only the deliveries of this event' },
+      limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'most deliveries listed' },
+    }),
+    result({ deliveries: { type: 'array' }, more: { type: 'boolean' } }, ['deliveries', 'more']),
+  ),
+  admin(
+    'RESEND_WEBHOOK', 'Auxiliary', false,
+    'operator: send an event again to every endpoint it went to, now, with a fresh day of retries',
+    obj({ event_id: id }, ['event_id']),
+    result({ event_id: { type: 'string' }, scheduled: { type: 'integer' } }, ['event_id', 'scheduled']),
   ),
   admin(
     'DISMISS', 'Auxiliary', false,

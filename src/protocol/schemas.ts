@@ -59,6 +59,10 @@ export const UNMATCHED_REASONS = [
 ] as const;
 /** A chain deposit's states: credited on sight, queued, claimed by the operator, dismissed by the operator. */
 export const DEPOSIT_STATES = ['credited', 'unmatched', 'claimed', 'dismissed'] as const;
+/** The events webhooks report (docs/settlement.md "Webhooks"). */
+export const WEBHOOK_EVENTS = ['invoice.settled', 'invoice.expired', 'deposit.unmatched', 'deposit.reorged'] as const;
+/** A webhook delivery: being tried, answered 2xx, or given up after a day of tries. */
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 export const units: Schema = {
   type: 'string',
   pattern: '^[0-9]{1,30}$',

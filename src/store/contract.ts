@@ -25,6 +25,10 @@ export const SUBLEVELS = [
   'invoice_clients',
   // deposits a watcher saw reorged out after it recorded them, by (rail, deposit id): listed, never reversed
   'deposit_reorgs',
+  // webhooks (src/core/webhooks.ts): each event, each delivery's state, the due deliveries by due time
+  'webhook_events', 'webhook_deliveries', 'webhook_queue',
+  // pending invoices by expiry, so the sweep expires them (and says so to the webhooks) without a reader
+  'invoice_expiry',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

@@ -18,6 +18,7 @@ import { getMachine, newToken, rotateOps } from '../machines.ts';
 import { rotateNodeKey } from '../key-rotation.ts';
 import { sweepExpired } from '../quotes.ts';
 import { requestRescan } from '../watchers/rescan.ts';
+import { listDeliveries, resendEvent, type WebhookFilter } from '../webhooks.ts';
 
 /** RECOVER_RUNTIME: a fresh kernel pool, expired reservations released, and the audit's verdict. */
 async function recover(ctx: CoreContext): Promise<Reply> {
@@ -81,6 +82,8 @@ export const ADMIN_COMMANDS: Record<string, Handler> = {
   REORGS: async (n, { args }) =>
     ({ deposits: (await listReorged(n.ctx, args.rail as Rail['rail'] | undefined)).map(depositView) }),
   RESCAN: (n, { args }) => requestRescan(n.ctx, args.rail as Rail['rail'], args.from_block as number),
+  WEBHOOKS: async (n, { args }) => ({ ...(await listDeliveries(n.ctx, argsAs<WebhookFilter>(args))) }),
+  RESEND_WEBHOOK: async (n, { args }) => ({ ...(await resendEvent(n.ctx, args.event_id as string)) }),
   LIST_INVOICES: (n, { args }) => listInvoices(n.ctx, argsAs<InvoiceFilter>(args)),
   RECOVER_RUNTIME: (n) => recover(n.ctx),
   ROTATE_NODE_KEY: (n) => rotateNodeKey(n.ctx),
