@@ -93,9 +93,13 @@ const T = {
     + 'field_mismatch, naming it, and each left out is fine',
   kitSpelling: 'kit verify guard: signatures, keys and hashes verify only as the node spells them — stray low bits, '
     + 'the other alphabet, padding and case are each refused',
+  webhookSettled: 'invoice.settled: recorded with the credit, delivered signed; a failing receiver is tried again '
+    + 'after its backoff (LevelDB)',
   kitNeverThrows: 'every verifier, each argument replaced by odd values (keys and options too): a verdict, never a '
     + 'throw',
 };
+
+const WEBHOOKS = 'test/webhooks/webhooks.test.ts';
 
 const m = (
   id: string, guard: string, file: string, fn: string, from: string, to: string, test: string, title: string,
@@ -346,4 +350,11 @@ export const MUTATIONS: Mutation[] = [
     'checkpoint: (v) => v === proof.checkpoint,', 'checkpoint: () => true,', KIT_GUARDS, T.kitRestate),
   m('kit-event-index', 'an event log entry names its own index', KIT_LOG, 'verifyMachineEventLog',
     'sameUint(logged.index, proof.index)', 'true', KIT_GUARDS, T.kitRestate),
+  // webhooks: an event rides in the batch of what it reports; its signature covers the time and the body
+  m('webhook-in-batch', 'a settlement\'s webhook is recorded with its credit', 'src/core/invoices.ts', 'settle',
+    "...webhookOps(ctx, 'invoice.settled', invoiceView(next), now),", '', WEBHOOKS, T.webhookSettled),
+  m('webhook-signature-time', 'the signature covers the timestamp', 'src/core/webhooks.ts', 'signature',
+    '.update(`${t}.${body}`)', '.update(body)', WEBHOOKS, T.webhookSettled),
+  m('webhook-verify-stale', 'a receiver refuses an old signature', 'src/kit/webhook.ts', 'verifyWebhook',
+    'skew <= tolerance', 'true', WEBHOOKS, T.webhookSettled),
 ];
