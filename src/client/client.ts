@@ -1,14 +1,15 @@
 // The public client kit: a svc/1 client over TLS (the edge), plain TCP (the backend, for the
 // gateway) or the admin unix socket. Pipelines requests (replies are matched by id), pins the edge
 // certificate by SHA-256 fingerprint or trusts a CA file, and turns error frames back into
-// ServiceError with the same code. Importable by users; never imports the core.
+// ServiceError with the same code (a ReplyError, naming the request's id). Importable by users;
+// never imports the core.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, TLSSocket, type PeerCertificate } from 'node:tls';
 import { ServiceError } from '../errors.ts';
 import { LineDecoder, encodeLine, lineWriter } from '../protocol/line-codec.ts';
-import { ALPN, PROTOCOL, type ReplyFrame } from '../protocol/wire.ts';
+import { ALPN, PROTOCOL, type FrameId, type ReplyFrame } from '../protocol/wire.ts';
 
 export type Endpoint =
   | {
@@ -56,6 +57,32 @@ export class ConnectionError extends Error {
   }
 }
 
+/**
+ * A refusal that answers one request: the ServiceError its error frame carries, and the id that request was
+ * sent with, so a person can name the request (a CLI that sends ids of its own prints it with the error).
+ */
+export class ReplyError extends ServiceError {
+  readonly requestId: FrameId;
+
+  constructor(e: ServiceError, requestId: FrameId) {
+    super(e.code, e.message, e.details);
+    this.requestId = requestId;
+  }
+}
+
+/** How a client frames and watches its requests (SvcClient.connect). */
+export interface ConnectOptions {
+  /**
+   * No reply for this long to the oldest request drops the connection (its requests fail with
+   * ConnectionError, sent) and the next request opens a new one; 0 or absent: no limit.
+   */
+  replyTimeoutMs?: number;
+  /** the id each request frame carries (default 1, 2, 3…): a CLI sends ids a person can quote */
+  frameId?: () => FrameId;
+  /** sees each frame as it is sent or received, exactly as on the wire, tokens included (a wire log) */
+  onFrame?: (direction: 'sent' | 'received', frame: Readonly<Record<string, unknown>>) => void;
+}
+
 interface Pending {
   resolve: (r: Record<string, unknown>) => void;
   reject: (e: unknown) => void;
@@ -66,13 +93,15 @@ interface Pending {
 /** One live socket and the requests waiting on it (in the order they were sent: the oldest first). */
 class Connection {
   readonly socket: Socket;
-  readonly pending = new Map<number, Pending>();
+  readonly pending = new Map<FrameId, Pending>();
   /** requests made in one turn go out in one write (lineWriter) */
   readonly #write: (line: string) => void;
   dead: Error | null = null;
   /** the server said it is shutting down (a notice frame): no new requests here; ends once answered */
   closing = false;
   #nextId = 1;
+  readonly #frameId: () => FrameId;
+  readonly #onFrame: ConnectOptions['onFrame'];
   #watch: NodeJS.Timeout | null = null;
   /** when the last reply arrived (Date.now()) */
   #lastReply = Date.now();
@@ -85,9 +114,12 @@ class Connection {
    * execution), and its answer counts as progress. With no reply at all for the whole time the connection
    * fails, and its requests with it. One timer a connection, not one a request.
    */
-  constructor(socket: Socket, replyTimeoutMs = 0) {
+  constructor(socket: Socket, opts: ConnectOptions = {}) {
+    const replyTimeoutMs = opts.replyTimeoutMs ?? 0;
     this.socket = socket;
     this.#write = lineWriter(socket);
+    this.#frameId = opts.frameId ?? (() => this.#nextId++);
+    this.#onFrame = opts.onFrame;
     if (replyTimeoutMs > 0) {
       const every = Math.max(10, Math.min(1000, Math.floor(replyTimeoutMs / 4)));
       this.#watch = setInterval(() => this.#check(replyTimeoutMs), every);
@@ -120,7 +152,8 @@ class Connection {
     this.#lastReply = Date.now();
     let f: ReplyFrame;
     try { f = JSON.parse(line) as ReplyFrame; } catch { this.fail(new ConnectionError('reply is not JSON')); return; }
-    if (typeof f.id !== 'number') {
+    this.#onFrame?.('received', f);
+    if (typeof f.id !== 'number' && typeof f.id !== 'string') {
       // the server's notice that it is shutting down: what was sent is still answered, nothing more is sent
       if (!f.ok && f.error?.code === 'shutting_down') return this.#closing();
       // any other frame without our id is a connection-level error from the server
@@ -130,7 +163,7 @@ class Connection {
     const p = this.pending.get(f.id);
     if (!p) return;
     this.pending.delete(f.id);
-    if (f.ok) p.resolve(f.result); else p.reject(ServiceError.fromWire(f.error));
+    if (f.ok) p.resolve(f.result); else p.reject(new ReplyError(ServiceError.fromWire(f.error), f.id));
     if (this.closing && this.pending.size === 0) this.socket.end();
   }
 
@@ -156,7 +189,7 @@ class Connection {
 
   request(cmd: string, args: Record<string, unknown>, auth?: Auth, via?: Via): Promise<Record<string, unknown>> {
     if (this.dead) return Promise.reject(new ConnectionError(this.dead.message, { cause: this.dead, sent: false }));
-    const id = this.#nextId++;
+    const id = this.#frameId();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, at: Date.now() });
       const frame = {
@@ -164,6 +197,7 @@ class Connection {
         ...(auth && (auth.machine_id || auth.token) ? { auth } : {}),
         ...(via ? { via } : {}),
       };
+      this.#onFrame?.('sent', frame);
       this.#write(encodeLine(frame));
     });
   }
@@ -177,24 +211,23 @@ class Connection {
 export class SvcClient {
   readonly #ep: Endpoint;
   readonly #timeoutMs: number;
-  readonly #replyTimeoutMs: number;
+  readonly #opts: ConnectOptions;
   #conn: Connection | null = null;
   #connecting: Promise<Connection> | null = null;
   #closed = false;
 
-  private constructor(ep: Endpoint, timeoutMs: number, replyTimeoutMs: number) {
+  private constructor(ep: Endpoint, timeoutMs: number, opts: ConnectOptions) {
     this.#ep = ep;
     this.#timeoutMs = timeoutMs;
-    this.#replyTimeoutMs = replyTimeoutMs;
+    this.#opts = opts;
   }
 
   /**
    * Connects (failing fast when the endpoint is unreachable or the certificate does not match) within
-   * `timeoutMs`. With `replyTimeoutMs`, a connection whose oldest request has had no reply for that long
-   * is dropped: its requests fail with ConnectionError (sent) and the next request opens a new one.
+   * `timeoutMs`; `opts` (ConnectOptions) hold for every connection it opens.
    */
-  static async connect(ep: Endpoint, timeoutMs = 10_000, opts: { replyTimeoutMs?: number } = {}): Promise<SvcClient> {
-    const c = new SvcClient(ep, timeoutMs, opts.replyTimeoutMs ?? 0);
+  static async connect(ep: Endpoint, timeoutMs = 10_000, opts: ConnectOptions = {}): Promise<SvcClient> {
+    const c = new SvcClient(ep, timeoutMs, opts);
     await c.#live();
     return c;
   }
@@ -208,7 +241,7 @@ export class SvcClient {
       const again = this.#conn !== null;
       this.#connecting = openSocket(this.#ep, this.#timeoutMs).then((s) => {
         if (again) this.reconnects++;
-        this.#conn = new Connection(s, this.#replyTimeoutMs);
+        this.#conn = new Connection(s, this.#opts);
         return this.#conn;
       }).finally(() => { this.#connecting = null; });
     }

@@ -73,7 +73,8 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
   const fail = (id: FrameId | null, e: unknown) => {
     const wire = exposeError(e);
     if (isFault(e)) {
-      opts.log.error({ err: e, remote, listener: opts.listener }, 'request failed');
+      // the frame id: a client that sends ids of its own (svc prints it with the error) names this line
+      opts.log.error({ err: e, remote, listener: opts.listener, request_id: id }, 'request failed');
     }
     send({ id, ok: false, error: wire });
   };
