@@ -17,7 +17,8 @@ function flagsOf(c: Command): Flag[] {
 function tree(root: Command): { globals: Flag[]; subs: Sub[] } {
   const subs = root.commands.map((c) => ({
     name: c.name(), about: c.description(), flags: flagsOf(c),
-    words: c.registeredArguments.flatMap((a) => a.argChoices ?? []),
+    // a command's argument choices, or the names of its own subcommands (svc run <service>, svc config get)
+    words: [...c.registeredArguments.flatMap((a) => a.argChoices ?? []), ...c.commands.map((x) => x.name())],
   }));
   subs.push({ name: 'help', about: 'show help for a command', flags: [], words: root.commands.map((c) => c.name()) });
   return { globals: flagsOf(root), subs };

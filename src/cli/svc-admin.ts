@@ -3,6 +3,7 @@
 // BACKUP, AUDIT, ROTATE_NODE_KEY) as a subcommand, over the admin unix socket in the data dir (mode 0600:
 // only the service's user reaches it). Its arguments, their choices and the help examples come from the command's
 // schema; admin-extras.ts adds what a few need beyond it. Not part of the public client kit.
+import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { SvcClient } from '../client/client.ts';
@@ -110,7 +111,8 @@ function exampleLines(spec: CommandSpec): [string, string?][] {
 export function buildAdminProgram(state: Run): Command {
   const program = new Command('svc-admin')
     .description('svc operator tool: admin commands over the admin socket (<data-dir>/admin.sock)')
-    .option('--data-dir <dir>', 'svcd data dir (or SVC_DATA_DIR)', process.env.SVC_DATA_DIR ?? './data')
+    // the variable's name in help, never its value
+    .addOption(new Option('--data-dir <dir>', 'svcd data dir').env('SVC_DATA_DIR').default('./data'))
     .option('--json', 'machine-readable JSON output')
     .addHelpText('after', '\nRun it as the service\'s OS user: the socket is mode 0600.'
       + '\nExit codes: 0 ok, 1 the service said no, 2 usage, 3 cannot reach the admin socket.'
@@ -118,7 +120,8 @@ export function buildAdminProgram(state: Run): Command {
   const g = () => program.opts<Globals>();
   const socket = () => join(resolve(g().dataDir), 'admin.sock');
   const run = async (spec: CommandSpec, args: Record<string, unknown>, opts: Record<string, unknown>) => {
-    const client = await SvcClient.connect({ kind: 'unix', path: socket() });
+    // request ids of its own (UUIDs): an error prints the one it answers, as svc does
+    const client = await SvcClient.connect({ kind: 'unix', path: socket() }, 10_000, { frameId: randomUUID });
     try {
       const reply = await client.request(spec.name, args);
       const after = ADMIN_EXTRAS[spec.name]?.after;

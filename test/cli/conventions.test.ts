@@ -83,10 +83,12 @@ test('svcd --help lists its subcommands and points to the configuration table; -
 test('every command of svc and svc-admin shows examples in its help', (t) => {
   const svc = buildProgram(async () => {});
   const names = svc.commands.map((c) => c.name());
-  for (const n of [...COMMANDS.flatMap((c) => c.cli), 'pulse', 'completion', 'verify-pulse', 'verify-log']) {
-    t.true(names.includes(n), n);
-  }
-  for (const c of [svc, ...svc.commands]) t.regex(helpOf(c), /\nExamples:\n {2}\$ (svc|eval|source|export) /, c.name());
+  const extra = ['pulse', 'completion', 'verify-pulse', 'verify-log', 'login', 'config', 'run'];
+  for (const n of [...COMMANDS.flatMap((c) => c.cli), ...extra]) t.true(names.includes(n), n);
+  // every command, `svc run <service>` and `svc config <verb>` too
+  type Cmd = ReturnType<typeof buildProgram>;
+  const all = (c: Cmd): Cmd[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(svc)) t.regex(helpOf(c), /\nExamples:\n {2}\$ (svc|eval|source|export) /, c.name());
   const admin = buildAdminProgram({ json: false });
   for (const c of [admin, ...admin.commands]) t.regex(helpOf(c), /\nExamples:\n {2}\$ svc-admin /, c.name());
   // examples come from the registry's schemas: a required option appears in its command's example

@@ -83,7 +83,7 @@ test.serial('GET_PULSE flow with the real CLIs: ' +
   writeFileSync(resultFile, JSON.stringify(result));
   // only "not revealed yet" (not_found) is waited out: any other failure ends the wait and fails below
   const v = await until('the next pulse reveals the seed', async () => {
-    const x = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+    const x = await s.svc(['--json', 'verify-pulse', '--fetch', '--result', resultFile]);
     return (x.code === 0 || cliJson(x).error.code !== 'not_found') && x;
   }, { every: 250 });
   t.is(v.code, 0, v.stdout + v.stderr);
@@ -91,7 +91,7 @@ test.serial('GET_PULSE flow with the real CLIs: ' +
   const tampered = join(s.dataDir, 'pulse-result-bad.json');
   const flip = (c: string) => (c === '0' ? '1' : '0');
   writeFileSync(tampered, JSON.stringify({ ...result, output_hex: result.output_hex.replace(/^./, flip) }));
-  const bad = await s.svc(['--json', 'verify-pulse', '--result', tampered]);
+  const bad = await s.svc(['--json', 'verify-pulse', '--fetch', '--result', tampered]);
   t.is(bad.code, 1);
   t.regex(cliJson(bad).error.message, /recomputed output = output_hex/);
 });

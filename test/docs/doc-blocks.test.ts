@@ -66,9 +66,15 @@ export const ROWS: Row[] = [
     how: 'the whole block in bash, `localhost:8080` rewritten to the test\'s svcd',
   },
   {
-    file: 'README.md', block: '## Try it with the CLI',
+    file: 'README.md', block: 'svc() { node src/bin/svc.mjs',
     whole: by(TOUR, 'shBlocks(README, \'## Try it with the CLI\')'),
-    how: 'the whole block in bash after the HTTP tour, `127.0.0.1:9443` rewritten',
+    how: 'with the next block, in bash on a pseudo-terminal (`script`) after the HTTP tour, `127.0.0.1:9443` '
+      + 'rewritten; the test answers login\'s question once it has shown svcd\'s pin',
+  },
+  {
+    file: 'README.md', block: 'admin() { node src/bin/svc-admin.mjs',
+    whole: by(TOUR, 'shBlocks(README, \'## Try it with the CLI\')'),
+    how: 'after the block before it, in the same bash',
   },
   {
     file: 'README.md', block: 'export SVC_WATCH_USDC_BASE_RPC=', whole: by(WATCHER_TOUR, 'shBlocks(README, HEADING)'),

@@ -6,13 +6,16 @@
 // README's `localhost:8080` and `127.0.0.1:9443` to them), a ready file, and pulses every second
 // (the tour waits for the next pulse). The blocks run under `set -euo pipefail` with curl failing on
 // an HTTP error status, so a step that fails, an unset variable or a refused request fails the test.
+// The CLI tour runs on a pseudo-terminal (util-linux `script`), where `svc login` shows the node's pin
+// and asks: the test answers once the pin shown is svcd's, and the rest of the tour uses that profile.
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { autoGateways } from '../../src/core/config.ts';
 import { join } from 'node:path';
 import { until } from '../support/until.ts';
+import { onTerminal } from '../support/terminal.ts';
 import { copyWorkingTree, ROOT, run, shBlocks, tourEnv } from './tour.ts';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -49,7 +52,7 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
   t.teardown(() => { if (svcd.exitCode === null) svcd.kill('SIGKILL'); });
   await until('svcd ready', () => existsSync(readyFile) || svcd.exitCode !== null, { ms: 90_000 });
   t.is(svcd.exitCode, null, stderr);
-  type Ready = { http: string; edge: string; gateway_processes: number };
+  type Ready = { http: string; edge: string; gateway_processes: number; edge_cert_sha256: string };
   const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as Ready;
   // the default topology for this machine's cores (two gateway workers on the 2-core CI box)
   t.is(ready.gateway_processes, autoGateways(availableParallelism()));
@@ -60,17 +63,25 @@ test('README: the quick start serves, and the HTTP and CLI tours run as written;
     .replaceAll('127.0.0.1:9443', `127.0.0.1:${edgePort}`);
   // curl fails on an HTTP error status (and prints the body) so a refused request fails the step
   const prelude = 'set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\nset -x\n';
-  for (const [name, blocks] of [['HTTP tour', http], ['CLI tour', cli]] as const) {
-    const script = prelude + blocks.map(ports).join('\n');
-    const began = Date.now();
-    const r = await run('bash', ['-c', script], { cwd: repo, env });
-    t.log(`${name}: ${Date.now() - began} ms`);
-    t.is(r.code, 0, `${name} failed:\n${r.stderr.slice(-4000)}\n${r.stdout.slice(-2000)}`);
-    if (name === 'HTTP tour') {
-      // the sandbox execution prints a short answer, not pages of hex
-      t.true(r.stdout.length < 20_000, `the HTTP tour printed ${r.stdout.length} characters`);
-    }
-  }
+  let began = Date.now();
+  const r = await run('bash', ['-c', prelude + http.map(ports).join('\n')], { cwd: repo, env });
+  t.log(`HTTP tour: ${Date.now() - began} ms`);
+  t.is(r.code, 0, `HTTP tour failed:\n${r.stderr.slice(-4000)}\n${r.stdout.slice(-2000)}`);
+  // the sandbox execution prints a short answer, not pages of hex
+  t.true(r.stdout.length < 20_000, `the HTTP tour printed ${r.stdout.length} characters`);
+
+  // the CLI tour at a terminal, as a person pastes it: `svc login` shows svcd's pin and asks; the answer
+  // is typed once the pin it shows is the one svcd published
+  const file = join(tmp, 'cli-tour.sh');
+  writeFileSync(file, prelude + cli.map(ports).join('\n'));
+  began = Date.now();
+  const tour = await onTerminal(`bash ${file}`, { cwd: repo, env }, [{
+    question: 'save it as profile "default"? [y/N] ', after: `pin (SHA-256)  ${ready.edge_cert_sha256}`, answer: 'y',
+  }]);
+  t.log(`CLI tour: ${Date.now() - began} ms`);
+  t.is(tour.code, 0, `CLI tour failed:\n${tour.out.slice(-6000)}`);
+  t.regex(tour.out, /logged in: profile "default" saved in /);
+  t.regex(tour.out, /^ {2}ok {3}recomputed output = output_hex$/m, 'verify-pulse prints one check a line');
 
   const status = await run('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repo });
   t.is(status.stdout, '', 'the tour leaves nothing git would show');

@@ -46,9 +46,13 @@ export async function copyWorkingTree(to: string): Promise<void> {
   await git('commit', '-qm', 'the working tree under test');
 }
 
-/** The environment a tour runs in: this process's, HOME elsewhere, no SVC_* variable of the caller's. */
+/**
+ * The environment a tour runs in: this process's, HOME elsewhere (so svc's profiles and tokens go to its
+ * ~/.config/svc), no XDG_CONFIG_HOME and no SVC_* variable of the caller's.
+ */
 export function tourEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  delete env.XDG_CONFIG_HOME;
   for (const k of Object.keys(env)) if (k.startsWith('SVC_')) delete env[k];
   return env;
 }

@@ -114,7 +114,7 @@ test('rotate-node-key: old and new receipts, pulses, log proofs, BCT packets and
   t.is(cli.code, 0, cli.stderr);
   t.true(JSON.parse(cli.stdout).verified, 'svc pulse checks the link across the rotation');
   t.log(`GET_PULSE in period ${String((pulsed.pulse as any).index)}; first pulse under the new key: ${k1}`);
-  const vp = await s.svc(['--json', 'verify-pulse', '--result', resultFile]);
+  const vp = await s.svc(['--json', 'verify-pulse', '--fetch', '--result', resultFile]);
   t.is(vp.code, 0, vp.stderr + vp.stdout);
   t.true(JSON.parse(vp.stdout).verified, 'the output from before the rotation recomputes from the revealed seed');
 

@@ -166,11 +166,17 @@ export class Svcd {
   }
 }
 
+/**
+ * The CLIs' config dir in tests, unless a test gives its own XDG_CONFIG_HOME: one that does not exist, so
+ * a profile saved by whoever runs the tests (svc login in their ~/.config/svc) never takes part.
+ */
+const NO_CONFIG = join(tmpdir(), `svc-tests-no-config-${process.pid}`);
+
 export function runBin(
   bin: string, args: string[], env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const opts = { env: { ...process.env, ...env }, maxBuffer: 16 << 20 };
+    const opts = { env: { ...process.env, XDG_CONFIG_HOME: NO_CONFIG, ...env }, maxBuffer: 16 << 20 };
     execFile(process.execPath, [bin, ...args], opts, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
