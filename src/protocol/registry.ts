@@ -14,8 +14,8 @@ import { SERVICES, SERVICE_NAMES } from './services.ts';
 import { VERSIONS } from './versions.ts';
 import {
   DELIVERY_STATES, DEPOSIT_STATES, INVOICE_STATES, LIMITS, RAIL_IDS, UNMATCHED_REASONS, balanceResult,
-  executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult, machineId, note, obj, quoteBodySchema, quoteResult,
-  receiptResult, reference, result, type Schema,
+  executionArgsSchema, executionResult, id, idempotencyKey, invoiceResult, machineId, note, obj, quoteBodySchema,
+  quoteResult, receiptResult, reference, result, type Schema,
 } from './schemas.ts';
 
 export type Group = 'Discovery' | 'Finance' | 'Execution' | 'Proof' | 'Identity' | 'Receipt' | 'Admin' | 'Auxiliary';
