@@ -2,17 +2,16 @@
 // the edge pin, each rail's state and the data dir, and Ctrl-C there stops svcd cleanly; piped (a service
 // manager, a log collector), the one JSON "svcd ready" line and no banner.
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/core/config.ts';
 import { banner, redactedUrl, type ReadyFacts } from '../../src/core/ready-banner.ts';
 import { testNeeding } from '../support/needs.ts';
+import { SCRIPT } from '../support/terminal.ts';
 import { BIN } from '../support/svcd.ts';
 
-const SCRIPT = { what: 'script (util-linux)', present: spawnSync('script', ['--version']).status === 0,
-  hint: 'apt install util-linux' };
 const FACTS: ReadyFacts = {
   version: '1.0.5', nodeId: 'svc-node-1', http: 'http://127.0.0.1:8080', edge: '127.0.0.1:9443',
   backend: '127.0.0.1:9444', adminSocket: '/d/admin.sock', metrics: null, gatewayProcesses: 2,
