@@ -19,12 +19,15 @@ import type { Settings } from './settings.ts';
 /** A PULSE reply: the pulse, its signing key, and the node's key set (retired keys too). */
 type PublishedPulse = SignedPulse & { public_key?: string; node_keys?: NodeKey[] };
 
-function publishedPulse(x: Record<string, unknown>): PublishedPulse {
+/** What the edge sent for PULSE has a pulse with an index (the verifier checks the rest). */
+function isPublishedPulse(x: unknown): x is PublishedPulse {
   const p = (x as { pulse?: { index?: unknown } | null }).pulse;
-  if (typeof p !== 'object' || p === null || !Number.isSafeInteger(p.index)) {
-    throw new ServiceError('internal', 'the edge sent a PULSE answer without a pulse index');
-  }
-  return x as unknown as PublishedPulse;
+  return typeof p === 'object' && p !== null && Number.isSafeInteger(p.index);
+}
+
+function publishedPulse(x: Record<string, unknown>): PublishedPulse {
+  if (!isPublishedPulse(x)) throw new ServiceError('internal', 'the edge sent a PULSE answer without a pulse index');
+  return x;
 }
 
 /** --node-key / --public-key: one key, or several comma-separated (a key set spanning a rotation). */
