@@ -366,11 +366,6 @@ async function runGatewayAlone(config: Config, log: Logger): Promise<void> {
   const gw = await startGateway(config, log, backend);
   const metrics = await startMetrics(config);
   const names = nodes.map(nodeName);
-  writeReady(config, {
-    http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
-    metrics: metrics?.address ?? null,
-  });
-  log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
   // SIGHUP: the node list (from its file) and the cluster's TLS files again
   onReload(log, () => {
     const next = gatewayNodes(config, log);
@@ -381,6 +376,11 @@ async function runGatewayAlone(config: Config, log: Logger): Promise<void> {
     await metrics?.close();
     return { http };
   });
+  writeReady(config, {
+    http: gw.url, edge: null, backend: names[0], core_nodes: names, admin_socket: null, data_dir: null,
+    metrics: metrics?.address ?? null,
+  });
+  log.info({ http: gw.url, core_nodes: names }, 'svcd gateway ready');
 }
 
 async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
@@ -424,6 +424,20 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     const m = listeners.reloadClusterTls();
     return m ? { cluster_certificate: m.name, not_after: m.notAfter.toISOString() } : {};
   });
+  // stop signals are handled before anyone is told svcd is ready: a SIGTERM right after drains, never kills
+  onSignals(log, async () => {
+    // every gateway (in process, or each worker on its stop message) turns readiness false at once and
+    // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
+    // need the backend listener for that, the in-process one needs no listener
+    const edge = workers ? null : listeners.close();
+    const http = await gw?.close();
+    const closing = edge ?? listeners.close();
+    await core.drain(config.drainTimeoutMs);
+    const svc1 = await closing;
+    await core.close();
+    await metrics?.close();
+    return { http: http ?? null, svc1 };
+  });
   writeReady(config, ready);
   const nodeId = core.ctx.identity.nodeId;
   if (process.stdout.isTTY) {
@@ -438,19 +452,6 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     log.info({ ...ready, node_id: nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
     logPayments(log, config);
   }
-  onSignals(log, async () => {
-    // every gateway (in process, or each worker on its stop message) turns readiness false at once and
-    // finishes its in-flight HTTP requests before the core stops taking calls; worker gateways still
-    // need the backend listener for that, the in-process one needs no listener
-    const edge = workers ? null : listeners.close();
-    const http = await gw?.close();
-    const closing = edge ?? listeners.close();
-    await core.drain(config.drainTimeoutMs);
-    const svc1 = await closing;
-    await core.close();
-    await metrics?.close();
-    return { http: http ?? null, svc1 };
-  });
 }
 
 /** `svcd manifest`: the manifest hash to publish as a DNS TXT record (SPEC "Versioning"). */

@@ -673,7 +673,11 @@ test('kit verify guard: signatures, keys and hashes verify only as the node spel
   for (const [what, signature] of Object.entries({
     'stray bits': respelt(r.signature, true), padded: `${r.signature}==`, 'standard base64': std,
     'standard, unpadded': std.replace(/=+$/, ''), 'with a newline': `${r.signature}\n`,
-  })) t.is(await reason(verifyReceipt({ ...r, signature }, pub), what), 'bad_signature', what);
+  })) {
+    // a signature with no - or _ in it (about one in fifteen) reads the same in both alphabets once unpadded
+    if (signature === r.signature) continue;
+    t.is(await reason(verifyReceipt({ ...r, signature }, pub), what), 'bad_signature', what);
+  }
   t.is(await reason(verifyReceipt(r, respelt(pub, true)), 'a trusted key spelt again'), 'unknown_key');
   t.is(await reason(verifyReceipt(r, [{ public_key: `${pub}=` }]), 'a padded trusted key'), 'unknown_key');
 
