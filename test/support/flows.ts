@@ -67,6 +67,8 @@ export function carefulClient(machine: string, token: string) {
     return a;
   };
   let n = 0;
+  /** quotes whose execution was sent to a node that was lost before it answered (outcome unknown) */
+  const unknownExecutes = new Set<string>();
   const flow = async (base: string): Promise<string | null> => {
     const i = n++;
     const s = SERVICES[i % SERVICES.length]!;
@@ -91,8 +93,12 @@ export function carefulClient(machine: string, token: string) {
     }
     let e: Answer;
     let tries = 0;
-    do e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: machine, ...s.exec }, token);
-    while (again(e) && ++tries < 50);
+    for (;;) {
+      e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: machine, ...s.exec }, token);
+      // sent to a node that was then lost: it may still run there when the node comes back
+      if (e.status === 502 && e.body?.error?.code === 'edge_unavailable') unknownExecutes.add(id);
+      if (!again(e) || ++tries >= 50) break;
+    }
     if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
     note(e.body.replayed === true ? 'executed (replayed)' : 'executed');
     return e.body.receipt_id as string;
@@ -100,7 +106,7 @@ export function carefulClient(machine: string, token: string) {
   /** Outcomes a careful client may meet: executed, or an unknown accept that had not landed. */
   const unexpected = () => [...outcomes.keys()].filter((o) => !/^executed|^accept 502 edge_unavailable$/.test(o)
     && o !== 'execute 409 quote_not_accepted' && !o.endsWith(', retried'));
-  return { flow, outcomes, refusals, unexpected };
+  return { flow, outcomes, refusals, unexpected, unknownExecutes };
 }
 
 export type CarefulClient = ReturnType<typeof carefulClient>;
