@@ -46,7 +46,9 @@ const SERVICES = [
 ] as const;
 
 /** Whether a step should be sent again as it is: the node was lost (outcome unknown) or the ledger moved (busy). */
-const again = (a: Answer) => a.status === 502 && ['edge_unavailable', 'busy'].includes(a.body?.error?.code);
+const again = (a: Answer) => lost(a) || (a.status === 502 && a.body?.error?.code === 'busy');
+/** The request may or may not have run: the node was lost under it, or the connection to the gateway was. */
+const lost = (a: Answer) => (a.status === 502 && a.body?.error?.code === 'edge_unavailable') || a.status === 0;
 
 /**
  * Flows as a careful client runs them while nodes die under it: a 502 edge_unavailable (the node was lost
@@ -62,7 +64,9 @@ export function carefulClient(machine: string, token: string) {
   /** every answer other than 200 the client met, retried or not, by status and code */
   const refusals = new Map<string, number>();
   const api = async (...args: Parameters<typeof httpApi>): Promise<Answer> => {
-    const a = await httpApi(...args);
+    // a connection the proxy or the gateway closed under the request: the outcome is unknown, as a 502
+    // edge_unavailable says (a careful client treats both alike)
+    const a = await httpApi(...args).catch((): Answer => ({ status: 0, body: { error: { code: 'connection_lost' } } }));
     if (a.status !== 200) refusals.set(describe(a), (refusals.get(describe(a)) ?? 0) + 1);
     return a;
   };
@@ -72,7 +76,10 @@ export function carefulClient(machine: string, token: string) {
   const flow = async (base: string): Promise<string | null> => {
     const i = n++;
     const s = SERVICES[i % SERVICES.length]!;
-    const q = await api(base, `/api/v1/quotes/${s.service}`, { machine_id: machine, ...s.quote });
+    let q: Answer;
+    let asked = 0;
+    do q = await api(base, `/api/v1/quotes/${s.service}`, { machine_id: machine, ...s.quote });
+    while (q.status === 0 && ++asked < 5); // a quote changes nothing: ask again
     if (q.status !== 200) { note(`quote ${describe(q)}`); return null; }
     const id = q.body.quote_id as string;
     const key = i % 4 < 2 ? { idempotency_key: `accept-${i}` } : {};
@@ -81,6 +88,7 @@ export function carefulClient(machine: string, token: string) {
     for (;;) {
       a = await api(base, `/api/v1/quotes/${id}/accept`, { machine_id: machine, ...key }, token);
       if (a.status === 502 && a.body?.error?.code === 'busy') continue;
+      if (a.status === 0) a = { status: 502, body: { error: { code: 'edge_unavailable' } } }; // as unknown
       // the key is still marked running by the node that was lost mid-request: the contract says retry
       // later (the node clears its marks when it is back; another node's sweep after the mark's lease)
       if (a.status !== 409 || a.body?.error?.code !== 'idempotency_in_progress' || Date.now() > deadline) break;
@@ -96,7 +104,7 @@ export function carefulClient(machine: string, token: string) {
     for (;;) {
       e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: machine, ...s.exec }, token);
       // sent to a node that was then lost: it may still run there when the node comes back
-      if (e.status === 502 && e.body?.error?.code === 'edge_unavailable') unknownExecutes.add(id);
+      if (lost(e)) unknownExecutes.add(id);
       if (!again(e) || ++tries >= 50) break;
     }
     if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
