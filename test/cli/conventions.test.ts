@@ -6,7 +6,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { testNeeding } from '../support/needs.ts';
 import { BIN, Svcd, cliJson, runBin } from '../support/svcd.ts';
@@ -20,6 +19,7 @@ import { COMMANDS } from '../../src/protocol/registry.ts';
 import { until } from '../support/until.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 import { txRef } from '../support/references.ts';
+import { freePort } from '../support/postgres.ts';
 
 // short pulse periods, so a pulse with a predecessor exists soon
 const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '300' }, { args: ['core'] });
@@ -36,15 +36,6 @@ function oneJsonError(t: ExecutionContext, r: Out): { code: string; message: str
   t.is(typeof v.error.code, 'string');
   t.is(typeof v.error.message, 'string');
   return v.error;
-}
-
-/** A loopback port nothing listens on: the core is down. */
-async function deadPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 function helpOf(c: ReturnType<typeof buildProgram>): string {
@@ -131,7 +122,7 @@ test('--json: a usage error, a refusal and a connection failure are each one JSO
   t.deepEqual([bare.code, oneJsonError(t, bare).message], [2, 'a command is required']);
   t.is(oneJsonError(t, await runBin(BIN.admin, ['--json', 'frobnicate'])).code, 'usage');
 
-  const port = await deadPort();
+  const port = await freePort();
   const down = await runBin(BIN.svc, ['--json', '--edge', `127.0.0.1:${port}`, '--machine-id', 'm', 'balance']);
   t.is(down.code, 3);
   const e = oneJsonError(t, down);

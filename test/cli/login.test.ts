@@ -6,7 +6,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import { testNeeding } from '../support/needs.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 import { BIN, cliJson, runBin } from '../support/svcd.ts';
 import { SCRIPT, onTerminal, shellWord } from '../support/terminal.ts';
+import { freePort } from '../support/postgres.ts';
 
 const s = sharedSvcd(test, {}, { args: ['core'] });
 
@@ -32,15 +32,6 @@ function configDir(t: ExecutionContext): string {
 const profiles = (dir: string) => (JSON.parse(readFileSync(join(dir, 'svc', 'config.json'), 'utf8')) as {
   profiles: Record<string, { edge?: string; pin?: string; machine_id?: string }>;
 }).profiles;
-
-/** A loopback port nothing listens on: a node that is down. */
-async function deadPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 testNeeding(test, 'at a terminal, login shows the pin and saves the profile only once it is confirmed', SCRIPT,
   async (t) => {
@@ -124,7 +115,7 @@ test('flag > environment > profile > default, for the edge, the pin and the mach
   const env = cleanEnv(dir);
   const edge = `127.0.0.1:${s.edgePort}`;
   const pin = s.ready.edge_cert_sha256;
-  const dead = `127.0.0.1:${await deadPort()}`;
+  const dead = `127.0.0.1:${await freePort()}`;
   const list = async (args: string[], more: Record<string, string> = {}) => {
     const r = await runBin(BIN.svc, [...args, '--json', 'config', 'list'], { ...env, ...more });
     t.is(r.code, 0, r.stderr);

@@ -5,7 +5,6 @@
 // print one check a line.
 import test, { type ExecutionContext } from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ConnectionError } from '../../src/client/client.ts';
 import { LostRequest, failureOf } from '../../src/cli/output.ts';
@@ -13,6 +12,7 @@ import { redacted } from '../../src/cli/wire-log.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 import { BIN, cliJson, fundMachine, runBin } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
+import { freePort } from '../support/postgres.ts';
 
 // short pulse periods: the seed a GET_PULSE output needs is revealed soon
 const s = sharedSvcd(test, { SVC_PULSE_PERIOD_MS: '300' }, { args: ['core'] });
@@ -23,15 +23,6 @@ type Out = { code: number; stdout: string; stderr: string };
 /** svc against the test's svcd as `machine`, its token from SVC_MACHINE_TOKEN. */
 const as = (machine: string, token: string) => (args: string[]) =>
   s.svc(['--machine-id', machine, ...args], { SVC_MACHINE_TOKEN: token });
-
-/** A loopback port nothing listens on: a node that is down. */
-async function deadPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** The one JSON failure under --json, with its request id checked. */
 function failure(t: ExecutionContext, r: Out): { request_id: string; error: Record<string, unknown> } {
@@ -161,7 +152,7 @@ async function pulseFiles(t: ExecutionContext, dir: string) {
 
 test('verify-pulse given its files never connects: a node that is down changes nothing', async (t) => {
   const f = await pulseFiles(t, s.dataDir);
-  const down = ['--edge', `127.0.0.1:${await deadPort()}`];
+  const down = ['--edge', `127.0.0.1:${await freePort()}`];
   const files = ['--pulse', f.pulse, '--reveal', f.reveal, '--public-key', f.key];
   const offline = ['verify-pulse', '--result', f.result, ...files];
   const ok = await runBin(BIN.svc, [...down, ...offline]);
