@@ -2,8 +2,8 @@
 // idempotency records past their window, and on a shared store idempotency keys whose node stopped while
 // running them), run by svcd's sweeper every SVC_SWEEP_INTERVAL_MS. Several nodes on one shared store: one
 // sweeps at a time, the holder of the `sweeps` lease (leases.ts); the others skip their rounds while its
-// lease runs, and take it over once the holder has stopped renewing it. Each release is still a guarded ledger change, so a round that
-// ran anyway (a lease lost mid-round) can refuse, never repeat, a release.
+// lease runs, and take it over once the holder has stopped renewing it. Each release is still a guarded
+// ledger change, so a round that ran anyway (a lease lost mid-round) can refuse, never repeat, a release.
 import { key, numPart } from '../store/key-codec.ts';
 import { del, delIf, isStoreConflict, type Json, type Store } from '../store/store.ts';
 import type { CoreContext } from './context.ts';

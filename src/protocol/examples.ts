@@ -510,13 +510,15 @@ export const EXAMPLES = {
             + '6InN2Yy1ub2RlLTZlMGY1ZjdiNzFlZWViZTEiLCJzZXJpYWwiOjAsInRpbWUiOiIyMDI2LTExLTI5VDAxOjQzOjU0LjI4OFoifQ==',
           leaf_hash: '6kVnn0W5mZSGjlKwGhl8HxfjOV/9WrHRToegs1K6n2c=',
           root: '6kVnn0W5mZSGjlKwGhl8HxfjOV/9WrHRToegs1K6n2c=', inclusion_proof: [],
-          checkpoint: 'svc/svc-node-6e0f5f7b71eeebe1/timestamps\n1\n6kVnn0W5mZSGjlKwGhl8HxfjOV/9WrHRToegs1K6n2c=\n\n— '
+          checkpoint: 'svc/svc-node-6e0f5f7b71eeebe1/timestamps\n1\n6kVnn0W5mZSG'
+            + 'jlKwGhl8HxfjOV/9WrHRToegs1K6n2c=\n\n— '
             + 'svc/svc-node-6e0f5f7b71eeebe1/timestamps 9x+uSMLEl1WdLP3PdWxTeCQ2+G18+eLCkU9jywz7ghvPqmqZw7Ul7URNdn9KQ3'
             + 'qGsv8qBAjftsU4knTEVLDUAwYvLA8=\n',
           public_key: PUBLIC_KEY, key_id: KEY_ID,
         },
         tlog_proof: 'c2sp.org/tlog-proof@v1\nindex 0\n\nsvc/svc-node-6e0f5f7b71eeebe1/timestamps\n1\n6kVnn0W5mZSGjlKwG'
-          + 'hl8HxfjOV/9WrHRToegs1K6n2c=\n\n— svc/svc-node-6e0f5f7b71eeebe1/timestamps 9x+uSMLEl1WdLP3PdWxTeCQ2+G18+eL'
+          + 'hl8HxfjOV/9WrHRToegs1K6n2c=\n\n— svc/svc-node-6e0f5f7b71eeebe1/time'
+          + 'stamps 9x+uSMLEl1WdLP3PdWxTeCQ2+G18+eL'
           + 'CkU9jywz7ghvPqmqZw7Ul7URNdn9KQ3qGsv8qBAjftsU4knTEVLDUAwYvLA8=\n',
       },
     },
@@ -558,12 +560,14 @@ export const EXAMPLES = {
           leaf_hash: 'zJk0vvQ0vVyRZf6u046aXhN2vLXdTT5EaI71Ww48qJc=',
           root: 'zJk0vvQ0vVyRZf6u046aXhN2vLXdTT5EaI71Ww48qJc=', inclusion_proof: [],
           checkpoint: 'svc/svc-node-6e0f5f7b71eeebe1/machine-events\n1\nzJk0vvQ0vVyRZf6u046aXhN2vLXdTT5EaI71Ww48qJc=\n'
-            + '\n— svc/svc-node-6e0f5f7b71eeebe1/machine-events V3F0oTgSxFIZHZHof48OMKLj0VSulU/5jmhiiKmZCfJCGVeYAMqaea'
+            + '\n— svc/svc-node-6e0f5f7b71eeebe1/machine-events V3F0oTgSxFIZHZHo'
+            + 'f48OMKLj0VSulU/5jmhiiKmZCfJCGVeYAMqaea'
             + 'Ag3sxOV7uYQsEVBNL6uCCvsjInZx6I+SqWHQU=\n',
           public_key: PUBLIC_KEY, key_id: KEY_ID,
         },
         tlog_proof: 'c2sp.org/tlog-proof@v1\nindex 0\n\nsvc/svc-node-6e0f5f7b71eeebe1/machine-events\n1\nzJk0vvQ0vVyRZ'
-          + 'f6u046aXhN2vLXdTT5EaI71Ww48qJc=\n\n— svc/svc-node-6e0f5f7b71eeebe1/machine-events V3F0oTgSxFIZHZHof48OMKL'
+          + 'f6u046aXhN2vLXdTT5EaI71Ww48qJc=\n\n— svc/svc-node-6e0f5f7b71eeebe1/'
+          + 'machine-events V3F0oTgSxFIZHZHof48OMKL'
           + 'j0VSulU/5jmhiiKmZCfJCGVeYAMqaeaAg3sxOV7uYQsEVBNL6uCCvsjInZx6I+SqWHQU=\n',
       },
     },

@@ -67,7 +67,8 @@ test('registry: CLI forms are the contract\'s 19;'
     .map((c) => [c.name, c.http, c.cli.length]);
   const expected = [
     ['ROTATE_TOKEN', null, 0], ['CREDIT_LATE_PAYMENT', null, 0], ['LIST_INVOICES', null, 0],
-    ['UNMATCHED', null, 0], ['REORGS', null, 0], ['RESCAN', null, 0], ['WEBHOOKS', null, 0], ['RESEND_WEBHOOK', null, 0],
+    ['UNMATCHED', null, 0], ['REORGS', null, 0], ['RESCAN', null, 0],
+    ['WEBHOOKS', null, 0], ['RESEND_WEBHOOK', null, 0],
     ['DISMISS', null, 0], ['CLAIM', null, 0],
     ['BACKUP', null, 0], ['AUDIT', null, 0],
     ['ROTATE_NODE_KEY', null, 0],

@@ -42,10 +42,11 @@ testNeeding(test, 'a read ahead made stale by another node\'s write: refused, ru
     const [mine, theirs] = [await PgStore.open(url), await PgStore.open(url)];
     t.teardown(() => Promise.all([mine.close(), theirs.close()]));
     const [here, there] = [new Ledger(mine), new Ledger(theirs)];
-    const creditOn = (l: Ledger, s: PgStore, units: bigint, runs: number[]) => l.withMachine('m-race', async (_h, a) => {
-      runs.push(a.seq);
-      await s.write(l.change('m-race', a, 'credit', units, 0n, { test: 'race' }, new Date()).ops);
-    });
+    const creditOn = (l: Ledger, s: PgStore, units: bigint, runs: number[]) =>
+      l.withMachine('m-race', async (_h, a) => {
+        runs.push(a.seq);
+        await s.write(l.change('m-race', a, 'credit', units, 0n, { test: 'race' }, new Date()).ops);
+      });
     await creditOn(here, mine, 1n, []);
     (await here.readAhead('m-race', [])).keep(); // seq 1
     await creditOn(there, theirs, 10n, []); // another node: seq 2
