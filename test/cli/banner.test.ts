@@ -27,8 +27,10 @@ async function runSvcd(tty: boolean): Promise<{ out: string; code: number | null
       SVC_READY_FILE: join(dir, 'ready.json'), SVC_PAYMENTS: 'local', SVC_GATEWAY_PROCESSES: '0', SVC_LOG_LEVEL: 'info',
       SVC_KERNEL_THREADS: '1',
     };
+    // `exec`: svcd itself is the terminal's foreground process, not a child of the shell `script` starts
+    // (dash, /bin/sh where SHELL is unset, dies of the Ctrl-C itself and `script` reports 130)
     const p = tty
-      ? spawn('script', ['-qfec', `${process.execPath} ${BIN.svcd} start`, '/dev/null'], { env, stdio: 'pipe' })
+      ? spawn('script', ['-qfec', `exec ${process.execPath} ${BIN.svcd} start`, '/dev/null'], { env, stdio: 'pipe' })
       : spawn(process.execPath, [BIN.svcd, 'start'], { env, stdio: 'pipe' });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });

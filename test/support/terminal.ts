@@ -22,7 +22,9 @@ export function onTerminal(
   command: string, opts: { cwd?: string; env: NodeJS.ProcessEnv }, answers: Answer[] = [],
 ): Promise<{ code: number; out: string }> {
   return new Promise((done) => {
-    const p = spawn('script', ['-qfec', command, '/dev/null'], { ...opts, stdio: 'pipe' });
+    // `exec`: the command replaces the shell `script` starts (whichever SHELL names), so its exit code is the
+    // command's own, and a signal from the terminal reaches the command alone
+    const p = spawn('script', ['-qfec', `exec ${command}`, '/dev/null'], { ...opts, stdio: 'pipe' });
     let out = '';
     const left = [...answers];
     // only a hang ends here: a question never shown, or never answered
