@@ -24,7 +24,23 @@ export const ERRORS = {
   unauthorized: { status: 401, expose: true, doc: 'missing or wrong machine token' },
   forbidden: { status: 403, expose: true, doc: 'the command is not available on this listener (admin commands)' },
   not_found: { status: 404, expose: true, doc: 'no such quote, invoice, receipt or pulse' },
+  // 402: x402 (docs/x402.md); details.payment_required (and the PAYMENT-REQUIRED header) say what to pay
+  payment_required: {
+    status: 402, expose: true, doc: 'x402: no token, or a balance short of the issued quote; this execution can be paid '
+      + 'per request',
+  },
+  payment_invalid: {
+    status: 402, expose: true, doc: 'x402: the payment does not pay this quote (amount, payee, asset, chain, window, '
+      + 'signature, nonce or funds: details.payment_required.error names which)',
+  },
+  payment_failed: {
+    status: 402, expose: true, doc: 'x402: the settlement reverted or was never mined; nothing was charged',
+  },
   // 409: the state does not allow it
+  payment_pending: {
+    status: 409, expose: true, doc: 'x402: the payment\'s settlement is not final yet; send the same request again',
+  },
+  payment_used: { status: 409, expose: true, doc: 'x402: the authorization paid for another quote already' },
   quote_expired: { status: 409, expose: true, doc: 'the quote passed its expires_at' },
   quote_not_issued: { status: 409, expose: true, doc: 'accept needs an issued quote' },
   quote_not_accepted: { status: 409, expose: true, doc: 'execution needs an accepted quote' },

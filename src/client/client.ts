@@ -25,7 +25,8 @@ export type Endpoint =
   | { kind: 'tcp'; host: string; port: number; localAddress?: string }
   | { kind: 'unix'; path: string };
 
-export interface Auth { machine_id?: string; token?: string }
+/** payment: an x402 payment, the PAYMENT-SIGNATURE header's text (docs/x402.md) */
+export interface Auth { machine_id?: string; token?: string; payment?: string }
 /** Who a trusted front end (the gateway) speaks for; honoured on the backend listener only. */
 export interface Via { client: string }
 
@@ -194,7 +195,7 @@ class Connection {
       this.pending.set(id, { resolve, reject, at: Date.now() });
       const frame = {
         v: PROTOCOL, id, cmd, args,
-        ...(auth && (auth.machine_id || auth.token) ? { auth } : {}),
+        ...(auth && (auth.machine_id || auth.token || auth.payment) ? { auth } : {}),
         ...(via ? { via } : {}),
       };
       this.#onFrame?.('sent', frame);

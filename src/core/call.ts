@@ -5,6 +5,7 @@ import type { Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import type { Sandbox } from './sandbox.ts';
 import type { Watchers } from './watchers/watchers.ts';
+import type { X402Desk } from './x402/desk.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
@@ -14,7 +15,8 @@ import type { Watchers } from './watchers/watchers.ts';
  */
 export type Listener = 'edge' | 'backend' | 'gateway' | 'admin';
 
-export interface Auth { machine_id?: string; token?: string }
+/** payment: an x402 payment, the PAYMENT-SIGNATURE header's text (docs/x402.md) */
+export interface Auth { machine_id?: string; token?: string; payment?: string }
 
 export type Reply = Record<string, unknown>;
 
@@ -47,6 +49,8 @@ export interface NodeState {
   readonly stopping: boolean;
   /** whether the store answers (HEALTH) */
   readonly storeHealth: StoreHealth;
+  /** x402 at the paid executions (SVC_X402=on), else null */
+  readonly x402: X402Desk | null;
 }
 
 /** One command's handler, found through the table keyed by registry name (commands/index.ts). */

@@ -1,6 +1,7 @@
 // Configuration from the environment (README "Configuration"): every variable optional, parsed
 // and validated once at start; a bad value stops svcd with a message naming the variable.
 import { webhookConfig, type WebhookConfig } from './webhook-config.ts';
+import { x402Config, type X402Config } from './x402/config.ts';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultShare } from '../protocol/budgets.ts';
@@ -89,6 +90,8 @@ export interface Config {
   payments?: 'live' | 'local';
   /** chain watchers, one per configured rail (none by default: admin settlement only) */
   watchers: WatcherConfig[];
+  /** x402 per-request payment of the paid executions (SVC_X402_*, docs/x402.md); null: off */
+  x402?: X402Config | null;
   /** webhook endpoints and their signing secret (SVC_WEBHOOK_URLS, SVC_WEBHOOK_SECRET); null: none */
   webhooks?: WebhookConfig | null;
   readyFile: string | null;
@@ -245,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payments: paymentsMode(env.SVC_PAYMENTS),
     watchers: watchers(env, rails),
     webhooks: webhookConfig(env),
+    x402: x402Config(env),
     readyFile: env.SVC_READY_FILE ? resolve(env.SVC_READY_FILE) : null,
     pulsePeriodMs: int(env, 'SVC_PULSE_PERIOD_MS', 60_000, 200, 86_400_000),
     invoiceTtlMs: int(env, 'SVC_INVOICE_TTL_MS', 3_600_000, 1000, 30 * 86_400_000),

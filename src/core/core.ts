@@ -21,6 +21,7 @@ import { WebhookDeliverer } from './webhook-deliverer.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import type { WatchLog } from './watchers/poll-loop.ts';
 import { Watchers } from './watchers/watchers.ts';
+import { X402Desk } from './x402/desk.ts';
 
 export class Core implements NodeState {
   readonly ctx: CoreContext;
@@ -36,6 +37,9 @@ export class Core implements NodeState {
   /** sends the webhook deliveries due (null: no endpoint configured) */
   #webhooks: WebhookDeliverer | null = null;
   #watchers: Watchers | null = null;
+  /** x402 at the paid executions (SVC_X402=on), and its timer resuming settlements left unfinished */
+  readonly x402: X402Desk | null;
+  #x402Resume: NodeJS.Timeout | null = null;
   #closed = false;
   #active = 0;
   #drained: (() => void) | null = null;
@@ -46,7 +50,8 @@ export class Core implements NodeState {
     this.tls = tls;
     this.#limits = new RateLimiter(ctx.config.rates);
     this.#keyed = new KeyedRequests(ctx);
-    this.#gate = new Gate(ctx, this.#limits, this.#keyed);
+    this.x402 = ctx.config.x402 ? new X402Desk(ctx, ctx.config.x402) : null;
+    this.#gate = new Gate(ctx, this.#limits, this.#keyed, this.x402 !== null);
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
     this.#sweepLease = sweepLease(ctx);
     this.storeHealth = new StoreHealth(ctx.store);
@@ -66,10 +71,22 @@ export class Core implements NodeState {
     }, ctx.config.sweepIntervalMs);
     core.#sweeper.unref();
     core.#webhooks = WebhookDeliverer.start(ctx);
+    core.#startX402();
     return core;
   }
 
   get watchers(): Watchers | null { return this.#watchers; }
+
+  /** Settlements a restart (or a request that stopped waiting) left unfinished are driven on, now and then. */
+  #startX402(): void {
+    const desk = this.x402;
+    if (!desk) return;
+    const every = Math.max(1000, desk.pollMs * 4);
+    const pass = () => { desk.resume().catch(() => { /* the chain or the store is down: the next pass retries */ }); };
+    pass();
+    this.#x402Resume = setInterval(pass, every);
+    this.#x402Resume.unref();
+  }
   get stopping(): boolean { return this.#closed; }
 
   /**
@@ -158,6 +175,7 @@ export class Core implements NodeState {
     await this.#webhooks?.stop();
     if (this.#sweeper) clearInterval(this.#sweeper);
     this.#sweeper = null;
+    if (this.#x402Resume) clearInterval(this.#x402Resume);
     // another node sweeps at once instead of after the lease runs out
     await this.#sweepLease.release().catch(() => {});
     await this.ctx.chain.stop();

@@ -87,11 +87,13 @@ export async function execute(
     const signed = issueReceipt(ctx.kernels, ctx.identity, {
       service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: units,
       input_digest: outcome.input_digest, output_digest: outcome.output_digest, status: outcome.status, at: now,
+      payment: q.payment,
     });
     const result = {
       service: q.service, command, quote_id: q.quote_id, machine_id: q.machine_id, units_charged: q.quote_units,
       receipt_id: signed.receipt.receipt_id, result_tag: signed.receipt.result_tag, status: outcome.status,
       input_digest: outcome.input_digest, output_digest: outcome.output_digest, ...outcome.fields,
+      ...(q.payment ? { payment: q.payment } : {}),
     };
     const receipt_id = signed.receipt.receipt_id;
     const ref = { quote_id: q.quote_id, receipt_id };

@@ -3,7 +3,7 @@
 // keyed on a caller's identity), and the machine's own limits once the token checked out.
 import { ServiceError } from '../errors.ts';
 import { RateLimiter, addressWindowKey, clientKey } from '../protocol/rate-limit.ts';
-import { needsToken, type CommandSpec } from '../protocol/registry.ts';
+import { isPaidExecution, needsToken, type CommandSpec } from '../protocol/registry.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import type { Auth, Listener, Reply } from './call.ts';
 import type { CoreContext } from './context.ts';
@@ -28,16 +28,20 @@ export class Gate {
   readonly #ctx: CoreContext;
   readonly #limits: RateLimiter;
   readonly #keyed: KeyedRequests;
+  /** x402 is on: a paid execution without a token is let through to be paid for (x402/desk.ts) */
+  readonly #payable: boolean;
 
-  constructor(ctx: CoreContext, limits: RateLimiter, keyed: KeyedRequests) {
+  constructor(ctx: CoreContext, limits: RateLimiter, keyed: KeyedRequests, payable = false) {
     this.#ctx = ctx;
     this.#limits = limits;
     this.#keyed = keyed;
+    this.#payable = payable;
   }
 
   async admit({ spec, args, auth, listener, client, validated }: Arrival): Promise<Admission> {
     checkListener(spec, listener);
-    const tokened = needsToken(spec);
+    // on an x402 node a paid execution without a token is the payment desk's (a 402, or a payment to check)
+    const tokened = needsToken(spec) && !(this.#payable && !auth?.token && isPaidExecution(spec));
     // edge and remote gateways' callers are limited here by address (a remote gateway's own calls,
     // which name no client, are nobody's); the in-process gateway limits its HTTP callers itself
     const counted = listener === 'edge' || (listener === 'backend' && client !== undefined);

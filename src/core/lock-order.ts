@@ -3,6 +3,7 @@
 // its outer lock, and a lock taken under one of the same or a later kind is refused at once: a bug in the
 // caller, never a wait that could deadlock. The order, outermost first:
 //
+//   payment    one x402 authorization (x402/desk.ts): its settlement and the execution it pays
 //   deposit    one chain transfer's record (deposits.ts): the watcher's credit, CLAIM, DISMISS
 //   machine    one machine's account (ledger.ts withMachine): every read-then-change of its money
 //   client     one client address's open invoices (invoice-clients.ts), for FUND_ACCOUNT
@@ -13,7 +14,7 @@
 // (docs/scale-out.md).
 import { KeyedMutex } from './keyed-mutex.ts';
 
-export const LOCK_ORDER = ['deposit', 'machine', 'client', 'rail', 'reference'] as const;
+export const LOCK_ORDER = ['payment', 'deposit', 'machine', 'client', 'rail', 'reference'] as const;
 export type LockKind = (typeof LOCK_ORDER)[number];
 
 /** Proof of the locks held: the innermost one's kind, and the one it was taken under (null: none). */

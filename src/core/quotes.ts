@@ -14,6 +14,7 @@ import { sha256Hex } from '../protocol/canonical.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION, price, priorityClass, type Price } from '../protocol/pricing.ts';
 import { QUOTE_ID_PREFIX, decodeQuoteId, encodeQuoteId, type QuoteTerms } from './quote-token.ts';
 import { quoteTransitions } from '../metrics/metrics.ts';
+import type { PaymentRef } from './x402/payments.ts';
 
 /** svc_quote_transitions_total: counted once the state is durable (issued quotes are never stored). */
 export const QUOTES_ENTERING = {
@@ -45,6 +46,8 @@ export interface QuoteRecord {
   accepted_at?: string;
   executed_at?: string;
   receipt_id?: string;
+  /** the x402 payment that paid (and accepted) this quote */
+  payment?: PaymentRef;
 }
 
 export function quoteView(q: QuoteRecord): Record<string, unknown> {

@@ -13,6 +13,7 @@ import { verifyWithRawKey, type PublishedKey } from '../protocol/ed25519.ts';
 import { put, type Range, type Store } from '../store/store.ts';
 import { inWindow, type NodeIdentity } from './node-identity.ts';
 import { PRICE_VERSION, QUOTE_TERMS_VERSION } from '../protocol/pricing.ts';
+import type { PaymentRef } from './x402/payments.ts';
 
 export const RECEIPT_FORMAT = 'svc_receipt_v1';
 
@@ -33,6 +34,8 @@ export interface ReceiptBody {
   node_id: string;
   key_id: string;
   result_tag: string;
+  /** an x402 payment paid this execution (docs/x402.md): signed with the rest */
+  payment?: PaymentRef;
 }
 
 export interface SignedReceipt { receipt: ReceiptBody; signature: string }
@@ -64,7 +67,7 @@ export function resultTags(k: Kernels, id: NodeIdentity, f: {
 
 export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
   service: string; command: string; quote_id: string; machine_id: string; units_charged: bigint;
-  input_digest: string; output_digest: string; status: string; at: Date;
+  input_digest: string; output_digest: string; status: string; at: Date; payment?: PaymentRef;
 }): SignedReceipt {
   // the key of the receipt's own time: a rotation between the execution's clock reading and here
   // must not give it a key whose window starts after issued_at
@@ -78,6 +81,7 @@ export function issueReceipt(k: Kernels, id: NodeIdentity, f: {
     input_digest: f.input_digest, output_digest: f.output_digest, status: f.status,
     issued_at: f.at.toISOString(), node_id: id.nodeId, key_id: signer.keyId,
     result_tag: resultTag(k, id, f),
+    ...(f.payment ? { payment: f.payment } : {}),
   };
   // inline, not on libuv's pool: the pool costs more CPU per flow than it takes off this thread (about
   // 35 µs more per paid flow on 2 cores, `npm run bench:cpu`; docs/performance.md "Tried and not kept")

@@ -2,15 +2,17 @@
 // counted before the body is read, the arguments are validated with the registry's schema, and the
 // core answers in the `svc` envelope. PULSE is the embedder routes' (its caching: embed-routes.ts).
 import type Router from '@koa/router';
+import type { Auth } from '../client/client.ts';
 import { ServiceError } from '../errors.ts';
 import { addressWindowKey } from '../protocol/rate-limit.ts';
-import { ALL_COMMANDS, needsToken, type CommandSpec } from '../protocol/registry.ts';
+import { ALL_COMMANDS, isPaidExecution, needsToken, type CommandSpec } from '../protocol/registry.ts';
 import { SERVICE_NAMES } from '../protocol/services.ts';
 import { validateArgs } from '../protocol/validate.ts';
 import { readJsonBody } from './body.ts';
 import { EMBED_COMMANDS } from './embed-routes.ts';
 import type { Ctx, GatewayParts, State } from './parts.ts';
 import { envelope, toRouterPath } from './routing.ts';
+import { paymentHeader, setPaymentRequired, setPaymentResponse } from './x402-headers.ts';
 
 /** The registry commands this module mounts: every one with an HTTP form whose route is not mounted elsewhere. */
 const ROUTED_COMMANDS: readonly CommandSpec[] =
@@ -24,8 +26,9 @@ export function mountCommandRoutes(router: Router<State>, parts: GatewayParts): 
   }
 }
 
-function commandRoute(spec: CommandSpec, { core, limiter, limit }: GatewayParts) {
+function commandRoute(spec: CommandSpec, { core, limiter, limit, baseUrl }: GatewayParts) {
   const tokened = needsToken(spec);
+  const payable = isPaidExecution(spec);
   const takesKey = (spec.args.properties as Record<string, unknown>).idempotency_key !== undefined;
   return async (ctx: Ctx) => {
     const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
@@ -43,16 +46,24 @@ function commandRoute(spec: CommandSpec, { core, limiter, limit }: GatewayParts)
     const idem = ctx.get('idempotency-key');
     if (idem && takesKey && args.idempotency_key === undefined) args.idempotency_key = idem;
     validateArgs(spec, args);
-    const auth = bearer ? { machine_id: args.machine_id as string | undefined, token: bearer } : undefined;
+    const payment = payable ? paymentHeader(ctx) : undefined;
+    let auth: Auth | undefined;
+    if (bearer || payment) {
+      auth = { machine_id: args.machine_id as string | undefined };
+      if (bearer) auth.token = bearer;
+      if (payment) auth.payment = payment;
+    }
     let result: Record<string, unknown>;
     try {
       result = await core.call(spec.name, args, auth, ctx.state.client, true);
     } catch (e) {
       const code = (e as { inner?: ServiceError }).inner?.code;
       if (tokened && bearer && code === 'unauthorized') limit(ctx, spec.rateClass);
+      if (payable) setPaymentRequired(ctx, e, baseUrl());
       throw e;
     }
     if (result.idempotent_replayed) ctx.set('Idempotent-Replayed', 'true');
+    if (payable) setPaymentResponse(ctx, result);
     envelope(ctx, 'svc', result);
   };
 }

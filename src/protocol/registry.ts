@@ -425,6 +425,11 @@ export function needsToken(spec: CommandSpec): boolean {
   return spec.auth === 'machine_context' || spec.auth === 'required';
 }
 
+/** A paid execution (billing paid, rate class paid_execution): the commands x402 can pay per request. */
+export function isPaidExecution(spec: CommandSpec): boolean {
+  return spec.execution && spec.access === 'paid';
+}
+
 export const CAPABILITIES: readonly string[] = COMMANDS.filter((c) => c.capability).map((c) => c.name);
 
 export { SERVICES };

@@ -5,6 +5,7 @@ import { ServiceError, type ErrorCode } from '../errors.ts';
 import { MAX_JSON_DEPTH, exceedsJsonDepth, pruneJsonBelow } from './json-depth.ts';
 import { commandSpec, type CommandSpec } from './registry.ts';
 import { VERSIONS } from './versions.ts';
+import { MAX_PAYMENT_CHARS } from './x402.ts';
 
 export const PROTOCOL = VERSIONS.coreProtocol;
 export const ALPN = VERSIONS.coreProtocol;
@@ -16,7 +17,8 @@ export interface RequestFrame {
   id: FrameId;
   cmd: string;
   args: Record<string, unknown>;
-  auth?: { machine_id?: string; token?: string };
+  /** payment: an x402 payment (the PAYMENT-SIGNATURE header's text, docs/x402.md) */
+  auth?: { machine_id?: string; token?: string; payment?: string };
   /** the client a trusted front end speaks for (`{"client": address}`); only the backend listener honours it */
   via?: { client: string };
 }
@@ -72,11 +74,14 @@ export function parseRequest(line: string): Parsed {
     const a = f.auth as Record<string, unknown> | null;
     if (!a || typeof a !== 'object' || Array.isArray(a)
       || (a.machine_id !== undefined && typeof a.machine_id !== 'string')
-      || (a.token !== undefined && typeof a.token !== 'string')) {
-      const error = new ServiceError('bad_frame', 'auth must be {machine_id?: string, token?: string}');
+      || (a.token !== undefined && typeof a.token !== 'string')
+      || (a.payment !== undefined && (typeof a.payment !== 'string' || a.payment.length > MAX_PAYMENT_CHARS))) {
+      const error = new ServiceError('bad_frame',
+        `auth must be {machine_id?: string, token?: string, payment?: string of at most ${MAX_PAYMENT_CHARS}}`);
       return { ok: false, id, error };
     }
     auth = { machine_id: a.machine_id as string | undefined, token: a.token as string | undefined };
+    if (a.payment !== undefined) auth.payment = a.payment as string;
   }
   let via: RequestFrame['via'];
   if (f.via !== undefined) {

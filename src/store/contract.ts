@@ -29,6 +29,9 @@ export const SUBLEVELS = [
   'webhook_events', 'webhook_deliveries', 'webhook_queue',
   // pending invoices by expiry, so the sweep expires them (and says so to the webhooks) without a reader
   'invoice_expiry',
+  // x402 payments (src/core/x402/payments.ts): one record per authorization, and each settlement transaction's
+  // payment (a watcher on the same wallet leaves those transfers alone)
+  'x402_payments', 'x402_txs',
 ] as const;
 export type SublevelName = (typeof SUBLEVELS)[number];
 

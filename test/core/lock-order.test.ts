@@ -5,7 +5,7 @@ import { checkOrder, lockTable, LOCK_ORDER, type Held } from '../../src/core/loc
 import { coreFixture } from '../support/core-fixture.ts';
 
 test('the order, outermost first', (t) => {
-  t.deepEqual([...LOCK_ORDER], ['deposit', 'machine', 'client', 'rail', 'reference']);
+  t.deepEqual([...LOCK_ORDER], ['payment', 'deposit', 'machine', 'client', 'rail', 'reference']);
 });
 
 test('a lock taken under a later one, or under its own kind, is refused naming both', async (t) => {

@@ -1,5 +1,6 @@
 // Test harness for the chain watchers: a real local EVM node (anvil, from the @foundry-rs/anvil npm
-// package) on an ephemeral port, the 6-decimal test token deployed on it (test/watchers/fixtures),
+// package) on an ephemeral port, the 6-decimal test token deployed on it (test/watchers/fixtures, or
+// the USDC port with EIP-3009 transferWithAuthorization from test/x402/fixtures),
 // viem clients to pay and mine, and an RPC proxy the tests put between svcd and anvil to take the RPC
 // down or to act at the exact request a watcher makes between seeing a log and crediting it.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,9 +15,17 @@ import {
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 
 const require = createRequire(import.meta.url);
-const FIXTURE = JSON.parse(readFileSync(new URL('../watchers/fixtures/test-usdc.json', import.meta.url), 'utf8')) as {
-  abi: Abi; bytecode: `0x${string}`;
-};
+
+/** A compiled contract as the fixtures' compile.mjs writes it (test/watchers/fixtures, test/x402/fixtures). */
+export interface Fixture { abi: Abi; bytecode: `0x${string}` }
+
+export function readFixture(url: URL): Fixture {
+  return JSON.parse(readFileSync(url, 'utf8')) as Fixture;
+}
+
+const FIXTURE = readFixture(new URL('../watchers/fixtures/test-usdc.json', import.meta.url));
+/** The USDC port with EIP-3009 (test/x402/fixtures); its ERC-20 part has the same ABI as FIXTURE's. */
+const TOKEN_3009_URL = new URL('../x402/fixtures/test-usdc-3009.json', import.meta.url);
 /** anvil's well-known development mnemonic: its accounts are funded with ether at genesis */
 const MNEMONIC = 'test test test test test test test test test test test junk';
 export const BASE_CHAIN_ID = 8453;
@@ -69,13 +78,28 @@ export class Anvil {
     return createWalletClient({ account: this.account(i), transport: http(this.url) });
   }
 
-  /** Deploys the test token with the whole supply at account 0; returns its address. */
-  async deployToken(supply = 10n ** 15n): Promise<Address> {
-    const hash = await this.wallet(0).deployContract({
-      abi: FIXTURE.abi, bytecode: FIXTURE.bytecode, args: [supply], account: this.account(0), chain: null,
+  /** Deploys `fixture` from account `from`; returns its address. */
+  async deploy(fixture: Fixture, args: readonly unknown[] = [], from = 0): Promise<Address> {
+    const hash = await this.wallet(from).deployContract({
+      abi: fixture.abi, bytecode: fixture.bytecode, args, account: this.account(from), chain: null,
     });
     const r = await this.public.waitForTransactionReceipt({ hash });
-    this.token = r.contractAddress!;
+    if (r.status !== 'success' || !r.contractAddress) throw new Error(`deployment failed: ${hash}`);
+    return r.contractAddress;
+  }
+
+  /** Deploys the test token with the whole supply at account 0; returns its address. */
+  async deployToken(supply = 10n ** 15n): Promise<Address> {
+    this.token = await this.deploy(FIXTURE, [supply]);
+    return this.token;
+  }
+
+  /**
+   * Deploys the USDC port with EIP-3009 instead, the whole supply at account 0; transfer() and
+   * balanceOf() then act on it.
+   */
+  async deployToken3009(supply = 10n ** 15n): Promise<Address> {
+    this.token = await this.deploy(readFixture(TOKEN_3009_URL), [supply]);
     return this.token;
   }
 

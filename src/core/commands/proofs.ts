@@ -1,7 +1,7 @@
 // Proofs: the paid executions (each runs its executor, executors/index.ts) and a machine's receipts,
 // fetched or verified against the key that signed them.
 import { ServiceError } from '../../errors.ts';
-import { ALL_COMMANDS } from '../../protocol/registry.ts';
+import { ALL_COMMANDS, isPaidExecution } from '../../protocol/registry.ts';
 import type { ExecutionCommand } from '../../protocol/services.ts';
 import { argsAs, type Handler, type Reply } from '../call.ts';
 import type { CoreContext } from '../context.ts';
@@ -31,10 +31,11 @@ async function receipt(ctx: CoreContext, receiptId: string, machineId: string): 
 const receiptHandler: Handler = (n, { args }) => receipt(n.ctx, args.receipt_id as string, args.machine_id as string);
 
 /** Every paid execution of the registry runs through execute() (the sandbox's has its own, sandbox.ts). */
-const paid = ALL_COMMANDS.filter((c) => c.execution && c.access === 'paid');
+const paid = ALL_COMMANDS.filter(isPaidExecution);
 const executions: Record<string, Handler> = Object.fromEntries(paid.map((c) => {
-  const run: Handler = (n, { args, idem }) =>
-    execute(n.ctx, c.name as ExecutionCommand, argsAs<ExecutionArgs>(args), idem?.seal);
+  const run: Handler = (n, { args, auth, idem }) => (n.x402
+    ? n.x402.execute(c.name as ExecutionCommand, argsAs<ExecutionArgs>(args), auth, idem?.seal)
+    : execute(n.ctx, c.name as ExecutionCommand, argsAs<ExecutionArgs>(args), idem?.seal));
   return [c.name, run];
 }));
 

@@ -1,0 +1,245 @@
+// The chain an x402 payment settles on, through viem: the token's EIP-3009 state (is a nonce used, the
+// payer's balance, its EIP-712 domain), the signature check (an EOA's, or a contract wallet's through
+// ERC-1271), and the relayer: it signs the settlement transaction here and knows its hash before sending
+// it, so a payment's record names the transaction before it can exist on chain (payments.ts).
+import { readFileSync } from 'node:fs';
+import {
+  createPublicClient, createWalletClient, decodeEventLog, encodeFunctionData, http, keccak256, parseSignature,
+  type Address, type Hash, type Hex, type PublicClient, type WalletClient,
+} from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Authorization } from '../../protocol/x402.ts';
+import type { X402Config } from './config.ts';
+
+export const EIP3009_ABI = [
+  { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
+  { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
+  {
+    type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }],
+    outputs: [{ type: 'uint256' }],
+  },
+  {
+    type: 'function', name: 'authorizationState', stateMutability: 'view',
+    inputs: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }], outputs: [{ type: 'bool' }],
+  },
+  {
+    type: 'function', name: 'transferWithAuthorization', stateMutability: 'nonpayable', outputs: [],
+    inputs: [
+      { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
+      { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
+      { name: 'nonce', type: 'bytes32' }, { name: 'v', type: 'uint8' }, { name: 'r', type: 'bytes32' },
+      { name: 's', type: 'bytes32' },
+    ],
+  },
+  {
+    type: 'function', name: 'transferWithAuthorization', stateMutability: 'nonpayable', outputs: [],
+    inputs: [
+      { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
+      { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
+      { name: 'nonce', type: 'bytes32' }, { name: 'signature', type: 'bytes' },
+    ],
+  },
+  {
+    type: 'event', name: 'Transfer', inputs: [
+      { name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true },
+      { name: 'value', type: 'uint256', indexed: false },
+    ],
+  },
+  {
+    type: 'event', name: 'AuthorizationUsed', inputs: [
+      { name: 'authorizer', type: 'address', indexed: true }, { name: 'nonce', type: 'bytes32', indexed: true },
+    ],
+  },
+] as const;
+
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+export interface TokenDomain { name: string; version: string }
+
+/** A settlement transaction as mined: whether it succeeded and whether it moved the authorized transfer. */
+export interface Mined { status: 'success' | 'reverted'; blockNumber: number; paid: boolean }
+
+/** The relayer refused to send: the transaction would revert now (estimation failed); nothing was sent. */
+export class WouldRevert extends Error {
+  constructor(message: string, options?: { cause?: unknown }) { super(message, options); this.name = 'WouldRevert'; }
+}
+
+export class X402Chain {
+  readonly #cfg: X402Config;
+  readonly #public: PublicClient;
+  readonly #wallet: WalletClient;
+  readonly #relayer: PrivateKeyAccount;
+
+  constructor(cfg: X402Config) {
+    this.#cfg = cfg;
+    const transport = http(cfg.rpcUrl, { retryCount: 1, timeout: 10_000 });
+    this.#public = createPublicClient({ transport, cacheTime: 0 });
+    this.#relayer = privateKeyToAccount(readRelayerKey(cfg.relayerKeyFile));
+    this.#wallet = createWalletClient({ account: this.#relayer, transport });
+  }
+
+  get relayer(): string {
+    return this.#relayer.address.toLowerCase();
+  }
+
+  async chainId(): Promise<number> {
+    return this.#public.getChainId();
+  }
+
+  async tokenDomain(): Promise<TokenDomain> {
+    const address = this.#cfg.asset as Address;
+    const [name, version] = await Promise.all([
+      this.#public.readContract({ address, abi: EIP3009_ABI, functionName: 'name' }),
+      this.#public.readContract({ address, abi: EIP3009_ABI, functionName: 'version' }),
+    ]);
+    return { name, version };
+  }
+
+  async relayerBalance(): Promise<bigint> {
+    return this.#public.getBalance({ address: this.#relayer.address });
+  }
+
+  async authorizationUsed(from: string, nonce: string): Promise<boolean> {
+    return this.#public.readContract({
+      address: this.#cfg.asset as Address, abi: EIP3009_ABI, functionName: 'authorizationState',
+      args: [from as Address, nonce as Hex],
+    });
+  }
+
+  async balanceOf(owner: string): Promise<bigint> {
+    return this.#public.readContract({
+      address: this.#cfg.asset as Address, abi: EIP3009_ABI, functionName: 'balanceOf', args: [owner as Address],
+    });
+  }
+
+  /** Whether `signature` is `a.from`'s over the authorization: an EOA's recovered, a contract's by ERC-1271. */
+  async signedBy(domain: TokenDomain, a: Authorization, signature: string): Promise<boolean> {
+    try {
+      return await this.#public.verifyTypedData({
+        address: a.from as Address, signature: signature as Hex,
+        domain: { ...domain, chainId: this.#cfg.chainId, verifyingContract: this.#cfg.asset as Address },
+        types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: message(a),
+      });
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Signs the settlement and returns it with its hash, unsent; its relayer nonce is the account's pending
+   * count, so the caller sends one prepared transaction before preparing the next (payments.ts holds a lock).
+   * WouldRevert when the chain refuses it now (estimation reverts: a used nonce, a bad signature, too
+   * little balance).
+   */
+  async prepare(a: Authorization, signature: string): Promise<{ hash: Hash; raw: Hex }> {
+    const data = settlementCall(a, signature);
+    let request;
+    try {
+      request = await this.#wallet.prepareTransactionRequest({
+        account: this.#relayer, to: this.#cfg.asset as Address, data, chain: null,
+      });
+    } catch (e) {
+      throw new WouldRevert(shortCause(e), { cause: e });
+    }
+    const raw = await this.#wallet.signTransaction({ ...request, account: this.#relayer, chain: null } as never);
+    return { hash: keccak256(raw), raw };
+  }
+
+  async send(raw: Hex): Promise<void> {
+    await this.#wallet.sendRawTransaction({ serializedTransaction: raw });
+  }
+
+  /** Whether the chain knows the transaction at all (mined or waiting in the node's pool). */
+  async known(hash: string): Promise<boolean> {
+    try {
+      await this.#public.getTransaction({ hash: hash as Hash });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The mined transaction, or null while it is not mined (or not known). */
+  async mined(hash: string, a: Authorization): Promise<Mined | null> {
+    let r;
+    try {
+      r = await this.#public.getTransactionReceipt({ hash: hash as Hash });
+    } catch {
+      return null;
+    }
+    return { status: r.status, blockNumber: Number(r.blockNumber), paid: r.status === 'success' && this.#paid(r.logs, a) };
+  }
+
+  /** The newest block trusted as final: the configured tag's, less the configured confirmations. */
+  async trustedHead(): Promise<number> {
+    const tagged = this.#cfg.finality === 'latest'
+      ? Number(await this.#public.getBlockNumber({ cacheTime: 0 }))
+      : Number((await this.#public.getBlock({ blockTag: this.#cfg.finality })).number);
+    return tagged - this.#cfg.confirmations;
+  }
+
+  async blockNumber(): Promise<number> {
+    return Number(await this.#public.getBlockNumber({ cacheTime: 0 }));
+  }
+
+  /** The transaction that used `from`'s `nonce` (its AuthorizationUsed event), searched from `fromBlock`. */
+  async usedBy(from: string, nonce: string, fromBlock: number): Promise<Hash | null> {
+    const logs = await this.#public.getLogs({
+      address: this.#cfg.asset as Address, event: EIP3009_ABI[7], args: { authorizer: from as Address, nonce: nonce as Hex },
+      fromBlock: BigInt(fromBlock), toBlock: 'latest',
+    });
+    return logs[0]?.transactionHash ?? null;
+  }
+
+  /** The receipt's logs hold the authorized transfer: the token's Transfer of `value` from `from` to `to`. */
+  #paid(logs: readonly { address: string; topics: readonly Hex[]; data: Hex }[], a: Authorization): boolean {
+    return logs.some((l) => {
+      if (l.address.toLowerCase() !== this.#cfg.asset) return false;
+      try {
+        const ev = decodeEventLog({ abi: EIP3009_ABI, topics: l.topics as [Hex, ...Hex[]], data: l.data });
+        return ev.eventName === 'Transfer' && ev.args.from.toLowerCase() === a.from.toLowerCase()
+          && ev.args.to.toLowerCase() === a.to.toLowerCase() && ev.args.value === BigInt(a.value);
+      } catch {
+        return false;
+      }
+    });
+  }
+}
+
+const message = (a: Authorization) => ({
+  from: a.from as Address, to: a.to as Address, value: BigInt(a.value), validAfter: BigInt(a.validAfter),
+  validBefore: BigInt(a.validBefore), nonce: a.nonce as Hex,
+});
+
+/** transferWithAuthorization's call: v, r, s for a 65-byte signature (every EIP-3009 token), bytes otherwise. */
+function settlementCall(a: Authorization, signature: string): Hex {
+  const m = message(a);
+  const head = [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce] as const;
+  if (signature.length === 132) {
+    const { r, s, v, yParity } = parseSignature(signature as Hex);
+    const vv = Number(v ?? BigInt(27 + yParity));
+    return encodeFunctionData({ abi: [EIP3009_ABI[4]], functionName: 'transferWithAuthorization', args: [...head, vv, r, s] });
+  }
+  return encodeFunctionData({
+    abi: [EIP3009_ABI[5]], functionName: 'transferWithAuthorization', args: [...head, signature as Hex],
+  });
+}
+
+function readRelayerKey(file: string): Hex {
+  const key = readFileSync(file, 'utf8').trim();
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) {
+    throw new Error(`SVC_X402_RELAYER_KEY_FILE: ${file} must hold one private key, 0x and 64 hex digits`);
+  }
+  return key as Hex;
+}
+
+/** The first line of a viem error: the revert reason or the RPC's complaint, without the request it made. */
+function shortCause(e: unknown): string {
+  const m = (e as { shortMessage?: string }).shortMessage ?? (e instanceof Error ? e.message : String(e));
+  return m.split('\n')[0]!.slice(0, 300);
+}

@@ -1,0 +1,133 @@
+// x402 version 2 on the wire (docs/x402.md): the HTTP headers a per-request payment travels in, their
+// encoding (base64 of JSON), and the shapes of what they carry, as the x402 specification defines them.
+// Only the `exact` scheme on EVM chains (EIP-3009 transferWithAuthorization) is taken.
+
+export const X402_VERSION = 2;
+/** server → client, with 402: what a payment must be (PaymentRequired) */
+export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
+/** client → server: the signed payment (PaymentPayload) */
+export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
+/** server → client, with the paid answer: the settlement (SettleResponse) */
+export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
+/** x402 version 1's name of the payment header, taken too (its payload is read as version 2's) */
+export const X_PAYMENT_HEADER = 'X-PAYMENT';
+/** A payment header longer than this is refused unread (a real one is under 2 KiB). */
+export const MAX_PAYMENT_CHARS = 16 * 1024;
+
+export interface ResourceInfo { url: string; description?: string; mimeType?: string }
+
+export interface PaymentRequirements {
+  scheme: 'exact';
+  /** CAIP-2, e.g. eip155:8453 */
+  network: string;
+  /** the token contract */
+  asset: string;
+  /** token base units, a decimal string */
+  amount: string;
+  payTo: string;
+  maxTimeoutSeconds: number;
+  /** the token's EIP-712 domain (name, version) and what this node needs back (quote_id) */
+  extra: Record<string, unknown>;
+}
+
+export interface PaymentRequired {
+  x402Version: number;
+  error?: string;
+  resource: ResourceInfo;
+  accepts: PaymentRequirements[];
+}
+
+/** EIP-3009's TransferWithAuthorization message; numbers as decimal strings, nonce as 0x + 64 hex. */
+export interface Authorization {
+  from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string;
+}
+
+export interface ExactEvmPayload { signature: string; authorization: Authorization }
+
+export interface PaymentPayload {
+  x402Version: number;
+  resource?: ResourceInfo;
+  accepted: PaymentRequirements;
+  payload: ExactEvmPayload;
+}
+
+export interface SettleResponse {
+  success: boolean;
+  errorReason?: string;
+  payer?: string;
+  transaction: string;
+  network: string;
+}
+
+export const encodeHeader = (v: object): string => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
+
+const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const HEX_SIGNATURE = /^0x([0-9a-fA-F]{2}){65,4096}$/;
+
+/** Why a payment header is not a payment this node can take (x402's error reason names). */
+export class PaymentDecodeError extends Error {
+  constructor(readonly reason: string, message: string) { super(message); this.name = 'PaymentDecodeError'; }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+function authorizationOf(a: unknown): Authorization {
+  if (!isObject(a)) throw new PaymentDecodeError('invalid_payload', 'payload.authorization is not an object');
+  const str = (k: string, re: RegExp, what: string): string => {
+    const v = a[k];
+    if (typeof v !== 'string' || !re.test(v)) {
+      throw new PaymentDecodeError('invalid_payload', `payload.authorization.${k} must be ${what}`);
+    }
+    return v;
+  };
+  return {
+    from: str('from', HEX_ADDRESS, 'an address'), to: str('to', HEX_ADDRESS, 'an address'),
+    value: str('value', DECIMAL, 'a decimal integer'), validAfter: str('validAfter', DECIMAL, 'a decimal integer'),
+    validBefore: str('validBefore', DECIMAL, 'a decimal integer'), nonce: str('nonce', HEX32, '0x and 64 hex digits'),
+  };
+}
+
+function requirementsOf(r: unknown): PaymentRequirements {
+  if (!isObject(r)) throw new PaymentDecodeError('invalid_payload', 'accepted is not an object');
+  const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = r;
+  if (typeof scheme !== 'string' || typeof network !== 'string' || typeof asset !== 'string'
+    || typeof amount !== 'string' || typeof payTo !== 'string' || typeof maxTimeoutSeconds !== 'number') {
+    throw new PaymentDecodeError('invalid_payload', 'accepted must carry scheme, network, asset, amount, payTo, '
+      + 'maxTimeoutSeconds as the 402 gave them');
+  }
+  if (scheme !== 'exact') throw new PaymentDecodeError('unsupported_scheme', `scheme ${scheme.slice(0, 32)} is not taken`);
+  return {
+    scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra: isObject(extra) ? extra : {},
+  };
+}
+
+/**
+ * A PAYMENT-SIGNATURE (or X-PAYMENT) header's PaymentPayload, its shape checked; what it pays for is the
+ * caller's to check. Throws PaymentDecodeError.
+ */
+export function decodePayment(header: string): PaymentPayload {
+  if (header.length > MAX_PAYMENT_CHARS) {
+    throw new PaymentDecodeError('invalid_payload', `the payment header exceeds ${MAX_PAYMENT_CHARS} characters`);
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(header.trim(), 'base64').toString('utf8'));
+  } catch {
+    throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
+  }
+  if (!isObject(v)) throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
+  if (v.x402Version !== 2 && v.x402Version !== 1) {
+    throw new PaymentDecodeError('invalid_x402_version', 'x402Version must be 2 (or 1)');
+  }
+  const p = v.payload;
+  if (!isObject(p) || typeof p.signature !== 'string' || !HEX_SIGNATURE.test(p.signature)) {
+    throw new PaymentDecodeError('invalid_payload', 'payload.signature must be 0x and hex of 65 bytes or more');
+  }
+  return {
+    x402Version: v.x402Version,
+    accepted: requirementsOf(v.accepted),
+    payload: { signature: p.signature, authorization: authorizationOf(p.authorization) },
+  };
+}

@@ -1,0 +1,69 @@
+// What the x402 tests share: anvil (chain 8453, like Base) with the USDC port (EIP-3009, fixtures/), payers
+// holding it, a relayer key file, and svcd with SVC_X402=on pointed at them; the official x402 client
+// (@x402/fetch with @x402/evm's exact scheme, unmodified) for a payer.
+import type { ExecutionContext } from 'ava';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { x402Client } from '@x402/core/client';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { toHex, type Address } from 'viem';
+import { Anvil } from '../support/anvil.ts';
+import { Svcd } from '../support/svcd.ts';
+
+export const NETWORK = 'eip155:8453';
+/** Payers: accounts 1..4 hold tokens; account 8 relays (ether only); account 9 receives. */
+export const PAYERS = [1, 2, 3, 4];
+export const RELAYER = 8;
+export const PAY_TO = 9;
+/** what each payer holds: 1,000 tokens of 6 decimals */
+export const HELD = 1_000n * 10n ** 6n;
+
+export interface Chain { anvil: Anvil; token: Address; payTo: Address }
+
+export async function startChain(t: ExecutionContext): Promise<Chain> {
+  t.timeout(5 * 60_000);
+  const anvil = await Anvil.start();
+  t.teardown(() => anvil.stop());
+  const token = await anvil.deployToken3009();
+  for (const p of PAYERS) await anvil.transfer(0, anvil.account(p).address, HELD);
+  return { anvil, token, payTo: anvil.account(PAY_TO).address };
+}
+
+/** svcd (core and gateway in one process) with x402 on; `rpc` defaults to anvil's own URL. */
+export async function startSvcd(
+  t: ExecutionContext, chain: Chain, over: Record<string, string> = {}, rpc = chain.anvil.url,
+): Promise<Svcd> {
+  const s = new Svcd({});
+  const keyFile = join(s.dataDir, 'relayer.key');
+  writeFileSync(keyFile, `${toHex(chain.anvil.account(RELAYER).getHdKey().privateKey!)}\n`, { mode: 0o600 });
+  Object.assign(s.env, {
+    SVC_X402: 'on', SVC_X402_RPC: rpc, SVC_X402_ASSET: chain.token, SVC_X402_PAY_TO: chain.payTo,
+    SVC_X402_RELAYER_KEY_FILE: keyFile, SVC_X402_POLL_MS: '50', ...over,
+  });
+  await s.start(['start']);
+  t.teardown(async () => { await s.kill9(); s.cleanup(); });
+  return s;
+}
+
+/** The official x402 fetch for payer account `i`, allowed to spend the test token (not a known USDC). */
+export function payingFetch(chain: Chain, i: number): typeof fetch {
+  const client = new x402Client().register(NETWORK, new ExactEvmScheme(chain.anvil.account(i)));
+  client.setSpendControls({
+    allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: '1000000000' }],
+  });
+  return wrapFetchWithPayment(fetch, client);
+}
+
+export const post = (url: string, body: unknown, headers: Record<string, string> = {}): RequestInit & { url: string } =>
+  ({ url, method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+
+/** A free GET_PULSE quote for `machineId` over HTTP. */
+export async function quotePulse(s: Svcd, machineId: string, bits = 256): Promise<{ quote_id: string; quote_units: number }> {
+  const r = await fetch(`${s.ready.http}/api/v1/quotes/get-pulse`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ machine_id: machineId, bits, max_output: 64 }),
+  });
+  if (r.status !== 200) throw new Error(`quote ${r.status}: ${await r.text()}`);
+  return await r.json() as { quote_id: string; quote_units: number };
+}
