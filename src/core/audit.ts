@@ -11,6 +11,8 @@ import { UNITS_PER_BASE_UNIT, storedReference, type InvoiceRecord } from './invo
 import type { NodeIdentity } from './node-identity.ts';
 import type { QuoteRecord } from './quotes.ts';
 import { allSignerKeys, verifyReceipt, type SignedReceipt } from './receipts.ts';
+import { auditX402, type X402Credits, type X402Row } from './x402/audit.ts';
+import type { X402Payment } from './x402/payments.ts';
 
 export interface MachineRow {
   machine_id: string;
@@ -65,6 +67,8 @@ export interface AuditReport {
   dismissed: DismissedRow[];
   /** deposits a watcher saw reorged out after recording them: their credits stand, each to be checked */
   reorged: ReorgedRow[];
+  /** x402 payments by state and network (docs/x402.md) */
+  x402: X402Row[];
 }
 
 const add = (m: Map<string, bigint>, k: string, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
@@ -105,6 +109,7 @@ async function auditAt(
   const sums = new Map<string, Sums>();
   const periods = new Map<string, Map<string, bigint>>();
   const credits = new Map<string, { units: bigint; n: number }>();
+  const x402Credits: X402Credits = new Map();
   const captures = new Map<string, { quote_id: string; units: bigint; machine: string }>();
   const holds = new Map<string, { machine: string; reserved: bigint; ended: number }>();
   for await (const [k, v] of store.entries<JournalEntry>('journal', at)) {
@@ -121,6 +126,10 @@ async function auditAt(
       const inv = e.ref.invoice_id ? invoices.get(e.ref.invoice_id) : undefined;
       rail = inv?.rail ?? e.ref.rail ?? '?';
       if (!e.ref.invoice_id && !e.ref.rail) problems.push(`credit: ${where} names no invoice`);
+      if (e.ref.x402) {
+        const c = x402Credits.get(e.ref.x402);
+        x402Credits.set(e.ref.x402, { units: (c?.units ?? 0n) + dA, n: (c?.n ?? 0) + 1, where });
+      }
       if (e.ref.invoice_id) {
         const c = credits.get(e.ref.invoice_id) ?? { units: 0n, n: 0 };
         credits.set(e.ref.invoice_id, { units: c.units + dA, n: c.n + 1 });
@@ -198,6 +207,11 @@ async function auditAt(
       problems.push(`invoice: ${inv.invoice_id} is ${inv.state} but was credited ${c.units}`);
     }
   }
+
+  const payments: X402Payment[] = [];
+  for await (const [, v] of store.entries<X402Payment>('x402_payments', at)) payments.push(v);
+  const x402 = auditX402(payments, x402Credits);
+  problems.push(...x402.problems);
 
   // receipts ↔ captures ↔ executed quotes
   const quotes = new Map<string, QuoteRecord>();
@@ -299,7 +313,7 @@ async function auditAt(
       available_units: available.toString(), receipts, captures: captures.size, executed_quotes: executed,
       accepted_quotes: accepted,
     },
-    machines, periods: periodRows, invoices: invoiceRows, ...depositRows(deposits.values()),
+    machines, periods: periodRows, invoices: invoiceRows, ...depositRows(deposits.values()), x402: x402.rows,
   };
 }
 
@@ -356,6 +370,7 @@ export function auditCsv(r: AuditReport): Record<string, string> {
       'day', 'rail', 'credited_units', 'reserved_units', 'released_units', 'spent_units',
     ]),
     'invoices.csv': table(r.invoices, ['state', 'rail', 'count', 'credit_units']),
+    'x402.csv': table(r.x402, ['state', 'network', 'count', 'amount']),
     'discrepancies.csv': table(r.discrepancies.map((d) => ({ discrepancy: d })), ['discrepancy']),
   };
 }

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { x402Client } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment } from '@x402/fetch';
-import { toHex, type Address } from 'viem';
+import { randomBytes } from 'node:crypto';
+import { toHex, type Address, type Hex } from 'viem';
+import type { PaymentRequired, PaymentRequirements } from '../../src/protocol/x402.ts';
 import { Anvil } from '../support/anvil.ts';
 import { Svcd } from '../support/svcd.ts';
 
@@ -55,9 +57,6 @@ export function payingFetch(chain: Chain, i: number): typeof fetch {
   return wrapFetchWithPayment(fetch, client);
 }
 
-export const post = (url: string, body: unknown, headers: Record<string, string> = {}): RequestInit & { url: string } =>
-  ({ url, method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
-
 /** A free GET_PULSE quote for `machineId` over HTTP. */
 export async function quotePulse(s: Svcd, machineId: string, bits = 256): Promise<{ quote_id: string; quote_units: number }> {
   const r = await fetch(`${s.ready.http}/api/v1/quotes/get-pulse`, {
@@ -66,4 +65,62 @@ export async function quotePulse(s: Svcd, machineId: string, bits = 256): Promis
   });
   if (r.status !== 200) throw new Error(`quote ${r.status}: ${await r.text()}`);
   return await r.json() as { quote_id: string; quote_units: number };
+}
+
+/** What a 402 asks: the requirements its PAYMENT-REQUIRED header carries (the first of accepts). */
+export async function requirementsOf(r: Response): Promise<PaymentRequirements> {
+  const header = r.headers.get('payment-required');
+  if (r.status !== 402 || !header) throw new Error(`expected a 402 with PAYMENT-REQUIRED, got ${r.status}: ${await r.text()}`);
+  return (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PaymentRequired).accepts[0]!;
+}
+
+export interface Signing {
+  to?: string; value?: string; validAfter?: bigint; validBefore?: bigint; nonce?: Hex; chainId?: number;
+  network?: string; signer?: number;
+}
+
+/**
+ * A PAYMENT-SIGNATURE header as an x402 client makes one, signed by payer account `i` (viem's EIP-712, not
+ * the node's), with any field overridden to make it wrong.
+ */
+export async function signPayment(chain: Chain, i: number, req: PaymentRequirements, o: Signing = {}): Promise<string> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const authorization = {
+    from: chain.anvil.account(i).address, to: (o.to ?? req.payTo) as Address, value: BigInt(o.value ?? req.amount),
+    validAfter: o.validAfter ?? 0n, validBefore: o.validBefore ?? now + BigInt(req.maxTimeoutSeconds),
+    nonce: o.nonce ?? toHex(randomBytes(32)),
+  };
+  const signature = await chain.anvil.account(o.signer ?? i).signTypedData({
+    domain: { name: 'USD Coin', version: '2', chainId: o.chainId ?? 8453, verifyingContract: chain.token },
+    types: TYPES, primaryType: 'TransferWithAuthorization', message: authorization,
+  });
+  const payload = {
+    x402Version: 2, accepted: { ...req, ...(o.network ? { network: o.network } : {}) },
+    payload: {
+      signature,
+      authorization: Object.fromEntries(Object.entries(authorization).map(([k, v]) => [k, String(v)])),
+    },
+  };
+  return Buffer.from(JSON.stringify(payload)).toString('base64');
+}
+
+const TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+/** POST a paid execution of GET_PULSE for `machineId`'s quote, with `headers` (a payment, a token). */
+export function executePulse(s: Svcd, machineId: string, quoteId: string, headers: Record<string, string> = {}) {
+  return fetch(`${s.ready.http}/api/v1/executions/get-pulse`, {
+    method: 'POST', headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ machine_id: machineId, quote_id: quoteId }),
+  });
+}
+
+/** The store's audit through svc-admin: clean, and what it says. */
+export async function auditOf(s: Svcd): Promise<{ clean: boolean; discrepancies: string[]; [k: string]: unknown }> {
+  const r = await s.svcAdmin(['--json', 'audit']);
+  return JSON.parse(r.stdout) as { clean: boolean; discrepancies: string[] };
 }

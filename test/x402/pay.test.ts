@@ -4,7 +4,7 @@
 import test from 'ava';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { verifyReceipt } from '../../src/kit/verify-api.ts';
-import { HELD, NETWORK, PAYERS, payingFetch, quotePulse, startChain, startSvcd } from './harness.ts';
+import { HELD, NETWORK, PAYERS, auditOf, payingFetch, quotePulse, startChain, startSvcd } from './harness.ts';
 
 test('the official x402 client pays for a pulse: 402, payment, result; money moved once; the receipt verifies', async (t) => {
   const chain = await startChain(t);
@@ -50,6 +50,7 @@ test('the official x402 client pays for a pulse: 402, payment, result; money mov
   const verdict = await verifyReceipt(rcpt, keys as never);
   t.true(verdict.valid, JSON.stringify(verdict));
 
-  const audit = await s.svcAdmin(['audit', '--json']);
-  t.is(audit.code, 0, audit.stderr);
+  const audit = await auditOf(s);
+  t.true(audit.clean, audit.discrepancies.join('; '));
+  t.deepEqual(audit.x402, [{ state: 'executed', network: NETWORK, count: 1, amount: amount.toString() }]);
 });

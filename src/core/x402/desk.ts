@@ -5,7 +5,7 @@
 // any accepted quote is (executions.ts), the payment's record moving to `executed` in the execution's batch.
 import { ServiceError } from '../../errors.ts';
 import { commandSpec } from '../../protocol/registry.ts';
-import { UNIT_SCALE } from '../../protocol/pricing.ts';
+import { UNITS_PER_BASE_UNIT } from '../invoices.ts';
 import type { ExecutionCommand } from '../../protocol/services.ts';
 import {
   PaymentDecodeError, X402_VERSION, decodePayment, type PaymentPayload, type PaymentRequired, type PaymentRequirements,
@@ -22,8 +22,6 @@ import type { X402Config } from './config.ts';
 import { createOp, moveOp, newPayment, paymentId, paymentRef, type X402Payment } from './payments.ts';
 import { drive, type Settler } from './settle.ts';
 
-/** Token base units per unit of the ledger: the token has 6 decimals, a svcC 10^8 units. */
-const UNITS_PER_BASE_UNIT = UNIT_SCALE / 1_000_000n;
 /** An authorization must stay valid this long past its check: the settlement has to be mined inside it. */
 const VALID_MARGIN_S = 6;
 
