@@ -80,7 +80,7 @@ export interface DepositRecord extends Deposit {
 }
 
 /** Hex transaction ids (0x…, TRON's 64 hex) compare in any case; a base58 one (Solana) is case-sensitive. */
-const txKey = (txId: string): string => (/^0x|^[0-9a-fA-F]{64}$/i.test(txId) ? txId.toLowerCase() : txId);
+export const txKey = (txId: string): string => (/^0x|^[0-9a-fA-F]{64}$/i.test(txId) ? txId.toLowerCase() : txId);
 
 /** Deterministic: the same transfer always gets the same id, which is its store key. */
 export function depositId(rail: Rail['rail'], txId: string, logIndex: number): string {
@@ -270,6 +270,12 @@ export async function claimDeposit(
     const dep = await loadDeposit(ctx, id);
     if (!dep) throw new ServiceError('not_found', `no deposit ${id}`);
     if (dep.state !== 'unmatched') throw notQueued(dep);
+    // an x402 settlement seen by a watcher before its payment named it: x402 credited it (x402/desk.ts)
+    const x402 = await ctx.store.get<{ payment_id: string }>('x402_txs', txKey(dep.tx_id));
+    if (x402) {
+      throw new ServiceError('deposit_already_credited', `deposit ${id} is the settlement of x402 payment ${x402.payment_id}`,
+        { payment_id: x402.payment_id });
+    }
     const inv = await loadInvoice(ctx, invoiceId);
     if (inv.rail !== dep.rail) {
       throw new ServiceError('invalid_request', `deposit ${id} is on ${dep.rail}, invoice ${invoiceId} on ${inv.rail}`);

@@ -127,6 +127,24 @@ test('a settlement never mined before the authorization ran out: 402 payment_fai
   t.true(audit.clean, audit.discrepancies.join('; '));
 });
 
+test('a settlement not yet deep enough: 409 payment_pending; the same request once it is runs it', async (t) => {
+  const chain = await startChain(t);
+  const s = await startSvcd(t, chain, { SVC_X402_CONFIRMATIONS: '3', SVC_X402_MAX_TIMEOUT_S: '10' });
+  const q = await quotePulse(s, 'deep-agent', 256);
+  const req = await requirementsOf(await executePulse(s, 'deep-agent', q.quote_id));
+  const header = await signPayment(chain, PAYERS[0]!, req);
+  // mined at once (automine), then no block on top of it: not 3 deep before the request stops waiting
+  const early = await executePulse(s, 'deep-agent', q.quote_id, { 'payment-signature': header });
+  t.is(early.status, 409);
+  t.like(await early.json(), { error: { code: 'payment_pending' } });
+  t.is(await chain.anvil.balanceOf(chain.payTo), BigInt(req.amount), 'paid on chain, not executed yet');
+  await chain.anvil.mine(3);
+  const done = await executePulse(s, 'deep-agent', q.quote_id, { 'payment-signature': header });
+  t.is(done.status, 200, await done.clone().text());
+  const audit = await auditOf(s);
+  t.true(audit.clean, audit.discrepancies.join('; '));
+});
+
 const TRANSFER_ABI = [{
   type: 'function', name: 'transfer', stateMutability: 'nonpayable',
   inputs: [{ name: 'to', type: 'address' }, { name: 'value', type: 'uint256' }], outputs: [{ type: 'bool' }],

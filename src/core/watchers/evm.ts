@@ -11,7 +11,7 @@ import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem'
 import { put, type Op } from '../../store/store.ts';
 import type { EvmWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
-import { listReorged, markReorged, recordDeposit, type Deposit } from '../deposits.ts';
+import { listReorged, markReorged, recordDeposit, txKey, type Deposit } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
 import {
   PollingWatcher, RpcBehind, type PendingPayment, type WatchLog, type WatcherStatus,
@@ -86,6 +86,8 @@ export class EvmWatcher extends PollingWatcher {
     while (from <= head && chunks < CHUNKS_PER_PASS && !this.stopped) {
       const to = Math.min(head, from + cfg.maxRange - 1);
       for (const d of await this.#deposits(from, to, tip)) {
+        // an x402 settlement to the same wallet is its payment's money (x402/desk.ts), no invoice's
+        if (await this.ctx.store.get('x402_txs', txKey(d.tx_id))) continue;
         const { deposit, fresh } = await recordDeposit(this.ctx, d);
         seen.set(deposit.deposit_id, d.block_hash);
         if (!cur.recent.some((r) => r.deposit_id === deposit.deposit_id)) {
