@@ -25,7 +25,7 @@ const PROVOKED: Record<string, [file: string, title: string, surface: Surface]> 
   not_found: ['test/gateway/api.test.ts', 'errors: ApiError with status and source', 'http'],
   payment_required: ['test/x402/pay.test.ts', 'the official x402 client pays for a pulse', 'http'],
   payment_invalid: ['test/x402/refusals.test.ts', 'payments that do not pay the quote: 402', 'http'],
-  payment_failed: ['test/x402/settlement.test.ts', 'a settlement that reverts', 'http'],
+  payment_failed: ['test/x402/settlement.test.ts', 'a settlement that reverts (the payer', 'http'],
   payment_pending: ['test/x402/settlement.test.ts', 'a settlement not yet deep enough', 'http'],
   payment_used: ['test/x402/exactly-once.test.ts', 'an authorization that paid one quote pays no other', 'http'],
   quote_expired: ['test/gateway/api.test.ts', 'errors: ApiError with status and source', 'http'],
