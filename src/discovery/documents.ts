@@ -94,14 +94,18 @@ export function routeIndex(): Record<string, unknown> {
 /** A payment rail as PAYMENT_INFO lists it. */
 export interface PaymentRail { rail: string; address: string; network: string; asset: string; decimals: number }
 
-/** GET /api/v1/payment: the payment policy and, per rail, where to pay (PAYMENT_INFO's rails). */
-export function paymentPolicy(rails: readonly PaymentRail[]): Record<string, unknown> {
+/**
+ * GET /api/v1/payment: the payment policy and, per rail, where to pay (PAYMENT_INFO's rails); and, on a node
+ * with x402 on, how a paid execution is paid per request instead (PAYMENT_INFO's x402, docs/x402.md).
+ */
+export function paymentPolicy(rails: readonly PaymentRail[], x402: unknown = null): Record<string, unknown> {
   return {
     policy: 'settlement is crypto only; svcC is an internal reference unit (1.00 USD reference), not a token',
     unit_policy: UNIT_POLICY,
     automated_rails: rails.map((r) => `${r.asset}/${r.network}`), reserved_rails: [],
     wallets: Object.fromEntries(rails.map((r) => [r.rail, r.address])),
     rails,
+    x402,
   };
 }
 

@@ -21,7 +21,7 @@ export function mountApiRoutes(router: Router<State>, { free, limit }: GatewayPa
   router.get(publicRoute('apiPayment').path, async (ctx) => {
     limit(ctx, 'public_low');
     const info = await free('PAYMENT_INFO', {}, ctx.state.client);
-    ctx.body = paymentPolicy(info.rails as PaymentRail[]);
+    ctx.body = paymentPolicy(info.rails as PaymentRail[], info.x402 ?? null);
   });
   router.get(publicRoute('apiStatus').path, async (ctx) => {
     limit(ctx, 'public_low');

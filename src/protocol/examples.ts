@@ -651,7 +651,7 @@ export const EXAMPLES = {
             takes_payments: true, settled_by: 'operator',
           },
         ],
-        payments: 'local', settlement: 'crypto only', reference_value_usd_per_svcC: '1.00',
+        payments: 'local', settlement: 'crypto only', reference_value_usd_per_svcC: '1.00', x402: null,
       },
     },
   ],

@@ -1,9 +1,12 @@
 // The node's own commands: who it is (HELLO, with a signed edge proof), what it offers (CAPS,
 // PAYMENT_INFO), how it is (HEALTH) and its pulse chain (PULSE). Free, and the same on every listener.
 import { ServiceError } from '../../errors.ts';
+import {
+  PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, X402_VERSION,
+} from '../../protocol/x402.ts';
 import { canonicalJson } from '../../protocol/canonical.ts';
 import { PRICE_BOOK, PRICE_VERSION, QUOTE_TERMS_VERSION } from '../../protocol/pricing.ts';
-import { AUXILIARY, CAPABILITIES, COMMANDS } from '../../protocol/registry.ts';
+import { ALL_COMMANDS, AUXILIARY, CAPABILITIES, COMMANDS, isPaidExecution } from '../../protocol/registry.ts';
 import { SERVICES } from '../../protocol/services.ts';
 import { CORE_VERSION as VERSION } from '../../protocol/versions.ts';
 import { PROTOCOL } from '../../protocol/wire.ts';
@@ -11,6 +14,7 @@ import type { Handler, Listener, NodeState, Reply } from '../call.ts';
 import type { CoreContext } from '../context.ts';
 import { isOffered } from '../executions.ts';
 import { takesPayments } from '../invoices.ts';
+import type { X402Config } from '../x402/config.ts';
 
 /** HELLO: the node's identity, and a signed statement binding its node key to the edge's TLS certificate. */
 function hello(ctx: CoreContext, nonce: string | undefined): Reply {
@@ -80,6 +84,19 @@ function paymentInfo(ctx: CoreContext): Reply {
     payments: ctx.config.payments ?? 'live',
     settlement: 'crypto only',
     reference_value_usd_per_svcC: '1.00',
+    x402: x402Info(ctx.config.x402 ?? null),
+  };
+}
+
+/** Per-request payment of the paid executions (docs/x402.md), as x402 clients need to know it; null: off. */
+function x402Info(cfg: X402Config | null): Reply | null {
+  if (!cfg) return null;
+  return {
+    x402_version: X402_VERSION, scheme: 'exact', network: cfg.network, asset: cfg.asset, pay_to: cfg.payTo,
+    max_timeout_seconds: cfg.maxTimeoutS,
+    headers: { payment: PAYMENT_SIGNATURE_HEADER, required: PAYMENT_REQUIRED_HEADER, response: PAYMENT_RESPONSE_HEADER },
+    settlement: { by: 'node relayer', finality: cfg.finality, confirmations: cfg.confirmations },
+    paid_executions: ALL_COMMANDS.filter(isPaidExecution).map((c) => c.http!.path),
   };
 }
 
