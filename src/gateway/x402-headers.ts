@@ -1,18 +1,17 @@
 // x402's HTTP headers at the paid execution routes (docs/x402.md): the payment a request carries
-// (PAYMENT-SIGNATURE, or version 1's X-PAYMENT) passed to the core as it came; a 402's PaymentRequired in
+// (PAYMENT-SIGNATURE) passed to the core as it came; a 402's PaymentRequired in
 // the PAYMENT-REQUIRED header, its resource made this request's absolute URL; and the settlement in
 // PAYMENT-RESPONSE beside the paid result.
 import type Koa from 'koa';
 import { ServiceError } from '../errors.ts';
 import {
-  MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, X_PAYMENT_HEADER,
-  encodeHeader, type PaymentRequired, type SettleResponse,
+  MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, encodeHeader, type PaymentRequired, type SettleResponse,
 } from '../protocol/x402.ts';
 import { CoreError } from './http-errors.ts';
 
 /** The request's payment header, or undefined; one longer than any payment is refused before the core. */
 export function paymentHeader(ctx: Koa.Context): string | undefined {
-  const v = ctx.get(PAYMENT_SIGNATURE_HEADER) || ctx.get(X_PAYMENT_HEADER);
+  const v = ctx.get(PAYMENT_SIGNATURE_HEADER);
   if (!v) return undefined;
   if (v.length > MAX_PAYMENT_CHARS) {
     throw new ServiceError('invalid_request', `${PAYMENT_SIGNATURE_HEADER} exceeds ${MAX_PAYMENT_CHARS} characters`);

@@ -266,6 +266,23 @@ export const webhookDeliveries = new CellFamily('svc_webhook_deliveries_total',
   'webhook delivery attempts by outcome: delivered (2xx), retried (failed, tried again later), failed (given up '
   + 'after a day)', ['outcome']);
 
+// ---- x402 (docs/x402.md) --------------------------------------------------------------------------
+
+export const x402Transitions = new CellFamily('svc_x402_payments_total',
+  'x402 payments entering a state (submitting, submitted, settled, executed, failed) on this node since start',
+  ['state']);
+let relayerBalance: (() => Promise<bigint | null>) | null = null;
+export function setRelayerBalance(f: (() => Promise<bigint | null>) | null): void { relayerBalance = f; }
+new Gauge({
+  name: 'svc_x402_relayer_balance_ether',
+  help: 'the x402 relayer\'s native balance, which pays each settlement\'s gas (alert before it runs out)',
+  registers: [registry],
+  async collect() {
+    const wei = await relayerBalance?.().catch(() => null);
+    if (wei !== null && wei !== undefined) this.set(Number(wei) / 1e18);
+  },
+});
+
 // ---- settlement watchers --------------------------------------------------------------------------
 
 /** What a chain watcher shows of itself (a subset of WatcherStatus). */

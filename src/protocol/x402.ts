@@ -1,6 +1,7 @@
 // x402 version 2 on the wire (docs/x402.md): the HTTP headers a per-request payment travels in, their
 // encoding (base64 of JSON), and the shapes of what they carry, as the x402 specification defines them.
-// Only the `exact` scheme on EVM chains (EIP-3009 transferWithAuthorization) is taken.
+// Only the `exact` scheme on EVM chains (EIP-3009 transferWithAuthorization) is taken, and only version 2:
+// a version 1 client reads its requirements from the 402's body, which here is the contract's ApiError.
 
 export const X402_VERSION = 2;
 /** server → client, with 402: what a payment must be (PaymentRequired) */
@@ -9,8 +10,6 @@ export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
 /** server → client, with the paid answer: the settlement (SettleResponse) */
 export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
-/** x402 version 1's name of the payment header, taken too (its payload is read as version 2's) */
-export const X_PAYMENT_HEADER = 'X-PAYMENT';
 /** A payment header longer than this is refused unread (a real one is under 2 KiB). */
 export const MAX_PAYMENT_CHARS = 16 * 1024;
 
@@ -118,9 +117,8 @@ export function decodePayment(header: string): PaymentPayload {
     throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
   }
   if (!isObject(v)) throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
-  if (v.x402Version !== 2 && v.x402Version !== 1) {
-    throw new PaymentDecodeError('invalid_x402_version', 'x402Version must be 2 (or 1)');
-  }
+  // version 1 clients read their requirements from the 402's body, which here is the contract's ApiError
+  if (v.x402Version !== X402_VERSION) throw new PaymentDecodeError('invalid_x402_version', 'x402Version must be 2');
   const p = v.payload;
   if (!isObject(p) || typeof p.signature !== 'string' || !HEX_SIGNATURE.test(p.signature)) {
     throw new PaymentDecodeError('invalid_payload', 'payload.signature must be 0x and hex of 65 bytes or more');

@@ -8,7 +8,7 @@ import { HELD, NETWORK, PAYERS, auditOf, payingFetch, quotePulse, startChain, st
 
 test('the official x402 client pays for a pulse: 402, payment, result; money moved once; the receipt verifies', async (t) => {
   const chain = await startChain(t);
-  const s = await startSvcd(t, chain);
+  const s = await startSvcd(t, chain, { SVC_METRICS_PORT: '0' });
   const payer = chain.anvil.account(PAYERS[0]!).address;
   // discoverable: the payment policy says how to pay per request
   const policy = await (await fetch(`${s.ready.http}/api/v1/payment`)).json() as { x402: Record<string, unknown> };
@@ -53,6 +53,12 @@ test('the official x402 client pays for a pulse: 402, payment, result; money mov
   const verdict = await verifyReceipt(rcpt, keys as never);
   t.true(verdict.valid, JSON.stringify(verdict));
 
+  // the operator sees it: payments by state, and the relayer's gas money
+  const metrics = await (await fetch(`http://${s.ready.metrics!}/metrics`)).text();
+  t.regex(metrics, /^svc_x402_payments_total\{state="executed"\} 1$/m);
+  t.regex(metrics, /^svc_x402_payments_total\{state="settled"\} 1$/m);
+  const gas = Number(/^svc_x402_relayer_balance_ether (\S+)$/m.exec(metrics)?.[1]);
+  t.true(gas > 0 && gas < 10_000, `relayer balance ${gas}`);
   const audit = await auditOf(s);
   t.true(audit.clean, audit.discrepancies.join('; '));
   t.deepEqual(audit.x402, [{ state: 'executed', network: NETWORK, count: 1, amount: amount.toString() }]);

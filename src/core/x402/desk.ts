@@ -4,6 +4,7 @@
 // settled by this node's relayer (settle.ts), credited and the quote accepted in one batch, then executed as
 // any accepted quote is (executions.ts), the payment's record moving to `executed` in the execution's batch.
 import { ServiceError } from '../../errors.ts';
+import { x402Transitions } from '../../metrics/metrics.ts';
 import { commandSpec } from '../../protocol/registry.ts';
 import { UNITS_PER_BASE_UNIT } from '../invoices.ts';
 import type { ExecutionCommand } from '../../protocol/services.ts';
@@ -19,7 +20,7 @@ import { KeyedMutex } from '../keyed-mutex.ts';
 import { findQuote, isExpired, type QuoteRecord } from '../quotes.ts';
 import { X402Chain, type TokenDomain } from './chain.ts';
 import type { X402Config } from './config.ts';
-import { createOp, moveOp, newPayment, paymentId, paymentRef, type X402Payment } from './payments.ts';
+import { createOp, moveOp, newPayment, paymentId, type X402Payment } from './payments.ts';
 import { drive, type Settler } from './settle.ts';
 
 /** An authorization must stay valid this long past its check: the settlement has to be mined inside it. */
@@ -43,6 +44,9 @@ export class X402Desk {
 
   get relayer(): string { return this.#chain.relayer; }
   get pollMs(): number { return this.#cfg.pollMs; }
+
+  /** The relayer's native balance (wei): what pays each settlement's gas. */
+  relayerBalance(): Promise<bigint> { return this.#chain.relayerBalance(); }
 
   /** The token's EIP-712 domain (configured, or read once from the token) after checking the chain's id. */
   domain(): Promise<TokenDomain> {
@@ -171,7 +175,8 @@ export class X402Desk {
     }
     const done = rec;
     const result = await execute(this.#ctx, command, args, (r) => this.#executedOps(done, r, seal));
-    return { ...result, payment: paymentRef(done) };
+    if (!result.replayed) x402Transitions.at('executed').v++;
+    return result;
   }
 
   #executedOps(rec: X402Payment, result: Reply, seal?: Seal): Op[] {
@@ -207,6 +212,7 @@ export class X402Desk {
     });
     try {
       await this.#ctx.store.write([createOp(rec)]);
+      x402Transitions.at('submitting').v++;
       return rec;
     } catch (e) {
       // another node took the same authorization first: its record is the one

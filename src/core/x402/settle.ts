@@ -5,6 +5,7 @@
 // and every write is a compare-and-set on what was read, so two drivers can never both move it. What
 // decides an unclear case is the chain: the nonce's state, and the transaction that used it.
 import { ServiceError } from '../../errors.ts';
+import { x402Transitions } from '../../metrics/metrics.ts';
 import { isStoreConflict, put, type Op } from '../../store/store.ts';
 import type { CoreContext } from '../context.ts';
 import { expiryKey, findQuote, type QuoteRecord } from '../quotes.ts';
@@ -38,6 +39,7 @@ async function move(s: Settler, was: X402Payment, next: Partial<X402Payment>, op
   const { rec, op } = moveOp(was, next, s.ctx.now());
   try {
     await s.ctx.store.write([op, ...ops]);
+    if (rec.state !== was.state) x402Transitions.at(rec.state).v++;
     return rec;
   } catch (e) {
     if (isStoreConflict(e)) return reread(s, was.payment_id);
