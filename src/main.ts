@@ -446,11 +446,11 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     process.stdout.write(`${banner(config, {
       version: CORE_VERSION, nodeId, http: ready.http, edge: ready.edge, backend: ready.backend,
       adminSocket: ready.admin_socket, metrics: ready.metrics, gatewayProcesses: ready.gateway_processes,
-      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned,
+      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned, x402Relayer: core.x402?.relayer ?? null,
     })}\n\n`);
   } else {
     log.info({ ...ready, node_id: nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
-    logPayments(log, config);
+    logPayments(log, config, core.x402?.relayer ?? null);
   }
 }
 
@@ -587,7 +587,12 @@ async function migrateCommand(args: string[]): Promise<number> {
 }
 
 /** Which rails take payments, said once at start: local mode and rails without an address are named. */
-function logPayments(log: Logger, config: Config): void {
+function logPayments(log: Logger, config: Config, relayer: string | null): void {
+  const x = config.x402;
+  if (x) {
+    log.info({ x402: { network: x.network, asset: x.asset, pay_to: x.payTo, relayer } },
+      'x402 on: paid executions may be paid per request; the relayer pays each settlement\'s gas (docs/x402.md)');
+  }
   const unset = config.rails.filter((r) => r.address === NO_ADDRESS).map((r) => r.rail);
   if (config.payments === 'local') {
     log.warn({ payments: 'local', rails_without_address: unset }, 'local payments mode (SVC_PAYMENTS=local): '

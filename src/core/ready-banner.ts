@@ -16,6 +16,8 @@ export interface ReadyFacts {
   gatewayProcesses: number;
   edgeCertSha256: string;
   selfSigned: boolean;
+  /** the x402 relayer's address (SVC_X402=on), else null */
+  x402Relayer?: string | null;
 }
 
 /** A database URL as it may be shown: without its password. */
@@ -58,6 +60,8 @@ export function banner(config: Config, f: ReadyFacts): string {
     ['data dir', config.dataDir],
     ['ledger', store],
     ['payments', config.payments === 'local' ? 'local: for trying svc out, settled by hand' : 'live'],
+    ['x402', config.x402 ? `on: ${config.x402.network}, paid to ${config.x402.payTo}, relayer ${f.x402Relayer ?? '?'}`
+      + ' (fund its gas)' : 'off (SVC_X402)'],
   ];
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
   const lines = [`svcd ${f.version} ready, node ${f.nodeId}`, ''];

@@ -5,7 +5,8 @@
 import type Koa from 'koa';
 import { ServiceError } from '../errors.ts';
 import {
-  MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, encodeHeader, type PaymentRequired, type SettleResponse,
+  MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, encodeHeader,
+  type PaymentRequired, type SettleResponse,
 } from '../protocol/x402.ts';
 import { CoreError } from './http-errors.ts';
 

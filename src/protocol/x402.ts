@@ -96,7 +96,9 @@ function requirementsOf(r: unknown): PaymentRequirements {
     throw new PaymentDecodeError('invalid_payload', 'accepted must carry scheme, network, asset, amount, payTo, '
       + 'maxTimeoutSeconds as the 402 gave them');
   }
-  if (scheme !== 'exact') throw new PaymentDecodeError('unsupported_scheme', `scheme ${scheme.slice(0, 32)} is not taken`);
+  if (scheme !== 'exact') {
+    throw new PaymentDecodeError('unsupported_scheme', `scheme ${scheme.slice(0, 32)} is not taken`);
+  }
   return {
     scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra: isObject(extra) ? extra : {},
   };
@@ -116,7 +118,9 @@ export function decodePayment(header: string): PaymentPayload {
   } catch {
     throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
   }
-  if (!isObject(v)) throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
+  if (!isObject(v)) {
+    throw new PaymentDecodeError('invalid_payload', 'the payment header is not base64 of a JSON object');
+  }
   // version 1 clients read their requirements from the 402's body, which here is the contract's ApiError
   if (v.x402Version !== X402_VERSION) throw new PaymentDecodeError('invalid_x402_version', 'x402Version must be 2');
   const p = v.payload;

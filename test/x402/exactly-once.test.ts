@@ -44,7 +44,7 @@ test('twenty copies of one payment at once: one settlement, one execution, twent
   t.true(audit.clean, audit.discrepancies.join('; '));
 });
 
-test('an authorization that paid one quote pays no other (409 payment_used); the second quote stays unpaid', async (t) => {
+test('an authorization that paid one quote pays no other (409 payment_used); the other stays unpaid', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
   const q1 = await quotePulse(s, 'reuse-agent');

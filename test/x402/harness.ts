@@ -58,7 +58,9 @@ export function payingFetch(chain: Chain, i: number): typeof fetch {
 }
 
 /** A free GET_PULSE quote for `machineId` over HTTP. */
-export async function quotePulse(s: Svcd, machineId: string, bits = 256): Promise<{ quote_id: string; quote_units: number }> {
+export async function quotePulse(
+  s: Svcd, machineId: string, bits = 256,
+): Promise<{ quote_id: string; quote_units: number }> {
   const r = await fetch(`${s.ready.http}/api/v1/quotes/get-pulse`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ machine_id: machineId, bits, max_output: 64 }),
@@ -70,7 +72,9 @@ export async function quotePulse(s: Svcd, machineId: string, bits = 256): Promis
 /** What a 402 asks: the requirements its PAYMENT-REQUIRED header carries (the first of accepts). */
 export async function requirementsOf(r: Response): Promise<PaymentRequirements> {
   const header = r.headers.get('payment-required');
-  if (r.status !== 402 || !header) throw new Error(`expected a 402 with PAYMENT-REQUIRED, got ${r.status}: ${await r.text()}`);
+  if (r.status !== 402 || !header) {
+    throw new Error(`expected a 402 with PAYMENT-REQUIRED, got ${r.status}: ${await r.text()}`);
+  }
   return (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as PaymentRequired).accepts[0]!;
 }
 
@@ -107,7 +111,8 @@ export async function signPayment(chain: Chain, i: number, req: PaymentRequireme
 const TYPES = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
   ],
 } as const;
 

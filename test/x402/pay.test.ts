@@ -6,13 +6,15 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import { verifyReceipt } from '../../src/kit/verify-api.ts';
 import { HELD, NETWORK, PAYERS, auditOf, payingFetch, quotePulse, startChain, startSvcd } from './harness.ts';
 
-test('the official x402 client pays for a pulse: 402, payment, result; money moved once; the receipt verifies', async (t) => {
+test('the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain, { SVC_METRICS_PORT: '0' });
   const payer = chain.anvil.account(PAYERS[0]!).address;
   // discoverable: the payment policy says how to pay per request
   const policy = await (await fetch(`${s.ready.http}/api/v1/payment`)).json() as { x402: Record<string, unknown> };
-  t.like(policy.x402, { scheme: 'exact', network: NETWORK, asset: chain.token.toLowerCase(), pay_to: chain.payTo.toLowerCase() });
+  t.like(policy.x402, {
+    scheme: 'exact', network: NETWORK, asset: chain.token.toLowerCase(), pay_to: chain.payTo.toLowerCase(),
+  });
   const q = await quotePulse(s, 'agent-x402-1');
   const url = `${s.ready.http}/api/v1/executions/get-pulse`;
   const body = JSON.stringify({ machine_id: 'agent-x402-1', quote_id: q.quote_id });
@@ -38,7 +40,9 @@ test('the official x402 client pays for a pulse: 402, payment, result; money mov
   t.like(settled, { success: true, network: NETWORK, payer: payer.toLowerCase() });
   t.regex(settled.transaction, /^0x[0-9a-f]{64}$/);
   t.like(result, { ok: true, quote_id: q.quote_id, units_charged: q.quote_units });
-  t.like(result.payment, { scheme: 'exact', network: NETWORK, transaction: settled.transaction, amount: amount.toString() });
+  t.like(result.payment, {
+    scheme: 'exact', network: NETWORK, transaction: settled.transaction, amount: amount.toString(),
+  });
 
   t.is(await chain.anvil.balanceOf(payer), HELD - amount);
   t.is(await chain.anvil.balanceOf(chain.payTo), amount);

@@ -43,7 +43,8 @@ test('payments that do not pay the quote: 402 payment_invalid naming why; nothin
   t.is(await chain.anvil.balanceOf(chain.anvil.account(payer).address), HELD);
   t.is(await chain.anvil.balanceOf(chain.payTo), 0n);
   // the quote is still payable, by a good payment
-  const good = await executePulse(s, 'refused-agent', q.quote_id, { 'payment-signature': await signPayment(chain, payer, req) });
+  const good = await executePulse(s, 'refused-agent', q.quote_id,
+    { 'payment-signature': await signPayment(chain, payer, req) });
   t.is(good.status, 200);
   const audit = await auditOf(s);
   t.true(audit.clean, audit.discrepancies.join('; '));
@@ -64,7 +65,8 @@ test('who pays: a claimed machine needs its token; a balance that covers the quo
 
   // a token holder whose balance is short (an invoice opened, never paid) gets the 402 and may pay with x402
   const c = await s.edge();
-  const invoice = await c.request('FUND_ACCOUNT', { machine_id: 'poor-agent', units: 1, network: 'TRON', asset: 'USDT' });
+  const invoice = await c.request('FUND_ACCOUNT',
+    { machine_id: 'poor-agent', units: 1, network: 'TRON', asset: 'USDT' });
   c.close();
   const poor = invoice.machine_token as string;
   const q2 = await quotePulse(s, 'poor-agent');

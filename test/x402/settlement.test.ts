@@ -18,7 +18,7 @@ async function pooled(chain: Chain, n = 1): Promise<void> {
   throw new Error('no transaction reached the pool');
 }
 
-test('kill -9 with the settlement in the pool: after the restart it settles once; the retry gets the result', async (t) => {
+test('kill -9 with the settlement in the pool: settled once after the restart; the retry gets the result', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
   const q = await quotePulse(s, 'crash-agent');
@@ -35,13 +35,14 @@ test('kill -9 with the settlement in the pool: after the restart it settles once
   const retry = await executePulse(s, 'crash-agent', q.quote_id, { 'payment-signature': header });
   t.is(retry.status, 200, await retry.clone().text());
   const again = await executePulse(s, 'crash-agent', q.quote_id, { 'payment-signature': header });
-  t.is((await again.json() as { receipt_id: string }).receipt_id, (await retry.json() as { receipt_id: string }).receipt_id);
+  const id = async (r: Response) => (await r.json() as { receipt_id: string }).receipt_id;
+  t.is(await id(again), await id(retry));
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[0]!).address), HELD - BigInt(req.amount));
   const audit = await auditOf(s);
   t.true(audit.clean, audit.discrepancies.join('; '));
 });
 
-test('kill -9 after the hash was recorded, before the transaction left: sent again at restart, settled once', async (t) => {
+test('kill -9 after the hash was recorded, before the transaction left: sent at restart, settled once', async (t) => {
   const chain = await startChain(t);
   const proxy = await RpcProxy.start(chain.anvil.url);
   t.teardown(() => proxy.close());
@@ -83,7 +84,8 @@ test('a settlement that reverts (the payer moved the funds first): 402 payment_f
   // the payer empties its account ahead of the settlement, in the same block
   await chain.anvil.wallet(payer).writeContract({
     address: chain.token, abi: TRANSFER_ABI, functionName: 'transfer', args: [chain.anvil.account(7).address, HELD],
-    account: chain.anvil.account(payer), chain: null, maxPriorityFeePerGas: parseGwei('100'), maxFeePerGas: parseGwei('200'),
+    account: chain.anvil.account(payer), chain: null,
+    maxPriorityFeePerGas: parseGwei('100'), maxFeePerGas: parseGwei('200'),
     gas: 100_000n,
   });
   await pooled(chain, 2);
@@ -121,7 +123,8 @@ test('a settlement never mined before the authorization ran out: 402 payment_fai
   await dropper;
   await chain.anvil.test.setAutomine(true);
   t.is(r.status, 402);
-  t.like(await r.json(), { error: { code: 'payment_failed', details: { payment_required: { error: 'authorization_expired' } } } });
+  t.like(await r.json(),
+    { error: { code: 'payment_failed', details: { payment_required: { error: 'authorization_expired' } } } });
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[3]!).address), HELD);
   const audit = await auditOf(s);
   t.true(audit.clean, audit.discrepancies.join('; '));

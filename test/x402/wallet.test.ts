@@ -2,15 +2,18 @@
 // payment's money, so the watcher queues no deposit for it; a transfer paying an invoice still settles it.
 import test from 'ava';
 import { admin, openInvoice, scannedThrough, waitSettled, watcherEnv } from '../watchers/harness.ts';
-import { PAYERS, auditOf, executePulse, quotePulse, requirementsOf, signPayment, startChain, startSvcd } from './harness.ts';
+import {
+  PAYERS, auditOf, executePulse, quotePulse, requirementsOf, signPayment, startChain, startSvcd,
+} from './harness.ts';
 
-test('an x402 settlement to the watched wallet is not an unmatched deposit; an invoice on it still settles', async (t) => {
+test('an x402 settlement to the watched wallet is no unmatched deposit; an invoice on it still settles', async (t) => {
   const chain = await startChain(t);
   const fromBlock = await chain.anvil.blockNumber();
   const s = await startSvcd(t, chain, watcherEnv({ ...chain, railAddress: chain.payTo, fromBlock }, chain.anvil.url));
   const q = await quotePulse(s, 'wallet-agent');
   const req = await requirementsOf(await executePulse(s, 'wallet-agent', q.quote_id));
-  const paid = await executePulse(s, 'wallet-agent', q.quote_id, { 'payment-signature': await signPayment(chain, PAYERS[0]!, req) });
+  const paid = await executePulse(s, 'wallet-agent', q.quote_id,
+    { 'payment-signature': await signPayment(chain, PAYERS[0]!, req) });
   t.is(paid.status, 200);
   const inv = await openInvoice(s, 'wallet-funder', 5);
   const sent = await chain.anvil.transfer(PAYERS[1]!, chain.payTo, BigInt(inv.amount_due));

@@ -94,7 +94,9 @@ function x402Info(cfg: X402Config | null): Reply | null {
   return {
     x402_version: X402_VERSION, scheme: 'exact', network: cfg.network, asset: cfg.asset, pay_to: cfg.payTo,
     max_timeout_seconds: cfg.maxTimeoutS,
-    headers: { payment: PAYMENT_SIGNATURE_HEADER, required: PAYMENT_REQUIRED_HEADER, response: PAYMENT_RESPONSE_HEADER },
+    headers: {
+      payment: PAYMENT_SIGNATURE_HEADER, required: PAYMENT_REQUIRED_HEADER, response: PAYMENT_RESPONSE_HEADER,
+    },
     settlement: { by: 'node relayer', finality: cfg.finality, confirmations: cfg.confirmations },
     paid_executions: ALL_COMMANDS.filter(isPaidExecution).map((c) => c.http!.path),
   };

@@ -11,7 +11,9 @@ export interface X402Row { state: string; network: string; count: number; amount
 export type X402Credits = Map<string, { units: bigint; n: number; where: string }>;
 
 
-export function auditX402(payments: Iterable<X402Payment>, credits: X402Credits): { rows: X402Row[]; problems: string[] } {
+export function auditX402(
+  payments: Iterable<X402Payment>, credits: X402Credits,
+): { rows: X402Row[]; problems: string[] } {
   const problems: string[] = [];
   const by = new Map<string, { count: number; amount: bigint }>();
   const seen = new Set<string>();
@@ -26,7 +28,9 @@ export function auditX402(payments: Iterable<X402Payment>, credits: X402Credits)
       const due = BigInt(p.amount) * UNITS_PER_BASE_UNIT;
       if (!c) problems.push(`x402: ${p.payment_id} is ${p.state} but was never credited`);
       else if (c.n !== 1) problems.push(`x402: ${p.payment_id} was credited ${c.n} times`);
-      else if (c.units !== due) problems.push(`x402: ${p.payment_id} paid ${p.amount} (${due} units) but credited ${c.units}`);
+      else if (c.units !== due) {
+        problems.push(`x402: ${p.payment_id} paid ${p.amount} (${due} units) but credited ${c.units}`);
+      }
     } else if (c) {
       problems.push(`x402: ${p.payment_id} is ${p.state} but was credited ${c.units} (${c.where})`);
     }

@@ -55,7 +55,8 @@ export const EIP3009_ABI = [
 export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' }, { name: 'nonce', type: 'bytes32' },
+    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
   ],
 } as const;
 
@@ -172,7 +173,8 @@ export class X402Chain {
     } catch {
       return null;
     }
-    return { status: r.status, blockNumber: Number(r.blockNumber), paid: r.status === 'success' && this.#paid(r.logs, a) };
+    const paid = r.status === 'success' && this.#paid(r.logs, a);
+    return { status: r.status, blockNumber: Number(r.blockNumber), paid };
   }
 
   /** The newest block trusted as final: the configured tag's, less the configured confirmations. */
@@ -190,7 +192,8 @@ export class X402Chain {
   /** The transaction that used `from`'s `nonce` (its AuthorizationUsed event), searched from `fromBlock`. */
   async usedBy(from: string, nonce: string, fromBlock: number): Promise<Hash | null> {
     const logs = await this.#public.getLogs({
-      address: this.#cfg.asset as Address, event: EIP3009_ABI[7], args: { authorizer: from as Address, nonce: nonce as Hex },
+      address: this.#cfg.asset as Address, event: EIP3009_ABI[7],
+      args: { authorizer: from as Address, nonce: nonce as Hex },
       fromBlock: BigInt(fromBlock), toBlock: 'latest',
     });
     return logs[0]?.transactionHash ?? null;
@@ -223,7 +226,9 @@ function settlementCall(a: Authorization, signature: string): Hex {
   if (signature.length === 132) {
     const { r, s, v, yParity } = parseSignature(signature as Hex);
     const vv = Number(v ?? BigInt(27 + yParity));
-    return encodeFunctionData({ abi: [EIP3009_ABI[4]], functionName: 'transferWithAuthorization', args: [...head, vv, r, s] });
+    return encodeFunctionData({
+      abi: [EIP3009_ABI[4]], functionName: 'transferWithAuthorization', args: [...head, vv, r, s],
+    });
   }
   return encodeFunctionData({
     abi: [EIP3009_ABI[5]], functionName: 'transferWithAuthorization', args: [...head, signature as Hex],

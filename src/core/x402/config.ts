@@ -68,7 +68,8 @@ function network(env: NodeJS.ProcessEnv): { network: string; chainId: number } {
   const raw = env.SVC_X402_NETWORK || 'eip155:8453';
   const m = /^eip155:([1-9][0-9]{0,15})$/.exec(raw);
   if (!m || !Number.isSafeInteger(Number(m[1]))) {
-    throw new Error(`SVC_X402_NETWORK must be eip155:<chain id>, e.g. eip155:8453 for Base (got ${JSON.stringify(raw)})`);
+    const got = JSON.stringify(raw);
+    throw new Error(`SVC_X402_NETWORK must be eip155:<chain id>, e.g. eip155:8453 for Base (got ${got})`);
   }
   return { network: raw, chainId: Number(m[1]) };
 }
@@ -92,7 +93,8 @@ export function x402Config(env: NodeJS.ProcessEnv): X402Config | null {
   if (!FINALITIES.includes(finality)) throw new Error(`SVC_X402_FINALITY must be one of ${FINALITIES.join(', ')}`);
   const name = env.SVC_X402_TOKEN_NAME || null, version = env.SVC_X402_TOKEN_VERSION || null;
   if ((name === null) !== (version === null)) {
-    throw new Error('SVC_X402_TOKEN_NAME and SVC_X402_TOKEN_VERSION must be set together (or neither: read from the token)');
+    throw new Error('SVC_X402_TOKEN_NAME and SVC_X402_TOKEN_VERSION must be set together '
+      + '(or neither: read from the token)');
   }
   return {
     ...net, rpcUrl: rpcUrl(env), asset, payTo, tokenName: name, tokenVersion: version,

@@ -112,7 +112,9 @@ export class X402Desk {
     const tokened = auth?.token !== undefined;
     if (!tokened) await this.#assertUnclaimed(args.machine_id);
     const { q } = await findQuote(this.#ctx, args.quote_id, args.machine_id);
-    if (q.command !== command) throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
+    if (q.command !== command) {
+      throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
+    }
     if (!auth?.payment) return this.#unpaid(command, args, q, tokened, seal);
     let payload: PaymentPayload;
     try {
@@ -138,7 +140,8 @@ export class X402Desk {
       const acct = await this.#ctx.ledger.account(args.machine_id);
       if (!tokened || acct.available < BigInt(q.quote_units)) {
         const msg = `this execution costs ${q.quote_units} units: pay it with x402 (the PAYMENT-REQUIRED header), `
-          + (tokened ? 'or fund the machine and accept the quote' : 'or fund a machine and accept the quote with its token');
+          + (tokened ? 'or fund the machine and accept the quote'
+            : 'or fund a machine and accept the quote with its token');
         throw await this.required(q, msg);
       }
     }
@@ -196,15 +199,19 @@ export class X402Desk {
     if (why) throw await bad(why.reason, why.message);
     const a = payload.payload.authorization;
     if (!await this.#chain.signedBy(await this.domain(), a, payload.payload.signature)) {
-      throw await bad('invalid_exact_evm_payload_signature', 'the signature is not the payer\'s over this authorization');
+      throw await bad('invalid_exact_evm_payload_signature',
+        'the signature is not the payer\'s over this authorization');
     }
     const [used, balance, block] = await Promise.all([
       this.#chain.authorizationUsed(a.from, a.nonce), this.#chain.balanceOf(a.from), this.#chain.blockNumber(),
     ]).catch((e: unknown) => {
-      throw new ServiceError('service_unavailable', 'x402: the chain\'s RPC does not answer; retry', undefined, { cause: e });
+      const msg = 'x402: the chain\'s RPC does not answer; retry';
+      throw new ServiceError('service_unavailable', msg, undefined, { cause: e });
     });
     if (used) throw await bad('invalid_exact_evm_payload_authorization_nonce', 'this authorization\'s nonce is used');
-    if (balance < BigInt(a.value)) throw await bad('insufficient_funds', `the payer holds ${balance}, less than ${a.value}`);
+    if (balance < BigInt(a.value)) {
+      throw await bad('insufficient_funds', `the payer holds ${balance}, less than ${a.value}`);
+    }
     const rec = newPayment({
       id, nodeId: this.#ctx.identity.nodeId, quoteId: q.quote_id, machineId: q.machine_id, command: q.command,
       network: this.#cfg.network, asset: this.#cfg.asset, payTo: this.#cfg.payTo, payload,
@@ -246,16 +253,20 @@ export function checkAgainst(
   const a = p.payload.authorization;
   const acc = p.accepted;
   const same = (x: string, y: string) => x.toLowerCase() === y.toLowerCase();
-  if (acc.network !== req.network) return { reason: 'invalid_network', message: `network ${acc.network} is not ${req.network}` };
+  if (acc.network !== req.network) {
+    return { reason: 'invalid_network', message: `network ${acc.network} is not ${req.network}` };
+  }
   if (!same(acc.asset, req.asset)) return { reason: 'invalid_exact_evm_payload_asset', message: 'another asset' };
   if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {
     return { reason: 'invalid_exact_evm_payload_recipient_mismatch', message: `the payment is not to ${req.payTo}` };
   }
   if (a.value !== req.amount || acc.amount !== req.amount) {
-    return { reason: 'invalid_exact_evm_payload_authorization_value', message: `the quote costs exactly ${req.amount}` };
+    const message = `the quote costs exactly ${req.amount}`;
+    return { reason: 'invalid_exact_evm_payload_authorization_value', message };
   }
   if (Number(a.validAfter) > nowS) {
-    return { reason: 'invalid_exact_evm_payload_authorization_valid_after', message: 'the authorization is not valid yet' };
+    const message = 'the authorization is not valid yet';
+    return { reason: 'invalid_exact_evm_payload_authorization_valid_after', message };
   }
   if (Number(a.validBefore) < nowS + VALID_MARGIN_S) {
     return {

@@ -57,7 +57,9 @@ async function submit(s: Settler, r: X402Payment): Promise<X402Payment> {
     try {
       signed = await s.chain.prepare(r.authorization, r.signature);
     } catch (e) {
-      if (e instanceof WouldRevert) return fail(s, r, 'settlement_refused', `the token refuses the transfer: ${e.message}`);
+      if (e instanceof WouldRevert) {
+        return fail(s, r, 'settlement_refused', `the token refuses the transfer: ${e.message}`);
+      }
       throw e;
     }
     const next = await move(s, r, { state: 'submitted', tx_hash: signed.hash },
@@ -88,7 +90,8 @@ async function settle(s: Settler, r: X402Payment, blockNumber: number): Promise<
     const payable = q.state === 'issued' || (q.state === 'expired' && q.expires_ms > Date.parse(r.created_at));
     if (payable) {
       const units = BigInt(q.quote_units);
-      const held = ctx.ledger.change(r.machine_id, credit.next, 'reserve', -units, units, { quote_id: q.quote_id }, now);
+      const ref = { quote_id: q.quote_id };
+      const held = ctx.ledger.change(r.machine_id, credit.next, 'reserve', -units, units, ref, now);
       const expiresMs = Math.max(q.expires_ms, now.getTime() + PAID_QUOTE_HOLD_MS);
       const accepted: QuoteRecord & { payment: ReturnType<typeof paymentRef> } = {
         ...q, state: 'accepted', accepted_at: now.toISOString(), expires_ms: expiresMs,
