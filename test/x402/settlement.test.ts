@@ -18,7 +18,7 @@ async function pooled(chain: Chain, n = 1): Promise<void> {
   throw new Error('no transaction reached the pool');
 }
 
-test('kill -9 with the settlement in the pool: settled once after the restart; the retry gets the result', async (t) => {
+test('kill -9 with the settlement in the pool: settled once at restart; the retry gets the result', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
   const q = await quotePulse(s, 'crash-agent');
