@@ -100,6 +100,14 @@ const T = {
 };
 
 const WEBHOOKS = 'test/webhooks/webhooks.test.ts';
+const X402 = 'test/x402', DESK = 'src/core/x402/desk.ts', X_AUDIT = 'src/core/x402/audit.ts';
+const TX = {
+  refused: 'payments that do not pay the quote: 402 payment_invalid naming why; nothing moves',
+  whoPays: 'who pays: a claimed machine needs its token; a balance that covers the quote accepts it as before',
+  deep: 'a settlement not yet deep enough: 409 payment_pending; the same request once it is runs it',
+  paid: 'the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies',
+  audit: 'x402 audit: each paid payment credited once with what it paid; nothing else credited',
+};
 
 const m = (
   id: string, guard: string, file: string, fn: string, from: string, to: string, test: string, title: string,
@@ -357,4 +365,27 @@ export const MUTATIONS: Mutation[] = [
     '.update(`${t}.${body}`)', '.update(body)', WEBHOOKS, T.webhookSettled),
   m('webhook-verify-stale', 'a receiver refuses an old signature', 'src/kit/webhook.ts', 'verifyWebhook',
     'skew <= tolerance', 'true', WEBHOOKS, T.webhookSettled),
+  // x402: a payment pays exactly this quote, to this node, signed by its payer, for a machine nobody claimed
+  // (or with its token); it executes once the settlement is deep enough; the receipt names it; the audit
+  // finds a payment credited other than once
+  m('x402-amount', 'an x402 payment pays exactly the quote\'s price', DESK, 'checkAgainst',
+    'if (a.value !== req.amount || acc.amount !== req.amount) {', 'if (false) {', `${X402}/refusals.test.ts`, TX.refused),
+  m('x402-payee', 'an x402 payment pays this node\'s payee', DESK, 'checkAgainst',
+    'if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {', 'if (false) {', `${X402}/refusals.test.ts`,
+    TX.refused),
+  m('x402-arrived', 'a settlement credits only a transfer that reached the payee', 'src/core/x402/chain.ts', '#paid',
+    '&& ev.args.to.toLowerCase() === this.#cfg.payTo', '', `${X402}/refusals.test.ts`, TX.refused),
+  m('x402-signature', 'an x402 payment is signed by its payer', DESK, '#begin',
+    'if (!await this.#chain.signedBy(await this.domain(), a, payload.payload.signature)) {', 'if (false) {',
+    `${X402}/refusals.test.ts`, TX.refused),
+  m('x402-unclaimed', 'without a token, x402 pays only for a machine nobody claimed', DESK, 'execute',
+    'if (!tokened) await this.#assertUnclaimed(args.machine_id);', '', `${X402}/refusals.test.ts`, TX.whoPays),
+  m('x402-depth', 'an x402 execution waits for the configured depth', 'src/core/x402/settle.ts', 'step',
+    'if (mined.blockNumber > await s.chain.trustedHead()) return r;', '', `${X402}/settlement.test.ts`, TX.deep),
+  m('x402-receipt', 'the receipt names the payment that paid it', 'src/core/executions.ts', 'execute',
+    '      payment: q.payment,\n', '', `${X402}/pay.test.ts`, TX.paid),
+  m('x402-audit-once', 'the audit names an x402 payment credited more than once', X_AUDIT, 'auditX402',
+    'else if (c.n !== 1)', 'else if (false)', `${X402}/audit.test.ts`, TX.audit),
+  m('x402-audit-unpaid', 'the audit names a failed or pending x402 payment that was credited', X_AUDIT, 'auditX402',
+    '} else if (c) {', '} else if (false) {', `${X402}/audit.test.ts`, TX.audit),
 ];

@@ -199,14 +199,17 @@ export class X402Chain {
     return logs[0]?.transactionHash ?? null;
   }
 
-  /** The receipt's logs hold the authorized transfer: the token's Transfer of `value` from `from` to `to`. */
+  /**
+   * The receipt's logs hold the transfer paid for: the token's Transfer of `value` from `from` to this node's
+   * payee (not merely to whatever the authorization names: what is credited is what arrived here).
+   */
   #paid(logs: readonly { address: string; topics: readonly Hex[]; data: Hex }[], a: Authorization): boolean {
     return logs.some((l) => {
       if (l.address.toLowerCase() !== this.#cfg.asset) return false;
       try {
         const ev = decodeEventLog({ abi: EIP3009_ABI, topics: l.topics as [Hex, ...Hex[]], data: l.data });
         return ev.eventName === 'Transfer' && ev.args.from.toLowerCase() === a.from.toLowerCase()
-          && ev.args.to.toLowerCase() === a.to.toLowerCase() && ev.args.value === BigInt(a.value);
+          && ev.args.to.toLowerCase() === this.#cfg.payTo && ev.args.value === BigInt(a.value);
       } catch {
         return false;
       }
