@@ -107,6 +107,7 @@ const TX = {
   deep: 'a settlement not yet deep enough: 409 payment_pending; the same request once it is runs it',
   paid: 'the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies',
   audit: 'x402 audit: each paid payment credited once with what it paid; nothing else credited',
+  chain: 'x402 chain: paid only for the amount reaching the payee; the nonce\'s user found; signatures as the token',
 };
 
 const m = (
@@ -374,7 +375,7 @@ export const MUTATIONS: Mutation[] = [
     'if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {', 'if (false) {', `${X402}/refusals.test.ts`,
     TX.refused),
   m('x402-arrived', 'a settlement credits only a transfer that reached the payee', 'src/core/x402/chain.ts', '#paid',
-    '&& ev.args.to.toLowerCase() === this.#cfg.payTo', '', `${X402}/refusals.test.ts`, TX.refused),
+    '&& ev.args.to.toLowerCase() === this.#cfg.payTo', '', `${X402}/chain.test.ts`, TX.chain),
   m('x402-signature', 'an x402 payment is signed by its payer', DESK, '#begin',
     'if (!await this.#chain.signedBy(await this.domain(), a, payload.payload.signature)) {', 'if (false) {',
     `${X402}/refusals.test.ts`, TX.refused),
