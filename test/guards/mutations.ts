@@ -242,7 +242,7 @@ export const MUTATIONS: Mutation[] = [
   m('invoice-client-cap', 'open invoices are capped per client address', 'src/core/invoice-clients.ts',
     'clientInvoiceOps', 'if (Object.keys(open).length >= cap) {', 'if (false) {', PATHS, T.flood),
   m('deposit-dismissed-final', 'a dismissed deposit is never claimed', 'src/core/deposits.ts', 'claimDeposit',
-    '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    const inv', '    const inv', PATHS, T.dismissed),
+    '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    // an x402', '    // an x402', PATHS, T.dismissed),
   // quotes
   m('quote-tag', 'quote id MAC', 'src/core/quote-token.ts', 'decodeQuoteId',
     'if (!timingSafeEqual(raw.subarray(bodyLen), tag(key, body, machineId))) return',
