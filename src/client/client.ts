@@ -107,6 +107,7 @@ class Connection {
   /** when the last reply arrived (Date.now()) */
   #lastReply = Date.now();
   #probing = false;
+  readonly #replyTimeoutMs: number;
 
   /**
    * `replyTimeoutMs` (0: none): a peer that accepts and never answers (stopped, wedged) cannot hold calls
@@ -117,6 +118,7 @@ class Connection {
    */
   constructor(socket: Socket, opts: ConnectOptions = {}) {
     const replyTimeoutMs = opts.replyTimeoutMs ?? 0;
+    this.#replyTimeoutMs = replyTimeoutMs;
     this.socket = socket;
     this.#write = lineWriter(socket);
     this.#frameId = opts.frameId ?? (() => this.#nextId++);
@@ -188,6 +190,15 @@ class Connection {
     return true;
   }
 
+  /**
+   * When this connection gives up on a request sent now if the peer stays silent: the peer refuses to start
+   * it later (a node stopped or cut off that reads it after coming back), since nobody would hear the answer.
+   */
+  #deadline(): number {
+    const oldest = this.pending.values().next().value;
+    return Math.max(oldest?.at ?? Date.now(), this.#lastReply) + this.#replyTimeoutMs;
+  }
+
   request(cmd: string, args: Record<string, unknown>, auth?: Auth, via?: Via): Promise<Record<string, unknown>> {
     if (this.dead) return Promise.reject(new ConnectionError(this.dead.message, { cause: this.dead, sent: false }));
     const id = this.#frameId();
@@ -197,6 +208,7 @@ class Connection {
         v: PROTOCOL, id, cmd, args,
         ...(auth && (auth.machine_id || auth.token || auth.payment) ? { auth } : {}),
         ...(via ? { via } : {}),
+        ...(this.#replyTimeoutMs > 0 ? { deadline: this.#deadline() } : {}),
       };
       this.#onFrame?.('sent', frame);
       this.#write(encodeLine(frame));

@@ -16,6 +16,7 @@ import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-
 import { parseRequest, type FrameId, type ReplyFrame, type RequestFrame } from '../protocol/wire.ts';
 import type { Listener } from '../core/call.ts';
 import type { Core } from '../core/core.ts';
+import { commandDone } from '../core/core-metrics.ts';
 
 export interface ConnectionOptions {
   listener: Listener;
@@ -34,6 +35,8 @@ export interface ConnectionOptions {
 const LINGER_MS = 30_000;
 /** Draining: how long a connection with nothing in flight waits for its peer to close before it closes. */
 const QUIET_MS = 500;
+/** How late past a frame's deadline it is still run: clocks of two hosts may differ by this much. */
+const DEADLINE_SLACK_MS = 250;
 
 /** A served connection, for the listener's shutdown. */
 export interface Served {
@@ -184,6 +187,14 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     }
     if (req.via && opts.listener !== 'backend') {
       fail(req.id, new ServiceError('bad_frame', 'via is accepted on the backend listener only'));
+      return;
+    }
+    // read after its sender stopped waiting (this node was stopped or cut off meanwhile): nobody would hear
+    // the answer, and a retry may have gone elsewhere; refused unrun (a little slack for clocks apart)
+    if (req.deadline !== undefined && Date.now() > req.deadline + DEADLINE_SLACK_MS) {
+      commandDone(req.cmd, opts.listener, 'cancelled', performance.now());
+      fail(req.id, new ServiceError('cancelled', `read ${Date.now() - req.deadline} ms after its sender's deadline; `
+        + 'not run'));
       return;
     }
     // the gateway (backend) names its HTTP client, or no one for its own calls; everyone else is who

@@ -19,6 +19,8 @@ export interface RequestFrame {
   args: Record<string, unknown>;
   /** payment: an x402 payment (the PAYMENT-SIGNATURE header's text, docs/x402.md) */
   auth?: { machine_id?: string; token?: string; payment?: string };
+  /** when the sender stops waiting (Unix ms): a frame read after it is refused unrun (`cancelled`) */
+  deadline?: number;
   /** the client a trusted front end speaks for (`{"client": address}`); only the backend listener honours it */
   via?: { client: string };
 }
@@ -94,6 +96,12 @@ export function parseRequest(line: string): Parsed {
   }
   const req: RequestFrame = { v: PROTOCOL, id, cmd: f.cmd, args: args as Record<string, unknown>, auth };
   if (via) req.via = via;
+  if (f.deadline !== undefined) {
+    if (typeof f.deadline !== 'number' || !Number.isSafeInteger(f.deadline) || f.deadline < 0) {
+      return { ok: false, id, error: new ServiceError('bad_frame', 'deadline must be a time in Unix milliseconds') };
+    }
+    req.deadline = f.deadline;
+  }
   return { ok: true, spec, req };
 }
 

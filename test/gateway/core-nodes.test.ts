@@ -12,7 +12,7 @@ import { ConnectionError } from '../../src/client/client.ts';
 import { byAffinity, coreNodes, replaySafe, svc1Caller } from '../../src/gateway/core-nodes.ts';
 import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
 import { api, describe } from '../support/cluster.ts';
-import { Svcd } from '../support/svcd.ts';
+import { Svcd, fundMachine } from '../support/svcd.ts';
 import { until } from '../support/until.ts';
 
 interface Node { port: number; lines: string[]; server: Server }
@@ -326,4 +326,36 @@ test('affinity: a machine\'s token calls and a client\'s sandbox calls go to one
   const free = new Set<number>();
   for (let i = 0; i < 6; i++) free.add(await reached(() => g1.call('QUOTE', {}, undefined, '203.0.113.7')));
   t.is(free.size, 3, 'calls without affinity go round the nodes');
+});
+
+test('a call read by a node after its gateway gave up (the node was stopped) is refused unrun: the accept never '
+  + 'lands behind the 502', async (t) => {
+  const node = new Svcd({ SVC_METRICS_PORT: '0' });
+  const gateway = new Svcd();
+  t.teardown(async () => {
+    node.proc?.kill('SIGCONT');
+    await Promise.all([gateway, node].map(async (s) => { await s.stop(); s.cleanup(); }));
+  });
+  await node.start(['core']);
+  Object.assign(gateway.env, { SVC_CORE_NODES: `127.0.0.1:${node.backendPort}`, SVC_CORE_REPLY_TIMEOUT_MS: '1000' });
+  await gateway.start(['gateway']);
+  const base = gateway.ready.http!;
+  const token = await fundMachine(node, 'm-deadline', 10);
+  const q = await api(base, '/api/v1/quotes/get-pulse', { machine_id: 'm-deadline', bits: 64 });
+  const quoteId = (q.body as { quote_id: string }).quote_id;
+
+  node.proc!.kill('SIGSTOP');
+  const accept = await api(base, `/api/v1/quotes/${quoteId}/accept`, { machine_id: 'm-deadline' }, token);
+  t.is(describe(accept), '502 edge_unavailable', 'the gateway gave up on the stopped node');
+  // stopped past the frame's deadline and its slack for clocks apart (a node back sooner may still run it)
+  await new Promise((r) => setTimeout(r, 600));
+  node.proc!.kill('SIGCONT');
+  const refused = /^svc_commands_total\{command="ACCEPT_QUOTE",listener="backend",outcome="cancelled"\} (\d+)$/m;
+  const metrics = async () => (await fetch(`http://${node.ready.metrics!}/metrics`)).text();
+  const cancelled = async () => Number(refused.exec(await metrics())?.[1] ?? 0);
+  await until('the node reads the accept and refuses it', async () => (await cancelled()) === 1);
+  const balance = await api(base, '/api/v1/balance', { machine_id: 'm-deadline' }, token);
+  t.like(balance.body, { reserved_units: '0' }, 'nothing was reserved: the accept did not run');
+  // the client's retry runs it now
+  t.is(describe(await api(base, `/api/v1/quotes/${quoteId}/accept`, { machine_id: 'm-deadline' }, token)), '200');
 });
