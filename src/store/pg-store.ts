@@ -8,6 +8,7 @@
 // Serialization failures and deadlocks (40001, 40P01) run the statement again. No cache: another node
 // may write any record at any time. Not here: locks between nodes (docs/scale-out.md).
 import pg from 'pg';
+import { ServiceError } from '../errors.ts';
 import {
   checkOps, storeConflict, type Json, type Op, type Read, type StoredRecord, type Range, type Store,
   type StoreSnapshot, type StoreStats, type SublevelName,
@@ -38,6 +39,23 @@ export const GET_MANY_SQL = `SELECT (SELECT r.value FROM svc_records r WHERE r.s
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const pgCode = (e: unknown) => (e as { code?: unknown }).code;
+
+/**
+ * The database could not be reached or went away under a statement: a connection error (no SQLSTATE), a
+ * connection exception (08…) or an operator intervention (57P…: shut down, restarting). The caller gets
+ * `service_unavailable` (never `internal`: nothing is wrong with the request or with svc); a write's message
+ * says it may have landed, since a commit can succeed on a connection that breaks before its answer.
+ */
+export function unreachable(e: unknown, writing: boolean): unknown {
+  const code = pgCode(e);
+  const database = e instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|57P)/.test(code);
+  if (database || e instanceof ServiceError) return e;
+  const what = writing
+    ? 'the ledger database went away under a write, which may or may not have landed: read the state, or '
+      + 'retry with the same idempotency key or quote_id'
+    : 'the ledger database cannot be reached; retry';
+  return new ServiceError('service_unavailable', what, undefined, { cause: e });
+}
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
 const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
@@ -91,8 +109,13 @@ export class PgStore implements Store {
 
   /** Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration. */
   static async open(url: string, opts: { poolSize?: number } = {}): Promise<PgStore> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, application_name: 'svcd' });
-    const snapshots = new pg.Pool({ connectionString: url, max: SNAPSHOTS, application_name: 'svcd snapshot' });
+    // a database that does not answer a connect is unreachable after 5 s (pg's default waits for ever), and
+    // TCP keepalives find a connection whose peer vanished (a cut link sends no reset) in about 10 s plus probes
+    const reach = { connectionTimeoutMillis: 5000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, application_name: 'svcd', ...reach });
+    const snapshots = new pg.Pool({
+      connectionString: url, max: SNAPSHOTS, application_name: 'svcd snapshot', ...reach,
+    });
     // an idle connection that dies is dropped by the pool; the next query opens another and fails if
     // the server is really gone, so there is nothing to do here but keep the process alive
     pool.on('error', () => {});
@@ -126,7 +149,12 @@ export class PgStore implements Store {
   async #read<R extends pg.QueryResultRow>(q: pg.Pool | pg.ClientBase, query: pg.QueryConfig): Promise<R[]> {
     this.stats.statements!++;
     const t0 = performance.now();
-    const r = await q.query<R>(query);
+    let r: pg.QueryResult<R>;
+    try {
+      r = await q.query<R>(query);
+    } catch (e) {
+      throw unreachable(e, false);
+    }
     observe(READ, since(t0));
     return r.rows;
   }
@@ -172,7 +200,7 @@ export class PgStore implements Store {
           COMPARED.v++;
           throw storeConflict('a record this batch compares changed');
         }
-        if (!RETRYABLE.has(code as string) || attempt >= MAX_ATTEMPTS) throw e;
+        if (!RETRYABLE.has(code as string) || attempt >= MAX_ATTEMPTS) throw unreachable(e, true);
         this.stats.retries!++;
         RETRIED.v++;
         // apart, so the writers that collided do not collide again in step
@@ -277,7 +305,7 @@ export class PgStore implements Store {
   }
 
   async snapshot(): Promise<StoreSnapshot> {
-    const c = await this.#snapshots.connect();
+    const c = await this.#snapshots.connect().catch((e: unknown) => { throw unreachable(e, false); });
     try {
       // the snapshot is taken at the first statement of the transaction, not at BEGIN: take it now
       await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1');

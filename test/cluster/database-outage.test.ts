@@ -41,6 +41,12 @@ testNeeding(test, 'the database down: HEALTH unavailable, /readyz 503, the node 
       t.is(open.body.store?.reason, undefined, 'the public is not told why');
       await until('the gateway logs the node down, and why', () => (gateway.stdout + gateway.stderr).split('\n')
         .some((l) => l.includes('core node down') && l.includes('HEALTH status unavailable')));
+      // a call that needs the database is told it is unavailable (never `internal`)
+      const edge = await node.edge();
+      const args = { machine_id: 'm-outage', units: 1, network: 'TRON', asset: 'USDT' };
+      const refused = await edge.request('FUND_ACCOUNT', args).catch((e: unknown) => e) as { code?: string };
+      edge.close();
+      t.is(refused.code, 'service_unavailable', JSON.stringify(refused));
     } finally {
       pg.up();
     }
