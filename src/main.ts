@@ -14,7 +14,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from './package-root.ts';
 import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
 import { NO_ADDRESS } from './core/rails.ts';
@@ -55,7 +55,7 @@ const coreModules = async () => {
 };
 
 function runSelfCheck(): number {
-  const info = JSON.parse(readFileSync(fileURLToPath(new URL('../build/BUILD_INFO.json', import.meta.url)), 'utf8'));
+  const info = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'build', 'BUILD_INFO.json'), 'utf8'));
   console.log(`svc kernels: ${kernelWasmPath()} (ABI ${ABI_VERSION}, sha256 ${info.outputs['kernels.wasm']})`);
   const results = selfCheck();
   for (const r of results) console.log(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name}`);

@@ -18,6 +18,8 @@ const FLOOR: Record<string, number> = {
   // the metric definitions every floor records into (docs/decisions.md "Metrics"): below them all
   metrics: 3.5,
   'errors.ts': 4,
+  // where the package's files are, whichever layout runs (sources or build/js): below every floor
+  'package-root.ts': 4,
 };
 
 function files(dir: string): string[] {

@@ -11,9 +11,10 @@ import {
 } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
 import type { Schema } from '../protocol/schemas.ts';
-import { SERVICES } from '../protocol/services.ts';
+import { MCP_PAID_TOOL_NAMES, SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
-import type { NodeInfo, SiteInfo } from './node-info.ts';
+import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER } from '../protocol/x402.ts';
+import type { NodeInfo, SiteInfo, X402Info } from './node-info.ts';
 import { DOCUMENT_PATHS, PUBLIC_ROUTES, WELL_KNOWN, publicRoute } from './routes.ts';
 
 export { DOCUMENT_PATHS, WELL_KNOWN };
@@ -306,7 +307,13 @@ export function bootstrapDocument(node: NodeInfo, site: SiteInfo): Record<string
   };
 }
 
-export function agentCard(node: NodeInfo, site: SiteInfo): Record<string, unknown> {
+/**
+ * The agent card. `x402`: the node's x402 (PAYMENT_INFO's), null when off; a node with it on also names the
+ * per-request payment among its authentication schemes and says where to pay (the card is no part of the
+ * manifest, so it may follow the running node's settings).
+ */
+export function agentCard(node: NodeInfo, site: SiteInfo, x402: X402Info | null = null): Record<string, unknown> {
+  const paid = x402 ? x402Card(x402, site) : null;
   return {
     name: 'svc',
     description: 'Metered computation-and-proof service: verifiable randomness (GET_PULSE), sealed tokens,'
@@ -327,11 +334,24 @@ export function agentCard(node: NodeInfo, site: SiteInfo): Record<string, unknow
       core: `svc/1 over TLS at ${site.edge_host}:${site.edge_port}`,
     },
     authentication: {
-      schemes: ['bearer'],
+      schemes: paid ? ['bearer', 'x402'] : ['bearer'],
       note: 'machine token from the first funding invoice;'
+        + (paid ? ' or, on the paid executions, an x402 payment per request instead (docs/x402.md);' : '')
         + ' discovery, quotes, receipt verification and the sandbox need none',
     },
+    ...(paid ? { payments: { x402: paid } } : {}),
     node: { node_id: node.node_id, public_key: node.public_key },
+  };
+}
+
+/** What an x402 client needs to pay here, and where the rest is: PAYMENT_INFO's x402 as the card shows it. */
+function x402Card(x: X402Info, site: SiteInfo): Record<string, unknown> {
+  return {
+    x402_version: x.x402_version, scheme: x.scheme, network: x.network, asset: x.asset, pay_to: x.pay_to,
+    headers: x.headers,
+    paid_executions: x.paid_executions.map((p) => site.base_url + p),
+    mcp_tools: MCP_PAID_TOOL_NAMES,
+    details: site.base_url + publicRoute('apiPayment').path,
   };
 }
 
@@ -430,6 +450,8 @@ export function llmsTxt(site: SiteInfo): string {
       + ' runs, charges, returns receipt_id and result_tag.',
     '5. POST /api/v1/receipts/verify {machine_id, receipt_id}: free; returns the signed receipt.',
     '',
+    ...x402Lines(site),
+    '',
     '## Services',
     ...SERVICES.map((s) => `- ${s.service} (${s.command}): ${commandSpec(s.command)!.purpose}`),
     '',
@@ -441,13 +463,44 @@ export function llmsTxt(site: SiteInfo): string {
     '',
     '## Errors',
     'Every failure is {"ok":false,"request_id","error":{"code","message","source"}}; 400 invalid request,'
-      + ' 401 token, 404 not found, 409 invalid state, 422 idempotency key reused, 429 rate limited (Retry-After),'
-      + ' 502 core edge unavailable.',
+      + ' 401 token, 402 payment required (x402 nodes), 404 not found, 409 invalid state, 422 idempotency key reused,'
+      + ' 429 rate limited (Retry-After), 502 core edge unavailable.',
     '',
     'svcC is an internal accounting reference unit (1.00 USD reference), not a token, currency or redeemable asset'
       + ` (${UNIT_POLICY}).`,
   ];
   return lines.join('\n') + '\n';
+}
+
+/** An execution's path with its service as a parameter, from the registry: /api/v1/executions/{service}. */
+export function executionPathPattern(): string {
+  const s = SERVICES[0];
+  return commandSpec(s.command)!.http!.path.replace(s.service, '{service}');
+}
+
+/**
+ * llms.txt's x402 section: the same text on every node (llms.txt is a function of the site alone), so it
+ * says where to look whether this node takes x402 rather than assuming it.
+ */
+function x402Lines(site: SiteInfo): string[] {
+  const payment = `${site.base_url}${publicRoute('apiPayment').path}`;
+  return [
+    '## Paying per request (x402)',
+    `Only where GET ${payment} shows \`x402\` non-null (network, asset, payee); elsewhere pay from a funded`
+      + ' account as above. No invoice and no accept: each execution is paid on its own (x402 v2, scheme exact,'
+      + ' EIP-3009 on EVM), for its quote\'s price rounded up to a whole token unit.',
+    `1. POST ${commandSpec('QUOTE')!.http!.path} {machine_id, ...}: the free quote.`,
+    `2. POST ${executionPathPattern()} {machine_id, quote_id, ...} without a token: 402 payment_required, with`
+      + ` the ${PAYMENT_REQUIRED_HEADER} header (base64 JSON of x402 PaymentRequired; the same object is in`
+      + ' error.details.payment_required).',
+    `3. Pay with an x402 v2 client: the same request again with ${PAYMENT_SIGNATURE_HEADER} (base64 JSON of`
+      + ' PaymentPayload); the node settles the payment on chain itself.',
+    `4. 200 with ${PAYMENT_RESPONSE_HEADER} (the settlement: transaction, network, payer); the result's \`payment\``
+      + ' and the signed receipt name the payment.',
+    'A machine_id claimed by a machine token needs that token (401 without it): pay under a machine_id of your own.'
+      + ` MCP: the ${MCP_PAID_TOOL_NAMES[0]}, … tools (listed where x402 is on) take the payment in`
+      + ' _meta["x402/payment"] and answer its settlement in _meta["x402/payment-response"].',
+  ];
 }
 
 export function robotsTxt(site: SiteInfo): string {

@@ -19,6 +19,27 @@ export interface NodeInfo {
   edge_cert_sha256: string;
 }
 
+/**
+ * x402 per-request payment of the paid executions as PAYMENT_INFO publishes it (GET /api/v1/payment's
+ * `x402`, docs/x402.md); null where the node has it off. Kept apart from NodeInfo and SiteInfo, the
+ * manifest's inputs: `svcd manifest` builds those too, without the core, and the hash it prints for DNS must
+ * be the served manifest's, so what it does not know the manifest must not carry.
+ */
+export interface X402Info {
+  x402_version: number;
+  scheme: string;
+  /** CAIP-2, e.g. eip155:8453 */
+  network: string;
+  /** the token contract */
+  asset: string;
+  pay_to: string;
+  max_timeout_seconds: number;
+  headers: { payment: string; required: string; response: string };
+  settlement: Record<string, unknown>;
+  /** the HTTP paths of the paid executions */
+  paid_executions: string[];
+}
+
 export interface SiteInfo {
   /** public base URL of the gateway, no trailing slash */
   base_url: string;

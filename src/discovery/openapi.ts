@@ -2,14 +2,23 @@
 // request schema, every status it answers (ApiError bodies), the headers it sends and takes, the
 // x-svc-* annotations, and an example of every request and response body: the registry's example
 // calls, the discovery documents as documents.ts builds them for an example node, one ApiError per
-// catalogue code. Pure: the same inputs give the same bytes.
+// catalogue code. The paid executions also describe x402 (docs/x402.md): their 402, the payment headers and
+// the second security scheme; the same document for every node, since it is a function of the site alone.
+// Pure: the same inputs give the same bytes.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { ERRORS, type ErrorCode } from '../errors.ts';
-import { EXAMPLE_NODE, EXAMPLE_REQUEST_ID, type CallExample } from '../protocol/examples.ts';
-import { ALL_COMMANDS, GROUPS, commandSpec, type CommandSpec, type Group } from '../protocol/registry.ts';
+import { EXAMPLE_NODE, EXAMPLE_REQUEST_ID, X402_EXAMPLE, type CallExample } from '../protocol/examples.ts';
+import {
+  ALL_COMMANDS, GROUPS, commandSpec, isPaidExecution, type CommandSpec, type Group,
+} from '../protocol/registry.ts';
 import { quoteBodySchema, type Schema } from '../protocol/schemas.ts';
 import { SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
+import {
+  MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, encodeHeader,
+} from '../protocol/x402.ts';
 import {
   agentCard, bootstrapDocument, buildManifest, discoverySummary, hostMetaJson, hostMetaXml, llmsTxt, manifestKv,
   networkDocument, nodeDocument, nodesDocument, paymentPolicy, pricebookPointer, pricebookText, robotsTxt,
@@ -89,6 +98,22 @@ const HEADERS: Record<string, Record<string, unknown>> = {
   Allow: { description: 'the methods the path takes', required: true, schema: { type: 'string' } },
   ETag: { description: 'strong validator of the body; send it back in If-None-Match', schema: { type: 'string' } },
   CacheControl: { description: 'public, max-age=N', schema: { type: 'string' } },
+  // x402 version 2's HTTP transport (docs/x402.md): a 402 here comes only from a node with x402 on, always with it
+  PaymentRequired: {
+    description: 'x402 version 2: base64 of the JSON PaymentRequired (x402Version, resource, accepts: scheme exact,'
+      + ' network, asset, amount, payTo, maxTimeoutSeconds, extra with the token\'s EIP-712 name and version and the'
+      + ' quote_id); the same object is in error.details.payment_required. Sent by nodes with x402 on (GET'
+      + ' /api/v1/payment: x402 not null), the only ones that answer 402',
+    required: true, schema: { type: 'string', contentEncoding: 'base64', contentMediaType: 'application/json' },
+    example: encodeHeader(X402_EXAMPLE.payment_required),
+  },
+  PaymentResponse: {
+    description: 'x402 version 2: base64 of the JSON SettleResponse (success, transaction, network, payer), when'
+      + ' this execution was paid with x402 (PAYMENT-SIGNATURE); the result\'s payment and the signed receipt name'
+      + ' the same payment',
+    schema: { type: 'string', contentEncoding: 'base64', contentMediaType: 'application/json' },
+    example: encodeHeader(X402_EXAMPLE.settle_response),
+  },
 };
 
 const PARAMETERS: Record<string, Record<string, unknown>> = {
@@ -103,11 +128,23 @@ const PARAMETERS: Record<string, Record<string, unknown>> = {
     description: 'an ETag from an earlier response: 304 if unchanged',
     schema: { type: 'string' }, example: '"9c4e2f7a1b3d5e6f8a0b1c2d3e4f5a6b"',
   },
+  PaymentSignature: {
+    name: PAYMENT_SIGNATURE_HEADER, in: 'header', required: false,
+    description: 'x402 version 2, on nodes with x402 on (GET /api/v1/payment: x402 not null): base64 of the JSON'
+      + ' PaymentPayload that pays this quote, as an x402 client builds it from the 402\'s PAYMENT-REQUIRED; instead'
+      + ' of a machine token, for a machine_id no token has claimed (docs/x402.md). Version 1\'s X-PAYMENT is not'
+      + ' read',
+    schema: {
+      type: 'string', maxLength: MAX_PAYMENT_CHARS, contentEncoding: 'base64', contentMediaType: 'application/json',
+    },
+    example: X402_EXAMPLE.payment_signature,
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'ok', 202: 'a JSON-RPC notification, accepted: no body', 304: 'not modified (If-None-Match matched the ETag)',
-  400: 'invalid request', 401: 'missing or wrong machine token', 404: 'not found', 405: 'method not allowed',
+  400: 'invalid request', 401: 'missing or wrong machine token', 402: 'payment required (x402, nodes with it on)',
+  404: 'not found', 405: 'method not allowed',
   406: 'not acceptable', 409: 'invalid state', 413: 'request body too large',
   422: 'idempotency key reused with another request', 429: 'rate limited',
   502: 'the core edge is unavailable or failed the call', 503: 'busy; retry later',
@@ -128,13 +165,23 @@ function describeStatus(status: number): string {
 /** Raised by the gateway itself (its checks, limits and routing); the rest come back from the core. */
 const FROM_GATEWAY: ReadonlySet<string> = new Set(['invalid_request', 'rate_limited', 'not_found']);
 
-/** One ApiError per code a status carries, its catalogue text as the message. */
+/**
+ * A recorded answer in place of the catalogue's text, where one shows more: the 402 that tells an x402 client
+ * what to pay carries it in details.payment_required.
+ */
+const RECORDED_ERRORS: Partial<Record<ErrorCode, { message: string; details: Record<string, unknown> }>> = {
+  payment_required: {
+    message: X402_EXAMPLE.message, details: { payment_required: X402_EXAMPLE.payment_required },
+  },
+};
+
+/** One ApiError per code a status carries, its catalogue text as the message (or a recorded answer). */
 function errorExamples(status: number): Record<string, unknown> {
   return Object.fromEntries(codesOf(status).map((code) => {
     const doc = ERRORS[code].doc.replace(/^HTTP: /, '');
     const source = FROM_GATEWAY.has(code) || ERRORS[code].doc.startsWith('HTTP:') ? 'api' : 'svc';
-    const value = { ok: false, request_id: EXAMPLE_REQUEST_ID, error: { code, message: doc, source } };
-    return [code, { summary: doc, value }];
+    const error = { code, message: doc, source, ...RECORDED_ERRORS[code] };
+    return [code, { summary: doc, value: { ok: false, request_id: EXAMPLE_REQUEST_ID, error } }];
   }));
 }
 
@@ -164,6 +211,8 @@ interface ResponseTraits {
   limited: boolean;
   idempotent: boolean;
   conditional: boolean;
+  /** a paid execution: its 200 may carry x402's PAYMENT-RESPONSE */
+  payable: boolean;
   /** POST /mcp: protocol errors are JSON-RPC error responses */
   jsonRpc: boolean;
   /** components.responses, filled as operations are built: every other status is shared by reference */
@@ -177,6 +226,7 @@ function responses(t: ResponseTraits): Record<string, unknown> {
     ...(status === 429 ? { 'Retry-After': header('RetryAfter') } : {}),
     ...(status === 401 ? { 'WWW-Authenticate': header('WWWAuthenticate') } : {}),
     ...(status === 405 ? { Allow: header('Allow') } : {}),
+    ...(status === 402 ? { [PAYMENT_REQUIRED_HEADER]: header('PaymentRequired') } : {}),
   });
   const out: Record<string, unknown> = {};
   if (t.ok) {
@@ -186,6 +236,7 @@ function responses(t: ResponseTraits): Record<string, unknown> {
         ...common(200),
         ...(t.idempotent ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {}),
         ...(t.conditional ? { ETag: header('ETag'), 'Cache-Control': header('CacheControl') } : {}),
+        ...(t.payable ? { [PAYMENT_RESPONSE_HEADER]: header('PaymentResponse') } : {}),
       },
     };
   }
@@ -224,6 +275,7 @@ function commandStatuses(c: CommandSpec): number[] {
   return sorted([
     400, 429, 502, // validation, rate limit, the core
     ...(c.auth === 'none' ? [] : [401]),
+    ...(isPaidExecution(c) ? [402] : []), // x402, where it is on
     ...(['quote_id', 'invoice_id', 'receipt_id', 'index'].some(has) ? [404] : []),
     ...(CONDITIONAL.has(c.name) ? [304] : []),
     ...(has('quote_id') || has('idempotency_key') ? [409] : []), // quote state; an idempotent request still running
@@ -256,18 +308,22 @@ function commandOperation(
       parameters.push({ name: k, in: 'query', required: required.includes(k), schema: v, ...exampleOf(example, k) });
     }
   }
+  const payable = isPaidExecution(c);
   if (idempotent) parameters.push(param('IdempotencyKey'));
   if (CONDITIONAL.has(c.name)) parameters.push(param('IfNoneMatch'));
-  // the first invoice of an unclaimed machine_id needs no token (it returns one)
-  const security = c.auth === 'none' ? [] : c.name === 'FUND_ACCOUNT' ? [{ bearerAuth: [] }, {}] : [{ bearerAuth: [] }];
+  if (payable) parameters.push(param('PaymentSignature'));
+  // the first invoice of an unclaimed machine_id needs no token (it returns one); a paid execution takes a
+  // machine token or, on a node with x402 on, a payment of its own
+  const security = c.auth === 'none' ? [] : c.name === 'FUND_ACCOUNT' ? [{ bearerAuth: [] }, {}]
+    : payable ? [{ bearerAuth: [] }, { x402: [] }] : [{ bearerAuth: [] }];
   return {
     operationId, summary: c.purpose, tags: [c.group],
     ...(parameters.length ? { parameters } : {}),
     ...(body ? { requestBody: jsonBody(body, pick(example.args, Object.keys(body.properties as object))) } : {}),
     security,
     responses: responses({
-      statuses: commandStatuses(c), limited: true, idempotent, conditional: CONDITIONAL.has(c.name), jsonRpc: false,
-      shared,
+      statuses: commandStatuses(c), limited: true, idempotent, conditional: CONDITIONAL.has(c.name), payable,
+      jsonRpc: false, shared,
       ok: {
         'application/json': {
           schema: { allOf: [ref('Envelope'), ref(`${c.name}_result`)] }, example: enveloped('svc', example.result),
@@ -363,7 +419,7 @@ function routeOperation(
     ...(parameters.length ? { parameters } : {}),
     ...(request ? { requestBody: jsonBody(request, requestExample) } : {}),
     responses: responses({
-      statuses: r.statuses, limited: r.statuses.includes(429), idempotent: false, conditional,
+      statuses: r.statuses, limited: r.statuses.includes(429), idempotent: false, conditional, payable: false,
       jsonRpc: r.body === 'jsonrpc', shared,
       ok: r.body === 'none' ? null : { [essence(r.type)]: { schema: okSchema, ...okExample } },
     }),
@@ -374,7 +430,7 @@ function routeOperation(
 
 /** The package's licence (package.json `license`, an SPDX expression), or null while the project names none. */
 function packageLicense(): { name: string; identifier: string } | null {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license?: string };
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { license?: string };
   return pkg.license ? { name: pkg.license, identifier: pkg.license } : null;
 }
 const LICENSE = packageLicense();
@@ -423,7 +479,8 @@ export function buildOpenApi(site: SiteInfo, opts: OpenApiOptions = {}): Record<
     info: {
       title: 'svc public gateway', version: VERSIONS.api,
       description: 'Metered computation-and-proof service. Discovery, receipt verification and the sandbox are free;'
-        + ' quotes are free and limited; executions are paid from an account funded by stablecoin invoices.'
+        + ' quotes are free and limited; executions are paid from an account funded by stablecoin invoices, or, on'
+        + ' nodes with x402 on (GET /api/v1/payment: x402 not null), per request with x402 (HTTP 402, version 2).'
         + ' Core protocol: svc/1 over TLS. Every failure is an ApiError; every response carries x-request-id.',
       ...(LICENSE ? { license: LICENSE } : {}),
     },
@@ -446,6 +503,15 @@ export function buildOpenApi(site: SiteInfo, opts: OpenApiOptions = {}): Record<
         bearerAuth: {
           type: 'http', scheme: 'bearer',
           description: 'the machine token returned once by the first funding invoice (prefix svcm_)',
+        },
+        // OpenAPI has no payment scheme: an x402 payment is a header credential of its own, per request
+        x402: {
+          type: 'apiKey', in: 'header', name: PAYMENT_SIGNATURE_HEADER,
+          description: 'x402 version 2, paid executions only, on nodes with x402 on: GET /api/v1/payment\'s x402'
+            + ' (null when off) names the scheme (exact, EIP-3009), network, asset and payee; docs/x402.md has the'
+            + ' flow. Send the execution without a token: 402 with PAYMENT-REQUIRED; send it again with'
+            + ' PAYMENT-SIGNATURE (an x402 client does both): 200 with PAYMENT-RESPONSE. A machine_id claimed by a'
+            + ' machine token needs that token',
         },
       },
     },

@@ -3,6 +3,7 @@
 // crawlers and agents (the one exception is /reference, which mounts the Redoc bundle the gateway
 // serves on openapi.json). One small stylesheet inline; every page links the others. Nothing may
 // scroll the page sideways at phone width: tables sit in their own scroll box, code wraps.
+import { moduleFile } from '../package-root.ts';
 import { MAX_LINE } from '../protocol/line-codec.ts';
 import { COMMANDS, commandSpec } from '../protocol/registry.ts';
 import {
@@ -10,9 +11,10 @@ import {
   UNIT_SCALE, UNITS_PER_KIB, UNITS_PER_MS, examplePrice,
 } from '../protocol/pricing.ts';
 import { SANDBOX_LIMITS } from '../protocol/sandbox.ts';
-import { SERVICES } from '../protocol/services.ts';
+import { MCP_PAID_TOOL_NAMES, SERVICES } from '../protocol/services.ts';
 import { VERSIONS } from '../protocol/versions.ts';
-import { POLICY, escapeMarkup } from './documents.ts';
+import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER } from '../protocol/x402.ts';
+import { POLICY, escapeMarkup, executionPathPattern } from './documents.ts';
 import type { NodeInfo, SiteInfo } from './node-info.ts';
 import { DOCUMENT_PATHS, NAV, PUBLIC_ROUTES, WELL_KNOWN, publicRoute } from './routes.ts';
 
@@ -114,7 +116,10 @@ function mcpAndKit(site: SiteInfo): string {
   return `<h2 id="mcp-and-embedding">MCP and the embedding kit</h2>
 <p><strong>MCP.</strong> ${code(`POST ${site.base_url}${path('mcp')}`)} is a stateless MCP server (Streamable HTTP,
 JSON responses) with the free tools: greeting, capabilities, pricebook, quotes, receipt verification and a sandbox
-pulse. It needs no account: add its URL to an MCP client as a remote server.
+pulse. It needs no account: add its URL to an MCP client as a remote server. Where x402 is on, it also lists paid
+execution tools (${code(MCP_PAID_TOOL_NAMES[0])}, …), paid per call as in
+<a href="${path('pageForAgents')}#x402">paying per request</a>,
+the payment in ${code('_meta["x402/payment"]')}.
 <a href="${path('mcpMetadata')}">${path('mcpMetadata')}</a> lists its tools and protocol versions.</p>
 <p><strong>Embedding kit.</strong> To recompute or check results inside your own program, import the
 ${code('@svc/kit')} package's ${code('@svc/kit/kernels')} (the WebAssembly proof kernels) and
@@ -288,6 +293,7 @@ export function agentsPage(site: SiteInfo): string {
     + `<li>${code('POST /api/v1/quotes/{service}')}, then ${code('POST /api/v1/quotes/{quote_id}/accept')}.</li>`
     + `<li>${code('POST /api/v1/executions/{service}')} with ${code('Authorization: Bearer')}.</li>`
     + `<li>${code('POST /api/v1/receipts/verify')} (free).</li></ol>`;
+  const x402 = x402Section();
   const retry = '<p>Retry safely: quotes, accepts and invoices take an idempotency key; repeating an execution with'
     + ' the same request returns the stored result and never charges twice.</p>';
   return layout({
@@ -301,7 +307,31 @@ ${limits}
 <h2>Paid calls</h2>
 ${paid}
 ${retry}
+${x402}
 ${mcpAndKit(site)}`);
+}
+
+/** /for-agents' x402 section: the same on every node (the page is a function of the site), so it says where to look. */
+function x402Section(): string {
+  const payment = path('apiPayment');
+  const steps = [
+    `${code(`POST ${commandSpec('QUOTE')!.http!.path}`)}: the free quote.`,
+    `${code(`POST ${executionPathPattern()}`)} with the ${code('quote_id')} and no token: ${code('402')}`
+      + ` ${code('payment_required')} with a ${code(PAYMENT_REQUIRED_HEADER)} header, base64 JSON of the x402`
+      + ' PaymentRequired (the amount: the quote\'s price, rounded up to a whole token unit).',
+    `Pay with an x402 version 2 client: the same request again with ${code(PAYMENT_SIGNATURE_HEADER)}`
+      + ' (base64 JSON of the PaymentPayload). The node settles it on chain itself.',
+    `${code('200')} with ${code(PAYMENT_RESPONSE_HEADER)} (transaction, network, payer); the result's`
+      + ` ${code('payment')} and the signed receipt name the payment.`,
+  ];
+  return `<h2 id="x402">Paying per request (x402)</h2>
+<p>Where <a href="${payment}">${code(`GET ${payment}`)}</a> shows ${code('x402')} other than ${code('null')},
+an execution can be paid on its own with <a href="https://www.x402.org/">x402</a> (version 2, scheme
+${code('exact')}, EIP-3009 on EVM): no invoice, no accept.</p>
+<ol>${steps.map((x) => `<li>${x}</li>`).join('')}</ol>
+<p>A ${code('machine_id')} claimed by a machine token needs that token (${code('401')} without it): pay under a
+${code('machine_id')} of your own. Paying from a funded account, as above, works on every node
+(<a href="${DOCUMENT_PATHS.openapi}">openapi.json</a> has both).</p>`;
 }
 
 export function pricingPage(): string {
@@ -431,7 +461,7 @@ const VERIFY_STYLE = 'textarea{box-sizing:border-box;width:100%;font:14px ui-mon
   + 'ul.checks{padding-left:1.2rem;overflow-wrap:anywhere}#keys-table table{min-width:0}';
 
 /** The browser entry the gateway bundles for /verify (src/gateway/verify-bundle.ts). */
-export const VERIFY_BROWSER_ENTRY: URL = new URL('./verify-browser.ts', import.meta.url);
+export const VERIFY_BROWSER_ENTRY: URL = new URL(`./${moduleFile('verify-browser')}`, import.meta.url);
 
 /**
  * The offline verifier: markup only; the bundled kit (`scriptSrc`, same origin) fills it in, loads

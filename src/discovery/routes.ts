@@ -13,7 +13,8 @@ export const ROUTE_TAGS: Readonly<Record<Exclude<RouteTag, Group>, string>> = {
   Pages: 'HTML pages for people (landing, documentation, API reference, pricing, status, trust, the offline'
     + ' verifier) and the scripts they load.',
   MCP: 'The Model Context Protocol endpoint: stateless, JSON responses only, with the free tools (discovery,'
-    + ' quotes, receipt verification, the sandbox pulse).',
+    + ' quotes, receipt verification, the sandbox pulse) and, on nodes with x402 on, paid execution tools paid per'
+    + ' call with x402.',
   Sandbox: 'Free and anonymous: quote, accept and execute a small GET_PULSE and verify its receipt, with no account'
     + ' and no real settlement. Rate limited per client address.',
 };
@@ -277,7 +278,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
           + ' or svc/1 with a machine token.',
       },
     }),
-    purpose: 'stateless MCP (Streamable HTTP, JSON responses) with the whitelisted free tools; both protocol eras',
+    purpose: 'stateless MCP (Streamable HTTP, JSON responses) with the whitelisted free tools, and paid execution'
+      + ' tools where x402 is on; both protocol eras',
     // 202: a notification, accepted (no body, as MCP's Streamable HTTP transport says); 404: an
     // unknown method (2026-07-28 answers it at the HTTP level); 406: an Accept that excludes
     // application/json, the only form this endpoint answers in

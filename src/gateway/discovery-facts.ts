@@ -1,7 +1,7 @@
 // The node facts the discovery documents are built from (the core's HELLO and PAYMENT_INFO: node id, keys,
-// edge certificate, rails' wallets), cached a minute, and the site they are published at (the public base
-// URL and the edge's port). The document routes and the MCP resources read the same facts.
-import type { NodeInfo, NodeKeyInfo, SiteInfo } from '../discovery/node-info.ts';
+// edge certificate, rails' wallets, x402), cached a minute, and the site they are published at (the public
+// base URL and the edge's port). The document routes and the MCP endpoint read the same facts.
+import type { NodeInfo, NodeKeyInfo, SiteInfo, X402Info } from '../discovery/node-info.ts';
 import type { CoreCall } from './core-call.ts';
 
 export interface DiscoverySource {
@@ -11,7 +11,8 @@ export interface DiscoverySource {
   baseConfigured: boolean;
 }
 
-export interface Facts { node: NodeInfo; site: SiteInfo }
+/** x402: PAYMENT_INFO's x402 block, null when the node has x402 off (apart from `node` and `site`: node-info.ts). */
+export interface Facts { node: NodeInfo; site: SiteInfo; x402: X402Info | null }
 
 export interface DiscoveryFacts {
   /** the site as published now (wallets: the rails' addresses, when known) */
@@ -23,7 +24,7 @@ export interface DiscoveryFacts {
 const CACHE_MS = 60_000;
 
 export function discoveryFacts(core: CoreCall, src: DiscoverySource): DiscoveryFacts {
-  let cached: { at: number; node: NodeInfo; wallets: Record<string, string> } | null = null;
+  let cached: { at: number; node: NodeInfo; wallets: Record<string, string>; x402: X402Info | null } | null = null;
   const site = (wallets: Record<string, string> = {}): SiteInfo => {
     const base = src.baseUrl().replace(/\/+$/, '');
     const edgeHost = new URL(base).hostname.replace(/^\[|\]$/g, '');
@@ -45,9 +46,10 @@ export function discoveryFacts(core: CoreCall, src: DiscoverySource): DiscoveryF
           edge_cert_sha256: p.statement.edge_cert_sha256,
         },
         wallets: Object.fromEntries((pay.rails as { rail: string; address: string }[]).map((r) => [r.rail, r.address])),
+        x402: (pay.x402 as X402Info | null | undefined) ?? null,
       };
     }
-    return { node: cached.node, site: site(cached.wallets) };
+    return { node: cached.node, site: site(cached.wallets), x402: cached.x402 };
   };
   return { site, facts };
 }

@@ -111,7 +111,7 @@ export function discoveryRoutes(
     wellKnownIndex: { site: (s) => json(wellKnownIndex(s)) },
     hostMeta: { site: hostMetaXml },
     hostMetaJson: { site: (s) => json(hostMetaJson(s)) },
-    agentCard: { facts: (f) => json(agentCard(f.node, f.site)) },
+    agentCard: { facts: (f) => json(agentCard(f.node, f.site, f.x402)) },
     manifest: { facts: (f) => manifestBytes(f.node, f.site) },
     manifestKv: { facts: (f) => manifestKv(f.node, f.site) },
     bootstrap: { facts: (f) => json(bootstrapDocument(f.node, f.site)) },

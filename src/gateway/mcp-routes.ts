@@ -1,17 +1,26 @@
-// MCP over HTTP: POST /mcp is the stateless JSON-RPC endpoint (mcp.ts) with its free tools, GET /mcp
-// is 405 (no streams), and the MCP metadata documents at the paths of the public route table.
+// MCP over HTTP: POST /mcp is the stateless JSON-RPC endpoint (mcp.ts) with its free tools (and, where x402
+// is on, its paid ones), GET /mcp is 405 (no streams), and the MCP metadata documents at the paths of the
+// public route table.
 import type Router from '@koa/router';
 import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { ServiceError } from '../errors.ts';
+import { addressWindowKey } from '../protocol/rate-limit.ts';
 import { readJsonBody } from './body.ts';
-import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata, type McpDocs } from './mcp.ts';
+import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata, type McpDocs, type PaidCalls } from './mcp.ts';
 import type { GatewayParts, State } from './parts.ts';
 
 /** Mounts the MCP routes; the function returned closes the endpoint. */
 export function mountMcpRoutes(
-  router: Router<State>, { free, limit, baseUrl, log }: GatewayParts, docs: McpDocs,
+  router: Router<State>, { core, free, limiter, limit, baseUrl, log }: GatewayParts, docs: McpDocs,
 ): () => void {
-  const mcp = createMcpEndpoint(free, (e) => log.warn({ err: e }, 'mcp request rejected'), docs);
+  // a paid tool call is a paid execution: counted in its class against the caller's address, as the HTTP
+  // route counts a caller without a token, and passed to the core with its payment as that route passes it
+  const paid: PaidCalls = {
+    call: (cmd, args, auth, client) => core.call(cmd, args, auth, client),
+    limit: (client) => { limiter.check('paid_execution', addressWindowKey(client), 'per address'); },
+  };
+  const onerror = (e: Error) => log.warn({ err: e }, 'mcp request rejected');
+  const mcp = createMcpEndpoint(free, onerror, docs, paid);
   const endpoint = publicRoute('mcp').path;
   router.get(publicRoute('mcpStream').path, (ctx) => {
     ctx.set('Allow', 'POST');
@@ -37,10 +46,12 @@ export function mountMcpRoutes(
   });
   const metadata = publicRoute('mcpMetadata');
   for (const r of PUBLIC_ROUTES.filter((x) => x.id === metadata.id || x.aliasOf === metadata.id)) {
-    router.get(r.path, (ctx) => {
+    router.get(r.path, async (ctx) => {
       limit(ctx, 'public_low'); // CORS: embed-routes.ts, like every public document's
+      // the paid tools are listed where the endpoint offers them (x402 on), read from the same facts
+      const x402 = await docs.facts().then((f) => f.x402, () => null);
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = mcpMetadata(baseUrl().replace(/\/+$/, ''));
+      ctx.body = mcpMetadata(baseUrl().replace(/\/+$/, ''), x402);
     });
   }
   return () => { void mcp.close(); };

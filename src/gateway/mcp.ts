@@ -2,21 +2,28 @@
 // both protocol eras — 2026-07-28 (per-request _meta, no session, server/discover) through the v2
 // server package's createMcpHandler, and the 2025 revisions (the 1.x SDK's initialize) through a
 // per-request stateless transport in JSON mode. A whitelist of free tools whose input and output
-// schemas are the registry's own. GET /mcp (405) and the HTTP limits are mcp-routes.ts's.
+// schemas are the registry's own and, on a node with x402 on, one paid execution tool per service, paid
+// per call by x402's MCP transport (version 2, its tool-result binding). GET /mcp (405) and the HTTP limits
+// are mcp-routes.ts's.
 import {
   McpServer, WebStandardStreamableHTTPServerTransport, createMcpHandler, fromJsonSchema, isLegacyRequest,
   type JsonSchemaType, type JsonSchemaValidatorResult, type jsonSchemaValidator,
 } from '@modelcontextprotocol/server';
-import type { ServiceError } from '../errors.ts';
+import type { Auth } from '../client/client.ts';
+import { ServiceError } from '../errors.ts';
 import { manifestBytes, nodeDocument } from '../discovery/documents.ts';
+import type { X402Info } from '../discovery/node-info.ts';
 import { publicRoute } from '../discovery/routes.ts';
 import { pricebookText } from '../protocol/pricing.ts';
 import { commandSpec } from '../protocol/registry.ts';
-import { SERVICES, mcpQuoteTool } from '../protocol/services.ts';
+import { SERVICES, mcpExecuteTool, mcpQuoteTool } from '../protocol/services.ts';
 import { SANDBOX_LIMITS, SANDBOX_RESULTS, SANDBOX_SCHEMAS } from '../protocol/sandbox.ts';
 import { obj, quoteBodySchema, result, type Schema } from '../protocol/schemas.ts';
 import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
+import {
+  MAX_PAYMENT_CHARS, X402_VERSION, encodeHeader, type PaymentRequired, type SettleResponse,
+} from '../protocol/x402.ts';
 import type { CoreCall } from './core-call.ts';
 import type { DiscoveryFacts, Facts } from './discovery-facts.ts';
 
@@ -129,16 +136,79 @@ const TOOL_DEFS: readonly ToolDef[] = [
 export const MCP_TOOLS: readonly string[] = TOOL_DEFS.map((t) => t.name);
 export const quoteTool = mcpQuoteTool;
 
+/** x402's MCP transport (version 2): the PaymentPayload a tools/call carries, as a JSON object, in params._meta. */
+export const X402_PAYMENT_META = 'x402/payment';
+/** ...and the SettleResponse a paid result carries in its _meta. */
+export const X402_PAYMENT_RESPONSE_META = 'x402/payment-response';
+
+/**
+ * What the paid tools reach beyond the free ones: the core with an x402 payment as its auth (the path the
+ * HTTP route takes), and the paid_execution window of the caller's address, counted as HTTP counts a caller
+ * without a token (throws rate_limited).
+ */
+export interface PaidCalls {
+  call(
+    cmd: string, args: Record<string, unknown>, auth: Auth | undefined, client: string,
+  ): Promise<Record<string, unknown>>;
+  limit(client: string): void;
+}
+
+interface PaidToolDef {
+  name: string;
+  title: string;
+  description: string;
+  command: string;
+  input: Schema;
+  output: Schema;
+}
+
+/** x402's PaymentRequired (version 2): the fields an x402 client reads from a paid tool's isError answer. */
+const PAYMENT_REQUIRED_SCHEMA: Schema = result({
+  x402Version: { type: 'integer', const: X402_VERSION }, error: { type: 'string' }, resource: { type: 'object' },
+  accepts: { type: 'array', items: { type: 'object' } },
+}, ['x402Version', 'resource', 'accepts']);
+
+/**
+ * A paid tool's outputSchema: its execution's result, or the PaymentRequired. MCP clients that check
+ * structuredContent against the outputSchema on isError answers too (the 1.x SDK's does) would otherwise
+ * refuse the very answer x402's MCP transport asks for.
+ */
+const paidOutput = (command: string): Schema => ({
+  type: 'object', anyOf: [resultOf(command), PAYMENT_REQUIRED_SCHEMA],
+  description: 'the execution\'s result; with isError, x402\'s PaymentRequired: what to pay for it',
+});
+
+// One per service, each its registry execution's arguments (less the idempotency key: a paid execution sent
+// again with the same payment answers its first result anyway) and result. There is no token to send over MCP:
+// these pay per call, for a machine_id no token has claimed.
+const PAID_TOOL_DEFS: readonly PaidToolDef[] = SERVICES.map((svc) => {
+  const spec = commandSpec(svc.command)!;
+  return {
+    name: mcpExecuteTool(svc.service), title: `Execute ${svc.service} (paid with x402)`, command: spec.name,
+    description: `${spec.purpose}: the paid execution of a quote from ${mcpQuoteTool(svc.service)}, paid per call`
+      + ' with x402 version 2. Called without a payment it answers isError with the PaymentRequired (the price'
+      + ' of the quote) as structuredContent; call it again with the signed PaymentPayload in'
+      + ` _meta["${X402_PAYMENT_META}"] and the result carries the settlement in`
+      + ` _meta["${X402_PAYMENT_RESPONSE_META}"]. Use a machine_id of your own: one claimed by a machine token`
+      + ' is paid with that token, over HTTP or svc/1.',
+    input: without(argsOf(svc.command), ['idempotency_key']), output: paidOutput(svc.command),
+  };
+});
+
+export const MCP_PAID_TOOLS: readonly string[] = PAID_TOOL_DEFS.map((t) => t.name);
+
 function sandboxBitsDefault(): number {
   return ((SANDBOX_SCHEMAS.quote.properties as Record<string, Schema>).bits as { default: number }).default;
 }
 
 // converted once: the validators compile once per schema object
-const TOOLS = TOOL_DEFS.map((t) => ({
+const withSchemas = <T extends { input: Schema; output: Schema }>(t: T) => ({
   ...t,
   inputSchema: fromJsonSchema<Record<string, unknown>>(t.input as JsonSchemaType, registryValidator),
   outputSchema: fromJsonSchema<Record<string, unknown>>(t.output as JsonSchemaType, registryValidator),
-}));
+});
+const TOOLS = TOOL_DEFS.map(withSchemas);
+const PAID_TOOLS = PAID_TOOL_DEFS.map(withSchemas);
 
 const failure = (e: unknown) => {
   const err = e instanceof Error ? e : new Error(String(e));
@@ -189,11 +259,18 @@ function registerResources(server: McpServer, docs: McpDocs): void {
   }
 }
 
-export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDocs): McpServer {
+/** The paid tools, when offered: how to call the core for them, and the node's x402 (PAYMENT_INFO's). */
+export interface PaidTools { calls: PaidCalls; x402: X402Info }
+
+const INSTRUCTIONS = 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification'
+  + ' and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a'
+  + ' machine token.';
+
+export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDocs, paid?: PaidTools | null): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
-    instructions: 'svc: metered computation and proof. These tools are free: discovery, quotes, receipt verification'
-      + ' and an anonymous sandbox pulse. Paid executions go through the HTTP API (/openapi.json) or svc/1 with a'
-      + ' machine token.',
+    instructions: paid ? `${INSTRUCTIONS} The svc_execute_* tools run them here too, each call paid with x402`
+      + ` (${paid.x402.scheme} on ${paid.x402.network}): quote first, call without a payment to learn its price.`
+      : INSTRUCTIONS,
     // stateless: every request meets a fresh server, so there is never a list change to announce
     capabilities: { tools: { listChanged: false }, ...(docs ? { resources: { listChanged: false } } : {}) },
     supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
@@ -212,7 +289,64 @@ export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDoc
       }
     });
   }
+  if (paid) registerPaidTools(server, paid.calls, client);
   return server;
+}
+
+function registerPaidTools(server: McpServer, calls: PaidCalls, client: string): void {
+  for (const t of PAID_TOOLS) {
+    server.registerTool(t.name, {
+      title: t.title, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema,
+      // not idempotent: a call with a new payment pays again (the same payment sent again answers its first result)
+      annotations: { title: t.title, readOnlyHint: false, idempotentHint: false, openWorldHint: true },
+    }, async (args, ctx) => {
+      try {
+        calls.limit(client);
+        const payment = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[X402_PAYMENT_META];
+        const auth: Auth | undefined = payment === undefined ? undefined
+          : { machine_id: args.machine_id as string, payment: asHeader(payment) };
+        const v = await calls.call(t.command, args, auth, client);
+        const settled = settleResponseOf(v);
+        return {
+          content: [{ type: 'text' as const, text: JSON.stringify(v, null, 2) }], structuredContent: v,
+          ...(settled ? { _meta: { [X402_PAYMENT_RESPONSE_META]: settled } } : {}),
+        };
+      } catch (e) {
+        const required = paymentRequiredOf(e, t.name);
+        // x402's MCP transport: the requirements (fresh, with the reason when a payment was refused) as the result
+        if (required) {
+          const text = JSON.stringify(required);
+          return { isError: true, structuredContent: { ...required }, content: [{ type: 'text' as const, text }] };
+        }
+        return failure(e);
+      }
+    });
+  }
+}
+
+/**
+ * The payment as the HTTP route passes it on: the PAYMENT-SIGNATURE header's base64 of JSON. Whatever came is
+ * encoded as it is: the core decides whether it is a payment (a refusal comes back as a 402 with its reason).
+ */
+function asHeader(payment: unknown): string {
+  const encoded = encodeHeader(payment as object);
+  if (encoded.length > MAX_PAYMENT_CHARS) {
+    throw new ServiceError('invalid_request', `_meta["${X402_PAYMENT_META}"] exceeds ${MAX_PAYMENT_CHARS} characters`);
+  }
+  return encoded;
+}
+
+/** The core's 402 (payment_required, payment_invalid, payment_failed): its PaymentRequired, for this tool. */
+function paymentRequiredOf(e: unknown, tool: string): PaymentRequired | null {
+  const pr = (e as { inner?: ServiceError }).inner?.details?.payment_required as PaymentRequired | undefined;
+  // the core names the HTTP route; here the resource is the tool (x402's MCP transport names it so)
+  return pr ? { ...pr, resource: { ...pr.resource, url: `mcp://tool/${tool}` } } : null;
+}
+
+/** A result an x402 payment paid: its settlement, as the PAYMENT-RESPONSE header carries it over HTTP. */
+function settleResponseOf(result: Record<string, unknown>): SettleResponse | null {
+  const p = result.payment as { transaction: string; network: string; payer: string } | undefined;
+  return p ? { success: true, transaction: p.transaction, network: p.network, payer: p.payer } : null;
 }
 
 /** RFC 9110 §12.5.1: does Accept allow application/json? The most specific matching range decides; none means any. */
@@ -242,10 +376,24 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void, docs?: McpDocs): McpEndpoint {
+/**
+ * `paid`: the paid tools' calls. They are offered only where the node facts show x402 on (PAYMENT_INFO's x402,
+ * cached a minute by discovery-facts.ts), rather than always listed and refused elsewhere: a tool an agent
+ * sees should be one it can call, and the x402 transport's first answer (the PaymentRequired) exists only on
+ * such a node. Facts that cannot be had (the core down) offer the free tools alone.
+ */
+export function createMcpEndpoint(
+  core: CoreCall, onerror: (e: Error) => void, docs?: McpDocs, paid?: PaidCalls,
+): McpEndpoint {
   // the gateway sets this header (the caller's rate-limit key) on every request it forwards
   const clientOf = (r: Request | undefined) => r?.headers.get(MCP_CLIENT_HEADER) ?? 'unknown';
-  const factory = (c: { requestInfo?: Request }) => buildMcpServer(core, clientOf(c.requestInfo), docs);
+  const paidTools = async (): Promise<PaidTools | null> => {
+    if (!paid || !docs) return null;
+    const x402 = await docs.facts().then((f) => f.x402, () => null);
+    return x402 ? { calls: paid, x402 } : null;
+  };
+  const factory = async (c: { requestInfo?: Request }) =>
+    buildMcpServer(core, clientOf(c.requestInfo), docs, await paidTools());
   // 2026-07-28 with responseMode 'auto' answers one JSON body unless a tool emits a message before
   // its result, which ours never do; 'json' would say the same and print a warning at every start
   const modern = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: MAX_BODY, onerror });
@@ -253,7 +401,7 @@ export function createMcpEndpoint(core: CoreCall, onerror: (e: Error) => void, d
   // 2025 revisions: the SDK's stateless fallback always streams (SSE); the same transport in JSON
   // mode answers one JSON body. Content negotiation happened above, so its Accept check is satisfied.
   const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = buildMcpServer(core, clientOf(request), docs);
+    const server = buildMcpServer(core, clientOf(request), docs, await paidTools());
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY,
     });
@@ -303,12 +451,24 @@ async function listEveryVersion(res: Response): Promise<Response> {
   return new Response(JSON.stringify(body), { status: res.status, headers });
 }
 
-/** /.well-known/mcp (and aliases): where the endpoint is and what it offers. */
-export function mcpMetadata(baseUrl: string): Record<string, unknown> {
+/**
+ * /.well-known/mcp (and aliases): where the endpoint is and what it offers. `x402`: the node's (null: off);
+ * with it on, the paid tools are listed too, with how they are paid.
+ */
+export function mcpMetadata(baseUrl: string, x402: X402Info | null = null): Record<string, unknown> {
   return {
     name: 'svc', version: VERSIONS.mcpServer, endpoint: `${baseUrl}/mcp`, transport: 'streamable-http',
     stateless: true,
     response_mode: 'json', get: '405 (streams are not supported)', protocol_versions: MCP_PROTOCOL_VERSIONS,
-    tools: MCP_TOOLS, resources: MCP_RESOURCES, billing: 'free_limited', auth: 'none', rate_class: 'public_low',
+    tools: x402 ? [...MCP_TOOLS, ...MCP_PAID_TOOLS] : MCP_TOOLS, resources: MCP_RESOURCES, billing: 'free_limited',
+    auth: 'none', rate_class: 'public_low',
+    ...(x402 ? {
+      x402: {
+        paid_tools: MCP_PAID_TOOLS, x402_version: x402.x402_version, scheme: x402.scheme, network: x402.network,
+        transport: `x402 MCP transport: PaymentPayload in params._meta["${X402_PAYMENT_META}"], SettleResponse in`
+          + ` result._meta["${X402_PAYMENT_RESPONSE_META}"]`,
+        payment: `${baseUrl}${publicRoute('apiPayment').path}`,
+      },
+    } : {}),
   };
 }

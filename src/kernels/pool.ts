@@ -4,6 +4,7 @@
 // inline routing of jobs too small to be worth a thread hop (estimateMicros in ops.ts).
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { COMPILED } from '../package-root.ts';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ServiceError } from '../errors.ts';
 import { Kernels } from './kernels.ts';
@@ -53,7 +54,8 @@ export class KernelPool {
     // once its own queue is non-empty (a burst can slip past it while workers are busy).
     this.#capacity = threads + (opts.maxQueue ?? 256);
     this.#piscina = new Piscina({
-      filename: fileURLToPath(new URL('./worker-entry.mjs', import.meta.url)),
+      // compiled, the worker is plain JavaScript; from the sources, worker-entry.mjs registers tsx first
+      filename: fileURLToPath(new URL(COMPILED ? './worker.js' : './worker-entry.mjs', import.meta.url)),
       minThreads: threads,
       maxThreads: threads,
       maxQueue: opts.maxQueue ?? 256,

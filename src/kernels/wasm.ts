@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { setDefaultKernelModule } from './kernels.ts';
 
 export { KernelAbort, instantiateKernels } from './instance.ts';
@@ -13,7 +14,7 @@ export type KernelBuild = 'release' | 'debug';
 
 export function kernelWasmPath(build: KernelBuild = 'release'): string {
   const file = build === 'release' ? 'kernels.wasm' : 'kernels.debug.wasm';
-  return fileURLToPath(new URL(`../../build/${file}`, import.meta.url));
+  return join(PACKAGE_ROOT, 'build', file);
 }
 
 const compiled = new Map<KernelBuild, WebAssembly.Module>();

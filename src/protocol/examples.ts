@@ -725,3 +725,46 @@ export const EXAMPLES = {
     },
   ],
 } as const satisfies Record<string, readonly CallExample[]>;
+
+/**
+ * x402 at the paid executions (docs/x402.md), recorded from a node with it on: anvil serving as chain
+ * eip155:8453 with the test port of USDC at its first deployment address, and a machine_id of its own (its quote
+ * is not the story's above). A GET_PULSE's 402 (its message and its PaymentRequired, as the PAYMENT-REQUIRED
+ * header and error.details.payment_required carry it), the PAYMENT-SIGNATURE an x402 client sent for it, and
+ * the SettleResponse of the PAYMENT-RESPONSE header beside the paid result.
+ */
+const X402_QUOTE = 'q1AaIljfoAAADqYAABAAABAAAAAAAAAABAAAAAAFpVSpKaiLokf0aGvM65AHYNLWxdIC4k3CYgUjur5aw';
+const X402_ACCEPTS = {
+  scheme: 'exact', network: 'eip155:8453', asset: '0x5fbdb2315678afecb367f032d93f642f64180aa3', amount: '232',
+  payTo: '0xa0ee7a142d267c1f36714e4a8f75612f20a79720', maxTimeoutSeconds: 120,
+  extra: { name: 'USD Coin', version: '2', quote_id: X402_QUOTE },
+} as const;
+
+export const X402_EXAMPLE = {
+  message: 'this execution costs 23125 units: pay it with x402 (the PAYMENT-REQUIRED header), or fund a machine'
+    + ' and accept the quote with its token',
+  payment_required: {
+    x402Version: 2,
+    resource: {
+      url: 'https://svc.example.test/api/v1/executions/get-pulse', mimeType: 'application/json',
+      description: `get-pulse execution of quote ${X402_QUOTE}`,
+    },
+    accepts: [X402_ACCEPTS],
+  },
+  payment_signature:
+    'eyJ4NDAyVmVyc2lvbiI6MiwiYWNjZXB0ZWQiOnsic2NoZW1lIjoiZXhhY3QiLCJuZXR3b3JrIjoiZWlwMTU1Ojg0NTMiLCJh'
+    + 'c3NldCI6IjB4NWZiZGIyMzE1Njc4YWZlY2IzNjdmMDMyZDkzZjY0MmY2NDE4MGFhMyIsImFtb3VudCI6IjIzMiIsInBheVRv'
+    + 'IjoiMHhhMGVlN2ExNDJkMjY3YzFmMzY3MTRlNGE4Zjc1NjEyZjIwYTc5NzIwIiwibWF4VGltZW91dFNlY29uZHMiOjEyMCwi'
+    + 'ZXh0cmEiOnsibmFtZSI6IlVTRCBDb2luIiwidmVyc2lvbiI6IjIiLCJxdW90ZV9pZCI6InExQWFJbGpmb0FBQURxWUFBQkFB'
+    + 'QUJBQUFBQUFBQUFBQkFBQUFBQUZwVlNwS2FpTG9rZjBhR3ZNNjVBSFlOTFd4ZElDNGszQ1lnVWp1cjVhdyJ9fSwicGF5bG9h'
+    + 'ZCI6eyJzaWduYXR1cmUiOiIweGFhZWIxYWIwYzZjZTgxMTYyNzFmMWMxNjUxMzg3YTBkNWExNzc5MGRjZGZjYTMxYmI0NDJi'
+    + 'MmFiMTI5ZWJjMDIzMzdkMDlkYzljMWMzZjM2MzNkMjRhZWZiNGYzNDVlMzNhMzBiNjg1NmVmZDRhOGFkM2EzNGQ5ZWRmM2Ix'
+    + 'ZTkzMWMiLCJhdXRob3JpemF0aW9uIjp7ImZyb20iOiIweDcwOTk3OTcwQzUxODEyZGMzQTAxMEM3ZDAxYjUwZTBkMTdkYzc5'
+    + 'QzgiLCJ0byI6IjB4YTBlZTdhMTQyZDI2N2MxZjM2NzE0ZTRhOGY3NTYxMmYyMGE3OTcyMCIsInZhbHVlIjoiMjMyIiwidmFs'
+    + 'aWRBZnRlciI6IjAiLCJ2YWxpZEJlZm9yZSI6IjE3OTU5MjY1MTEiLCJub25jZSI6IjB4MTY2YzExZTAyMzFlOTU4MjY5ZTgz'
+    + 'ZTcwNDBmMzIwZDZmYzE1MzYwZDA5ODQ4ZDAxYzAzYTMyM2U0N2VhMzdmOCJ9fX0=',
+  settle_response: {
+    success: true, transaction: '0x23ef7ce1fdcae519ee8dd87fc07dccc05396141318bd554f9e3ccd4ae5653606',
+    network: 'eip155:8453', payer: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+  },
+} as const;

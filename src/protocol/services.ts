@@ -86,11 +86,18 @@ export function mcpQuoteTool(service: ServiceName): string {
   return `svc_quote_${service.replaceAll('-', '_')}`;
 }
 
-/** The MCP endpoint's tools, in the order it lists them (its free tools; src/gateway/mcp.ts). */
+/** The MCP endpoint's paid execution tool of a service, paid per call with x402: svc_execute_get_pulse. */
+export function mcpExecuteTool(service: ServiceName): string {
+  return `svc_execute_${service.replaceAll('-', '_')}`;
+}
+
+/** The MCP endpoint's free tools, offered on every node, in the order it lists them (src/gateway/mcp.ts). */
 export const MCP_TOOL_NAMES: readonly string[] = [
   'svc_hello', 'svc_caps', 'svc_pricebook', ...SERVICE_NAMES.map(mcpQuoteTool), 'svc_verify_receipt',
   'svc_sandbox_pulse',
 ];
+/** Its paid execution tools, listed after the free ones and only on a node with x402 on (docs/x402.md). */
+export const MCP_PAID_TOOL_NAMES: readonly string[] = SERVICE_NAMES.map(mcpExecuteTool);
 /** The MCP endpoint's resources: the manifest, the pricebook and the node keys. */
 export const MCP_RESOURCE_NAMES: readonly string[] = ['manifest', 'pricebook', 'node-keys'];
 

@@ -7,7 +7,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Svcd, runBin, BIN } from '../support/svcd.ts';
 import { buildOpenApi } from '../../src/discovery/openapi.ts';
-import { COMMANDS } from '../../src/protocol/registry.ts';
+import { agentCard } from '../../src/discovery/documents.ts';
+import { COMMANDS, commandSpec, isPaidExecution } from '../../src/protocol/registry.ts';
+import { MCP_PAID_TOOL_NAMES } from '../../src/protocol/services.ts';
+import { decodePayment } from '../../src/protocol/x402.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 
 const s = sharedSvcd(test, { SVC_RATE_PUBLIC_LOW: '10000/60', SVC_BASE_URL: 'https://svc.example.test' });
@@ -63,6 +66,75 @@ test('openapi.json: x-svc-billing on each quote route is the contract\'s (free_l
   for (const p of ['/', '/docs', '/llms.txt', '/.well-known/svc/svc_public_manifest.json']) {
     t.is(paths[p]?.get?.['x-svc-billing'], 'free', p);
   }
+});
+
+test('openapi.json: x402 on the paid executions and nowhere else (402, PAYMENT-* headers, a second scheme)', (t) => {
+  const doc = buildOpenApi({
+    base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {},
+  }) as any;
+  const deref = (x: any): any =>
+    (x?.$ref ? deref(x.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc)) : x);
+  let paid = 0;
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const at = `${method.toUpperCase()} ${path}`;
+      // SPEC "Paid executions": the ten POST /api/v1/executions/<service>, and only those (not the sandbox's)
+      const isPaid = method === 'post' && path.startsWith('/api/v1/executions/');
+      paid += isPaid ? 1 : 0;
+      t.is('402' in op.responses, isPaid, `${at}: 402`);
+      const params = (op.parameters ?? []).map(deref).map((p: any) => `${p.in} ${p.name}`);
+      t.is(params.includes('header PAYMENT-SIGNATURE'), isPaid, `${at}: PAYMENT-SIGNATURE`);
+      const ok = deref(op.responses['200']);
+      t.is(Object.hasOwn(ok?.headers ?? {}, 'PAYMENT-RESPONSE'), isPaid, `${at}: PAYMENT-RESPONSE on 200`);
+      const schemes = (op.security ?? []).flatMap((r: object) => Object.keys(r));
+      t.is(schemes.includes('x402'), isPaid, `${at}: the x402 scheme`);
+      if (!isPaid) continue;
+      // either the machine token or the payment; everything else as the contract has it
+      t.deepEqual(op.security, [{ bearerAuth: [] }, { x402: [] }], at);
+      t.like(op, { 'x-svc-billing': commandSpec(op['x-svc-command'])!.billing, 'x-svc-auth': 'required' });
+      for (const status of ['200', '400', '409', '502']) t.truthy(op.responses[status], `${at}: ${status}`);
+      const r402 = deref(op.responses['402']);
+      t.deepEqual(Object.keys(r402.content), ['application/json']);
+      t.is(r402.content['application/json'].schema.$ref, '#/components/schemas/ApiError');
+      t.true(deref(r402.headers['PAYMENT-REQUIRED']).required, `${at}: every 402 here carries PAYMENT-REQUIRED`);
+      t.deepEqual(Object.keys(r402.content['application/json'].examples).sort(),
+        ['payment_failed', 'payment_invalid', 'payment_required']);
+    }
+  }
+  t.is(paid, 10);
+  t.like(doc.components.securitySchemes.x402, { type: 'apiKey', in: 'header', name: 'PAYMENT-SIGNATURE' });
+  t.regex(doc.components.securitySchemes.x402.description, /GET \/api\/v1\/payment.*x402.*docs\/x402\.md/s);
+  // the recorded examples decode to what x402 clients read
+  const decode = (b64: string) => JSON.parse(Buffer.from(b64, 'base64').toString('utf8'));
+  t.like(decode(doc.components.headers.PaymentRequired.example), { x402Version: 2, accepts: [{ scheme: 'exact' }] });
+  t.like(decode(doc.components.headers.PaymentResponse.example), { success: true });
+  const signature = doc.components.parameters.PaymentSignature.example;
+  t.like(decodePayment(signature), { x402Version: 2, accepted: { scheme: 'exact' } }, 'a payment the node reads');
+});
+
+test('agent card: x402 among its schemes, with where and how to pay, only from a node that has it on', (t) => {
+  const site = { base_url: 'https://svc.example.test', edge_host: 'svc.example.test', edge_port: 9443, wallets: {} };
+  const node = {
+    node_id: 'svc-node-1', key_id: 'k1', alg: 'Ed25519' as const, public_key: 'pk', keys: [], edge_cert_sha256: 'ec',
+  };
+  const off = agentCard(node, site) as any;
+  t.deepEqual(off.authentication.schemes, ['bearer']);
+  t.false('payments' in off);
+  const paths = COMMANDS.filter(isPaidExecution).map((c) => c.http!.path);
+  const x402 = {
+    x402_version: 2, scheme: 'exact', network: 'eip155:8453', asset: '0xa', pay_to: '0xb', max_timeout_seconds: 120,
+    headers: { payment: 'PAYMENT-SIGNATURE', required: 'PAYMENT-REQUIRED', response: 'PAYMENT-RESPONSE' },
+    settlement: { by: 'node relayer' }, paid_executions: paths,
+  };
+  const on = agentCard(node, site, x402) as any;
+  t.deepEqual(on.authentication.schemes, ['bearer', 'x402']);
+  t.like(on.payments.x402, {
+    scheme: 'exact', network: 'eip155:8453', pay_to: '0xb', details: 'https://svc.example.test/api/v1/payment',
+  });
+  t.deepEqual(on.payments.x402.paid_executions, paths.map((p) => `https://svc.example.test${p}`));
+  t.deepEqual(on.payments.x402.mcp_tools, [...MCP_PAID_TOOL_NAMES]);
+  const rest = ({ payments: _p, authentication: _a, ...others }: any) => others;
+  t.deepEqual(rest(on), rest(off), 'nothing else differs');
 });
 
 test('well-known documents: status, type, ETag and 304, CORS where conventional', async (t) => {

@@ -6,9 +6,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { MCP_PROTOCOL_VERSIONS, MCP_RESOURCES, MCP_TOOLS, quoteTool } from '../../src/gateway/mcp.ts';
+import { MCP_PAID_TOOLS, MCP_PROTOCOL_VERSIONS, MCP_RESOURCES, MCP_TOOLS, quoteTool } from '../../src/gateway/mcp.ts';
 import { quoteBodySchema } from '../../src/protocol/schemas.ts';
-import { MCP_RESOURCE_NAMES, MCP_TOOL_NAMES, SERVICES } from '../../src/protocol/services.ts';
+import { MCP_PAID_TOOL_NAMES, MCP_RESOURCE_NAMES, MCP_TOOL_NAMES, SERVICES } from '../../src/protocol/services.ts';
 import { commandSpec } from '../../src/protocol/registry.ts';
 import { sharedSvcd } from '../support/start-svcd.ts';
 
@@ -40,6 +40,8 @@ for (const [era, make] of CLIENTS) {
     const tools = (await c.listTools()).tools as any[];
     t.deepEqual(tools.map((x) => x.name).sort(), [...MCP_TOOLS].sort());
     t.deepEqual(MCP_TOOLS, MCP_TOOL_NAMES, 'the names the discovery documents publish');
+    t.deepEqual(MCP_PAID_TOOLS, MCP_PAID_TOOL_NAMES);
+    t.false(tools.some((x) => MCP_PAID_TOOLS.includes(x.name)), 'x402 off: no paid tool is offered');
     t.deepEqual(MCP_RESOURCES, MCP_RESOURCE_NAMES);
     const ajv = new Ajv2020({ strict: false });
     const outputs = new Map<string, (v: unknown) => boolean>();
@@ -103,6 +105,9 @@ for (const [era, make] of CLIENTS) {
     t.regex(bad.content[0].text, /not_found/);
     const tooBig = await c.callTool({ name: 'svc_sandbox_pulse', arguments: { bits: 65537 } }).catch((e: Error) => e);
     t.true(tooBig instanceof Error || tooBig.isError === true, 'the registry\'s bounds are enforced');
+    const paid = { machine_id: 'mcp-agent', quote_id: quoted.quote_id };
+    const unoffered = await c.callTool({ name: MCP_PAID_TOOLS[0], arguments: paid }).catch((e: Error) => e);
+    t.true(unoffered instanceof Error || unoffered.isError === true, 'x402 off: a paid tool is not there to call');
   });
 }
 
@@ -184,6 +189,7 @@ test.serial('GET /mcp is 405 with Allow; /.well-known/mcp describes the endpoint
     t.deepEqual(m.tools, [...MCP_TOOLS]);
     t.deepEqual(m.protocol_versions, [...MCP_PROTOCOL_VERSIONS]);
     t.true(m.stateless);
+    t.false('x402' in m, 'x402 off: no paid tools to describe');
   }
 });
 

@@ -205,3 +205,27 @@ test('the home page, /docs and /for-agents point to the MCP endpoint and the emb
   const llms = await (await fetch(`${base}/llms.txt`)).text();
   t.true(llms.includes(`${base}${REFERENCE}`), 'llms.txt lists the API reference');
 });
+
+test('/for-agents and llms.txt say how to pay per request with x402, and where to see if a node takes it',
+  async (t) => {
+    const html = await (await fetch(`${base}/for-agents`)).text();
+    const section = html.slice(html.indexOf('<h2 id="x402">'));
+    t.true(section.startsWith('<h2 id="x402">Paying per request (x402)</h2>'));
+    for (const x of ['GET /api/v1/payment', 'PAYMENT-REQUIRED', 'PAYMENT-SIGNATURE', 'PAYMENT-RESPONSE', '402']) {
+      t.true(section.includes(`<code>${x}</code>`), `/for-agents: ${x}`);
+    }
+    t.regex(section, /claimed by a machine token needs that token/);
+    t.regex(html, /href="\/for-agents#x402"/, 'the MCP paragraph points at it');
+    const llms = await (await fetch(`${base}/llms.txt`)).text();
+    const x402 = llms.slice(llms.indexOf('## Paying per request (x402)'), llms.indexOf('## Services'));
+    t.true(x402.length > 200, 'llms.txt has the section');
+    t.true(x402.includes(`GET ${base}/api/v1/payment`), 'where to see whether the node takes x402');
+    // the flow, in order: the free quote, the 402 with PAYMENT-REQUIRED, the payment, the 200 with PAYMENT-RESPONSE
+    const order = ['POST /api/v1/quotes/{service}', 'POST /api/v1/executions/{service}', '402 payment_required',
+      'PAYMENT-REQUIRED', 'PAYMENT-SIGNATURE', '200 with PAYMENT-RESPONSE', 'receipt name the payment'];
+    const at = order.map((x) => x402.indexOf(x));
+    t.true(at.every((i) => i >= 0), JSON.stringify(Object.fromEntries(order.map((x, i) => [x, at[i]]))));
+    t.deepEqual([...at].sort((a, b) => a - b), at, 'in the order they happen');
+    t.regex(x402, /claimed by a machine token needs that token/);
+    t.regex(x402, /svc_execute_get_pulse/);
+  });
