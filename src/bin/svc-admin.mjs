@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// `svc-admin` launcher: registers tsx and runs src/cli/svc-admin.ts.
-import { register } from 'tsx/esm/api';
+// `svc-admin` launcher: runs src/cli/svc-admin.ts, compiled (build/js) or through tsx (launch.mjs).
+import { load } from './launch.mjs';
 
-register();
-const { main } = await import('../cli/svc-admin.ts');
+const { main } = await load('cli/svc-admin');
 process.exitCode = await main(process.argv.slice(2));

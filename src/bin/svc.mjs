@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// `svc` launcher: registers tsx (the project runs TypeScript directly) and runs src/cli/svc.ts.
-import { register } from 'tsx/esm/api';
+// `svc` launcher: runs src/cli/svc.ts, compiled (build/js) or through tsx (launch.mjs).
+import { load } from './launch.mjs';
 
-register();
-const { main } = await import('../cli/svc.ts');
+const { main } = await load('cli/svc');
 process.exitCode = await main(process.argv.slice(2));

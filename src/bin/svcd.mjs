@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-// `svcd` launcher: registers tsx and runs src/main.ts. V8 flag: compile WASM with the optimizing
-// tier (src/kernels/wasm.ts explains why; it also sets it at run time when this launcher is bypassed).
-import { register } from 'tsx/esm/api';
+// `svcd` launcher: runs src/main.ts, compiled (build/js) or through tsx (launch.mjs).
+import { load } from './launch.mjs';
 
-register();
-await import('../main.ts');
+await load('main');
