@@ -10,6 +10,7 @@ import type { CoreContext } from './context.ts';
 import { indexSettlementReferences } from './invoices.ts';
 import { holderId } from './leases.ts';
 import { Ledger } from './ledger.ts';
+import { verifyAtStart } from './ledger-checkpoint.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { PulseChain } from './pulse-chain.ts';
 import { publishNodeKeys } from './receipts.ts';
@@ -46,7 +47,8 @@ async function openLedger(config: Config, identity: NodeIdentity): Promise<{ sto
   }
   await clearOwnStaleHolds(store, identity.nodeId, holderId(identity.nodeId));
   const ledger = new Ledger(store);
-  const check = await ledger.verify();
+  // from the signed checkpoint of the last start (what was written since), or the whole journal without one
+  const check = await verifyAtStart(store, ledger, identity, new Date());
   if (!check.ok) {
     await store.close();
     throw new Error(`ledger invariant broken, refusing to serve:\n  ${check.problems.join('\n  ')}`);
