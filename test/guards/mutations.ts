@@ -382,7 +382,7 @@ export const MUTATIONS: Mutation[] = [
   m('x402-unclaimed', 'without a token, x402 pays only for a machine nobody claimed', DESK, 'execute',
     'if (!tokened) await this.#assertUnclaimed(args.machine_id);', '', `${X402}/refusals.test.ts`, TX.whoPays),
   m('x402-depth', 'an x402 execution waits for the configured depth', 'src/core/x402/settle.ts', 'step',
-    'if (mined.blockNumber > await s.chain.trustedHead()) return r;', '', `${X402}/settlement.test.ts`, TX.deep),
+    'if (mined.blockNumber > await s.chain.trustedHead(mined.blockNumber)) return r;', '', `${X402}/settlement.test.ts`, TX.deep),
   m('x402-receipt', 'the receipt names the payment that paid it', 'src/core/executions.ts', 'execute',
     '      payment: q.payment,\n', '', `${X402}/pay.test.ts`, TX.paid),
   m('x402-audit-once', 'the audit names an x402 payment credited more than once', X_AUDIT, 'auditX402',

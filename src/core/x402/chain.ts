@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import {
   createPublicClient, createWalletClient, decodeEventLog, encodeFunctionData, http, keccak256, parseSignature,
+  recoverTypedDataAddress,
   type Address, type Hash, type Hex, type PublicClient, type WalletClient,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -120,12 +121,17 @@ export class X402Chain {
 
   /** Whether `signature` is `a.from`'s over the authorization: an EOA's recovered, a contract's by ERC-1271. */
   async signedBy(domain: TokenDomain, a: Authorization, signature: string): Promise<boolean> {
+    const typed = {
+      signature: signature as Hex,
+      domain: { ...domain, chainId: this.#cfg.chainId, verifyingContract: this.#cfg.asset as Address },
+      types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization' as const, message: message(a),
+    };
     try {
-      return await this.#public.verifyTypedData({
-        address: a.from as Address, signature: signature as Hex,
-        domain: { ...domain, chainId: this.#cfg.chainId, verifyingContract: this.#cfg.asset as Address },
-        types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: message(a),
-      });
+      // an EOA's signature recovers to it here; anything else may be a contract wallet's (ERC-1271, a call)
+      if (signature.length === 132 && (await recoverTypedDataAddress(typed)).toLowerCase() === a.from.toLowerCase()) {
+        return true;
+      }
+      return await this.#public.verifyTypedData({ address: a.from as Address, ...typed });
     } catch {
       return false;
     }
@@ -142,7 +148,7 @@ export class X402Chain {
     let request;
     try {
       request = await this.#wallet.prepareTransactionRequest({
-        account: this.#relayer, to: this.#cfg.asset as Address, data, chain: null,
+        account: this.#relayer, to: this.#cfg.asset as Address, data, chain: null, chainId: this.#cfg.chainId,
       });
     } catch (e) {
       throw new WouldRevert(shortCause(e), { cause: e });
@@ -177,8 +183,12 @@ export class X402Chain {
     return { status: r.status, blockNumber: Number(r.blockNumber), paid };
   }
 
-  /** The newest block trusted as final: the configured tag's, less the configured confirmations. */
-  async trustedHead(): Promise<number> {
+  /**
+   * The newest block trusted as final: the configured tag's, less the configured confirmations. `mined`: the
+   * block a settlement is in; at `latest` with no confirmations it is trusted as it is (no call needed).
+   */
+  async trustedHead(mined: number): Promise<number> {
+    if (this.#cfg.finality === 'latest' && this.#cfg.confirmations === 0) return mined;
     const tagged = this.#cfg.finality === 'latest'
       ? Number(await this.#public.getBlockNumber({ cacheTime: 0 }))
       : Number((await this.#public.getBlock({ blockTag: this.#cfg.finality })).number);

@@ -21,7 +21,7 @@ import { findQuote, isExpired, type QuoteRecord } from '../quotes.ts';
 import { X402Chain, type TokenDomain } from './chain.ts';
 import type { X402Config } from './config.ts';
 import { createOp, moveOp, newPayment, paymentId, type X402Payment } from './payments.ts';
-import { drive, type Settler } from './settle.ts';
+import { drive, submit, type Settler } from './settle.ts';
 
 /** An authorization must stay valid this long past its check: the settlement has to be mined inside it. */
 const VALID_MARGIN_S = 6;
@@ -162,7 +162,12 @@ export class X402Desk {
     command: ExecutionCommand, args: ExecutionArgs, q: QuoteRecord, payload: PaymentPayload, id: string, seal?: Seal,
   ): Promise<Reply> {
     const deadline = Date.now() + this.#cfg.maxTimeoutS * 1000;
-    let rec = await this.#ctx.store.get<X402Payment>('x402_payments', id) ?? await this.#begin(q, payload, id);
+    let rec = await this.#ctx.store.get<X402Payment>('x402_payments', id);
+    if (!rec) {
+      const begun = await this.#begin(q, payload, id);
+      // one this request created is sent at once: #begin saw its nonce unused a moment ago
+      rec = begun.created ? await submit(this.#settler, begun.rec) : begun.rec;
+    }
     if (rec.quote_id !== q.quote_id || rec.machine_id !== args.machine_id) {
       throw new ServiceError('payment_used', `x402: this authorization paid for quote ${rec.quote_id} already`);
     }
@@ -187,8 +192,11 @@ export class X402Desk {
     return [op, ...(seal ? seal(result) : [])];
   }
 
-  /** A payment seen for the first time: checked against the quote and the chain, then its record created. */
-  async #begin(q: QuoteRecord, payload: PaymentPayload, id: string): Promise<X402Payment> {
+  /**
+   * A payment seen for the first time: checked against the quote and the chain, then its record created
+   * (`created` false: another node created it first, and its record is the one).
+   */
+  async #begin(q: QuoteRecord, payload: PaymentPayload, id: string): Promise<{ rec: X402Payment; created: boolean }> {
     if (isExpired(this.#ctx, q)) throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}`);
     if (q.state !== 'issued') {
       throw new ServiceError('quote_not_issued', `quote is ${q.state}: an x402 payment pays an issued quote`);
@@ -220,13 +228,13 @@ export class X402Desk {
     try {
       await this.#ctx.store.write([createOp(rec)]);
       x402Transitions.at('submitting').v++;
-      return rec;
+      return { rec, created: true };
     } catch (e) {
       // another node took the same authorization first: its record is the one
       if (!isStoreConflict(e)) throw e;
       const theirs = await this.#ctx.store.get<X402Payment>('x402_payments', id);
       if (!theirs) throw e;
-      return theirs;
+      return { rec: theirs, created: false };
     }
   }
 

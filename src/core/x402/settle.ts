@@ -51,7 +51,7 @@ const fail = (s: Settler, r: X402Payment, reason: string, message: string) =>
   move(s, r, { state: 'failed', failure: { reason, message } });
 
 /** Signs the settlement, records its hash, then sends it. A refusal before sending fails the payment. */
-async function submit(s: Settler, r: X402Payment): Promise<X402Payment> {
+export async function submit(s: Settler, r: X402Payment): Promise<X402Payment> {
   return s.relayer(async () => {
     let signed;
     try {
@@ -117,7 +117,7 @@ export async function step(s: Settler, r: X402Payment): Promise<X402Payment> {
   if (mined) {
     if (mined.status === 'reverted') return fail(s, r, 'settlement_reverted', `transaction ${r.tx_hash} reverted`);
     if (!mined.paid) return fail(s, r, 'transfer_missing', `transaction ${r.tx_hash} moved no such transfer`);
-    if (mined.blockNumber > await s.chain.trustedHead()) return r;
+    if (mined.blockNumber > await s.chain.trustedHead(mined.blockNumber)) return r;
     return settle(s, r, mined.blockNumber);
   }
   if (await s.chain.known(r.tx_hash)) return r;
@@ -146,9 +146,11 @@ async function unsent(s: Settler, r: X402Payment, nowMs: number): Promise<X402Pa
 export async function drive(s: Settler, r: X402Payment, deadlineMs: number): Promise<X402Payment> {
   let cur = r;
   while (!ended(cur)) {
+    const was = cur.state;
     cur = await step(s, cur);
     if (ended(cur) || Date.now() >= deadlineMs) return cur;
-    await new Promise((res) => setTimeout(res, s.cfg.pollMs));
+    // a move (just sent) is looked at again at once: a fast chain has mined it already
+    if (cur.state === was) await new Promise((res) => setTimeout(res, s.cfg.pollMs));
   }
   return cur;
 }
