@@ -15,6 +15,10 @@ import {
   anchorMachines, fundMachines, startAnchor, startSvcd, type Server, type SvcdServer,
 } from './service/servers.ts';
 import { startStores } from './service/stores.ts';
+import {
+  POLL_MS, checkLines, checkMoney, loadPrepaid, loadX402, splitLines, splitSteps, startX402, type Steps, type StepSplit,
+  type X402Check,
+} from './service/x402.ts';
 
 const USAGE = `Usage: npm run bench:service -- [options]
 
@@ -32,6 +36,9 @@ Options:
   --store pg         instead of the rows above, the paid flow on the ledger's stores, same run: svcd on
                      LevelDB, one node on PostgreSQL, two nodes on one PostgreSQL database behind two
                      gateways (SVC_CORE_NODES); ratios against LevelDB (needs PostgreSQL's server binaries)
+  --x402             instead of the rows above, the paid GET_PULSE flow paid per request with x402 beside
+                     the prepaid flow, on one svcd with x402 on against a local anvil chain (default -c 1,4);
+                     then checks the money (payTo's token gain = the x402 amounts) and svc-admin audit
 --sizes sets the pulse output of the paid flow in bytes (≤ 8KiB; default 32, i.e. 256 bits): one
 paid row per size. Environment: BENCH_MS, BENCH_ROUNDS, BENCH_EXPIRY_QUOTES, BENCH_RESULTS_DIR.`;
 
@@ -41,7 +48,14 @@ const args = benchArgs(USAGE, {
   input: { type: 'string' },
   profile: { type: 'string' },
   store: { type: 'string' },
+  x402: { type: 'boolean' },
 });
+// the x402 rows are one svcd in one process and the default pulse: a flag that would change either is refused
+if (args.x402 && [args.store, args.profile, args.gateways, args.sizes].some((v) => v !== undefined)) {
+  const why = '--x402 measures its own rows: not with --store, --profile, --gateways or --sizes';
+  process.stderr.write(`${why}\n\n${USAGE}\n`);
+  process.exit(2);
+}
 if (args.store !== undefined && args.store !== 'pg') {
   process.stderr.write(`--store: only pg is known (got ${JSON.stringify(args.store)})\n\n${USAGE}\n`);
   process.exit(2);
@@ -66,7 +80,8 @@ const MS = envInt('BENCH_MS', quick ? 300 : 5000);
 const settings = {
   ms: MS,
   rounds: envInt('BENCH_ROUNDS', quick ? 1 : 3),
-  concurrency: args.c ? args.c.split(',').map(Number) : quick ? [8] : [1, 8, 32],
+  // x402: c = 1 shows a payment's latency, c = 4 whether settlements overlap (the relayer sends one at a time)
+  concurrency: args.c ? args.c.split(',').map(Number) : args.x402 ? [1, 4] : quick ? [8] : [1, 8, 32],
   warmup_ms: Math.max(300, Math.min(2000, MS / 3)),
   /** SVC_GATEWAY_PROCESSES of the extra svcd rows (K gateway workers in front of the core) */
   gateways: args.gateways ? args.gateways.split(',').map(Number) : quick ? [2] : [1, 2],
@@ -363,19 +378,118 @@ async function measureStores(): Promise<Run> {
   };
 }
 
+/**
+ * --x402: the paid GET_PULSE flow paid per request with x402 (quote → 402 → PAYMENT-SIGNATURE → 200) beside the
+ * prepaid flow (quote → accept → execute with the token) on the same svcd, anvil behind it, interleaved as every
+ * case is; the x402 row as a ratio of the prepaid one. Then the money: payTo's token gain against the x402
+ * amounts, and the store's audit.
+ */
+async function measureX402(): Promise<Run> {
+  const machine = machineInfo();
+  // warm-up runs at c = 8 (measureRows): a funded machine and a payer for each of its workers too
+  const n = Math.max(...settings.concurrency, 8);
+  const x = await startX402(n, n);
+  progress('anvil, token, payers and svcd with x402 up, machines funded');
+  const before = await x.anvil.balanceOf(x.payTo);
+  // each load's steps by row and c, in order: the last `rounds` of each are the measured ones (warm-up first)
+  const steps = new Map<string, Steps[]>();
+  // what the flows that did not end as they should got back (the first few of each load): printed, never dropped
+  const problems: string[] = [];
+  const keep = <R extends { steps: Steps; problems: string[] }>(who: string, c: number, r: R): R => {
+    const k = `${who}|${c}`;
+    steps.set(k, [...(steps.get(k) ?? []), r.steps]);
+    for (const p of r.problems) {
+      progress(`${who} c=${c}: ${p}`);
+      if (problems.length < 20) problems.push(`${who} c=${c}: ${p}`);
+    }
+    return r;
+  };
+  let rows: Row[];
+  let check: X402Check;
+  try {
+    const prepaid = entry(x.prepaid);
+    const paid = entry(x.x402, x.prepaid);
+    const cs: Case = {
+      name: 'paid GET_PULSE flow, x402 node on anvil',
+      unit: 'flows/s',
+      latency: 'flow',
+      entries: [prepaid, paid],
+      load: async (e, c, a) => (e === prepaid
+        ? keep('prepaid', c, await loadPrepaid(x, c, a))
+        : keep('x402', c, await loadX402(x, c, a))),
+    };
+    rows = await measureRows([cs]);
+    progress('rounds done');
+    check = await checkMoney(x, before);
+    progress('money and audit checked');
+  } finally {
+    await x.stop();
+  }
+  const last = (k: string) => (steps.get(k) ?? []).slice(-settings.rounds);
+  const splits: StepSplit[] = settings.concurrency.map((c) => splitSteps(c, last(`prepaid|${c}`), last(`x402|${c}`)));
+  const measures: Measure[] = [
+    ...splits.map((sp): Measure => ({
+      name: `x402 settlement in a flow, c = ${sp.c}`, value: sp.settlement_ms, unit: 'ms', target: null, met: null,
+      note: 'the paid request\'s mean less the prepaid flow\'s accept and execute: '
+        + `${(sp.settlement_share * 100).toFixed(0)}% of the x402 flow`,
+    })),
+    {
+      name: 'x402 money: payTo\'s gain less the x402 amounts', value: Number(BigInt(check.pay_to_gain)
+        - BigInt(check.x402_paid)), unit: 'base units', target: '= 0', met: check.money_ok,
+    },
+    {
+      // an audit that did not run or did not say clean counts as one even without a listed discrepancy
+      name: 'svc-admin audit discrepancies',
+      value: check.audit_clean ? 0 : Math.max(1, check.audit_discrepancies.length),
+      unit: '',
+      target: '= 0',
+      met: check.audit_clean,
+    },
+  ];
+  return {
+    kind: 'svc-service-bench',
+    version: 1,
+    when: new Date().toISOString(),
+    machine: { ...machine, loadavg_end: loadavgNow() },
+    settings: { ...settings, x402: true, x402_poll_ms: POLL_MS },
+    rows,
+    measures,
+    details: {
+      x402: {
+        chain: 'anvil (automine, chain id 8453) with the USDC port (EIP-3009), loopback',
+        flows: 'one node:http keep-alive client for both rows, a connection per worker; latency per flow = its '
+          + 'wall time, quote to final answer, the client\'s signing included',
+        steps: splits,
+        problems,
+        check,
+      },
+    },
+  };
+}
+
 const readRun = (file: string) => readSaved<Run>(file, 'svc-service-bench');
 
 if (args.profile) {
   await profileSvcd(args.profile, MS, settings.warmup_ms, args.gateways ? settings.gateways[0] : 0);
 } else {
-  const run = args.input ? readRun(args.input) : args.store ? await measureStores() : await measure();
+  const run = args.input ? readRun(args.input)
+    : args.x402 ? await measureX402() : args.store ? await measureStores() : await measure();
   const saved = args.compare ? readRun(args.compare) : undefined;
   // with --json the run goes to stdout and the tables to stderr
   const print = (text: string) => (args.json ? process.stderr : process.stdout).write(`${text}\n`);
   print(`\n${machineLine(run)}`);
-  print('rate: median over rounds; p50/p99: per request (free quote) or per flow = sum of its 3 requests (paid)');
+  const x402 = run.details.x402 as { steps: StepSplit[]; problems?: string[]; check: X402Check } | undefined;
+  print(x402
+    ? 'rate: median over rounds; p50/p99: per flow, its wall time from the quote to the final answer (signing included)'
+    : 'rate: median over rounds; p50/p99: per request (free quote) or per flow = sum of its 3 requests (paid)');
   if (saved) print(`Δ: against ${args.compare} (${saved.when}, commit ${String(saved.machine.commit)})`);
   print(`\n${formatRun(run, saved)}`);
+  if (x402) {
+    print(`\n${splitLines(x402.steps).join('\n')}\n\n${checkLines(x402.check).join('\n')}`);
+    for (const p of x402.problems ?? []) print(`flow not ended as it should: ${p}`);
+    // a run whose money or audit is wrong is a failed run, whatever its speed
+    if (!x402.check.money_ok || !x402.check.audit_clean) process.exitCode = 1;
+  }
   if (!args.input || args.out) print(`\nwritten: ${writeRun('service', run, args.out, args.json === true)}`);
   else if (args.json) process.stdout.write(JSON.stringify(run) + '\n');
 }
