@@ -193,8 +193,8 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     // the answer, and a retry may have gone elsewhere; refused unrun (a little slack for clocks apart)
     if (req.deadline !== undefined && Date.now() > req.deadline + DEADLINE_SLACK_MS) {
       commandDone(req.cmd, opts.listener, 'cancelled', performance.now());
-      fail(req.id, new ServiceError('cancelled', `read ${Date.now() - req.deadline} ms after its sender's deadline; `
-        + 'not run'));
+      const late = `read ${Date.now() - req.deadline} ms after its sender's deadline; not run`;
+      fail(req.id, new ServiceError('cancelled', late, { not_run: true }));
       return;
     }
     // the gateway (backend) names its HTTP client, or no one for its own calls; everyone else is who

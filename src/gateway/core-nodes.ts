@@ -292,8 +292,10 @@ export function svc1Caller(backend: Endpoint | readonly Endpoint[], opts: Caller
           up(node);
           return result;
         } catch (e) {
-          // a node shutting down ran nothing: the call goes to the next node, whatever it is
-          const leaving = e instanceof ServiceError && e.code === 'shutting_down';
+          // a node shutting down ran nothing, nor one that read the call past its deadline (it lagged): the
+          // call goes to the next node, whatever it is
+          const leaving = e instanceof ServiceError && (e.code === 'shutting_down'
+            || (e.code === 'cancelled' && e.details?.not_run === true));
           if (e instanceof ServiceError && !leaving) {
             up(node);
             throw new CoreError(e);
