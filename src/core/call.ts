@@ -1,11 +1,12 @@
 // One command as the core answers it: where it came in, who sent it, and what a handler may reach.
 // Types only: the pieces of the core (the gate, idempotency, the command handlers) share them.
 import type { StoreHealth } from './store-health.ts';
+import type { ExecutionCommand } from '../protocol/services.ts';
 import type { Op } from '../store/store.ts';
 import type { CoreContext } from './context.ts';
 import type { Sandbox } from './sandbox.ts';
+import type { ExecutionArgs } from './executors/index.ts';
 import type { Watchers } from './watchers/watchers.ts';
-import type { X402Desk } from './x402/desk.ts';
 
 /**
  * Where a request came in. `gateway`: the HTTP gateway in this process, which limited its caller's
@@ -49,8 +50,15 @@ export interface NodeState {
   readonly stopping: boolean;
   /** whether the store answers (HEALTH) */
   readonly storeHealth: StoreHealth;
-  /** x402 at the paid executions (SVC_X402=on), else null */
-  readonly x402: X402Desk | null;
+  /** x402 at the paid executions (SVC_X402=on, x402/desk.ts), else null */
+  readonly x402: PaymentDesk | null;
+}
+
+/** Where a paid execution goes on a node that takes x402 payments (x402/desk.ts X402Desk). */
+export interface PaymentDesk {
+  execute(command: ExecutionCommand, args: ExecutionArgs, auth: Auth | undefined, seal?: Seal): Promise<Reply>;
+  /** the relayer's native balance (wei), for its gauge */
+  relayerBalance(): Promise<bigint>;
 }
 
 /** One command's handler, found through the table keyed by registry name (commands/index.ts). */

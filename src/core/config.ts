@@ -15,8 +15,9 @@ export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
 /** Unexpired invoices one client address may hold (SVC_MAX_OPEN_INVOICES_PER_ADDRESS), unless configured. */
 export const DEFAULT_OPEN_INVOICES_PER_ADDRESS = 100;
 
-/** Which head a watcher trusts (docs/settlement.md "Finality"): the node's tag, less `confirmations` blocks. */
-export type Finality = 'finalized' | 'safe' | 'latest';
+import type { Finality } from './finality.ts';
+
+export type { Finality };
 
 /** One chain watcher (SVC_WATCH_<RAIL>_*): off unless its RPC is set. */
 export type WatcherConfig = EvmWatcherConfig | SolanaWatcherConfig;

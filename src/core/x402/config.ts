@@ -3,7 +3,7 @@
 // Off unless SVC_X402=on; then every setting is checked here and a bad one stops svcd naming its variable.
 // The chain, token and wallet default to the USDC on Base rail's (SVC_WATCH_USDC_BASE_*, SVC_WALLET_USDC_BASE).
 import { resolve } from 'node:path';
-import type { Finality } from '../config.ts';
+import type { Finality } from '../finality.ts';
 
 export interface X402Config {
   /** CAIP-2: eip155:<chain id> (Base: eip155:8453) */
