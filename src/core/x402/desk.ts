@@ -21,10 +21,8 @@ import { findQuote, isExpired, type QuoteRecord } from '../quotes.ts';
 import { X402Chain, type TokenDomain } from './chain.ts';
 import type { X402Config } from './config.ts';
 import { createOp, moveOp, newPayment, paymentId, type X402Payment } from './payments.ts';
-import { drive, submit, type Settler } from './settle.ts';
+import { SEND_MARGIN_S as VALID_MARGIN_S, drive, submit, type Settler } from './settle.ts';
 
-/** An authorization must stay valid this long past its check: the settlement has to be mined inside it. */
-const VALID_MARGIN_S = 6;
 
 export class X402Desk {
   readonly #ctx: CoreContext;

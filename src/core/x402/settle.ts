@@ -15,6 +15,13 @@ import { moveOp, paymentRef, type X402Payment } from './payments.ts';
 
 /** How long a paid quote stays accepted after its settlement, whatever its own expiry: for a retry to run it. */
 export const PAID_QUOTE_HOLD_MS = 10 * 60_000;
+/** A settlement is sent only while its authorization stays valid this long: it has to be mined inside it. */
+export const SEND_MARGIN_S = 6;
+/**
+ * A payment fails as expired only this long after its validBefore by this node's clock: a block stamped before
+ * it by a chain whose clock lags may still come that late (until then the record waits).
+ */
+const EXPIRY_GRACE_S = 15;
 /** A record left `submitting` this long by another driver is taken over (it never sends before recording). */
 const ABANDONED_MS = 30_000;
 
@@ -58,6 +65,8 @@ export async function submit(s: Settler, r: X402Payment): Promise<X402Payment> {
       signed = await s.chain.prepare(r.authorization, r.signature);
     } catch (e) {
       if (e instanceof WouldRevert) {
+        // close to its expiry the token may refuse it for that: the expiry decides, not this refusal
+        if (tooLate(s, r)) return r;
         return fail(s, r, 'settlement_refused', `the token refuses the transfer: ${e.message}`);
       }
       throw e;
@@ -136,11 +145,15 @@ async function unsent(s: Settler, r: X402Payment, nowMs: number): Promise<X402Pa
     if (!hash) return r;
     return move(s, r, { state: 'submitted', tx_hash: hash }, [put('x402_txs', hash, { payment_id: r.payment_id })]);
   }
-  if (nowMs / 1000 >= Number(a.validBefore)) {
+  if (nowMs / 1000 >= Number(a.validBefore) + EXPIRY_GRACE_S) {
     return fail(s, r, 'authorization_expired', 'the settlement was not mined before the authorization\'s validBefore');
   }
-  return submit(s, r);
+  return tooLate(s, r) ? r : submit(s, r);
 }
+
+/** Too close to validBefore to send a settlement (again): it could not be mined in time. */
+const tooLate = (s: Settler, r: X402Payment) =>
+  s.ctx.now().getTime() / 1000 >= Number(r.authorization.validBefore) - SEND_MARGIN_S;
 
 /** Drives the record until it ends or `deadlineMs` passes (then returned as it is: still running). */
 export async function drive(s: Settler, r: X402Payment, deadlineMs: number): Promise<X402Payment> {
