@@ -105,12 +105,13 @@ try {
     bigs.push(await startOnce(big));
     progress(`round ${i + 1}/${rounds}: fresh ${fresh.at(-1)!.toFixed(0)} ms, ${flows} flows ${bigs.at(-1)!.toFixed(0)} ms`);
   }
+  const freshMs = Math.round(median(fresh)), bigMs = Math.round(median(bigs));
   const run = {
     when: new Date().toISOString(), machine: machineInfo(), flows, rounds,
     first_start_big_ms: Math.round(firstBig),
-    fresh_ms: { median: Math.round(median(fresh)), all: fresh.map(Math.round) },
-    big_ms: { median: Math.round(median(bigs)), all: bigs.map(Math.round) },
-    big_over_fresh: Number((median(bigs) / median(fresh)).toFixed(3)),
+    fresh_ms: { median: freshMs, all: fresh.map(Math.round) },
+    big_ms: { median: bigMs, all: bigs.map(Math.round) },
+    big_over_fresh: Number((bigMs / freshMs).toFixed(3)),
   };
   const table = [
     `svcd start to ready, one process (${rounds} rounds, alternated; medians)`,
