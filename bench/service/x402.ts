@@ -17,6 +17,7 @@ import type { Amount, LoadResult, Machine } from './load.ts';
 import { percentile } from './load.ts';
 import { median } from './report.ts';
 import { fundMachines, startSvcd, type Server, type SvcdServer } from './servers.ts';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../../src/core/x402/chain.ts';
 
 /** anvil's genesis accounts (`--accounts 10`, ether only): 0 holds the token's supply, 8 relays, 9 is paid. */
 const RELAYER = 8;
@@ -200,13 +201,6 @@ interface Requirements {
   extra: { name: string; version: string; quote_id?: string };
 }
 
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
 
 /**
  * The PAYMENT-SIGNATURE header an x402 client sends for `req` (as test/x402/harness.ts signPayment does):
@@ -220,7 +214,7 @@ async function paymentHeader(payer: PrivateKeyAccount, req: Requirements, token:
   };
   const signature = await payer.signTypedData({
     domain: { name: req.extra.name, version: req.extra.version, chainId: 8453, verifyingContract: token },
-    types: TYPES, primaryType: 'TransferWithAuthorization', message: authorization,
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: 'TransferWithAuthorization', message: authorization,
   });
   const payload = {
     x402Version: 2, accepted: req,

@@ -108,6 +108,8 @@ export async function signPayment(chain: Chain, i: number, req: PaymentRequireme
   return Buffer.from(JSON.stringify(payload)).toString('base64');
 }
 
+// written here again, not imported from the node: what the tests sign is the x402 clients' and EIP-3009's
+// shape, checked by the token, never the node's own idea of it
 const TYPES = {
   TransferWithAuthorization: [
     { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
