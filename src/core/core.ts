@@ -20,8 +20,8 @@ import { sweepLease, sweepRound } from './sweeps.ts';
 import { WebhookDeliverer } from './webhook-deliverer.ts';
 import type { TlsMaterial } from './tls-material.ts';
 import type { WatchLog } from './watchers/poll-loop.ts';
-import { Watchers } from './watchers/watchers.ts';
-import { X402Desk } from './x402/desk.ts';
+import type { Watchers } from './watchers/watchers.ts';
+import type { X402Desk } from './x402/desk.ts';
 
 export class Core implements NodeState {
   readonly ctx: CoreContext;
@@ -37,6 +37,8 @@ export class Core implements NodeState {
   /** sends the webhook deliveries due (null: no endpoint configured) */
   #webhooks: WebhookDeliverer | null = null;
   #watchers: Watchers | null = null;
+  /** the watchers' modules (and the chain clients they bring) load only where a watcher is configured */
+  #watchersLoading: Promise<void> | null = null;
   /** x402 at the paid executions (SVC_X402=on), and its timer resuming settlements left unfinished */
   readonly x402: X402Desk | null;
   #x402Resume: NodeJS.Timeout | null = null;
@@ -45,12 +47,12 @@ export class Core implements NodeState {
   #drained: (() => void) | null = null;
   #shutDown: Promise<void> | null = null;
 
-  private constructor(ctx: CoreContext, tls: TlsMaterial) {
+  private constructor(ctx: CoreContext, tls: TlsMaterial, x402: X402Desk | null) {
     this.ctx = ctx;
     this.tls = tls;
     this.#limits = new RateLimiter(ctx.config.rates);
     this.#keyed = new KeyedRequests(ctx);
-    this.x402 = ctx.config.x402 ? new X402Desk(ctx, ctx.config.x402) : null;
+    this.x402 = x402;
     this.#gate = new Gate(ctx, this.#limits, this.#keyed, this.x402 !== null);
     this.sandbox = new Sandbox({ maxPerClient: ctx.config.sandboxMaxPerClient, kernels: ctx.kernels });
     this.#sweepLease = sweepLease(ctx);
@@ -64,7 +66,9 @@ export class Core implements NodeState {
    */
   static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
     const { ctx, tls } = await openNode(config, opts.clock ?? (() => new Date()));
-    const core = new Core(ctx, tls);
+    // x402's modules (viem: a third of a second to load) only where it is on
+    const x402 = config.x402 ? new (await import('./x402/desk.ts')).X402Desk(ctx, config.x402) : null;
+    const core = new Core(ctx, tls, x402);
     await sweepRound(ctx, core.#sweepLease);
     core.#sweeper = setInterval(() => {
       sweepRound(ctx, core.#sweepLease).catch(() => { /* next tick retries */ });
@@ -151,7 +155,10 @@ export class Core implements NodeState {
 
   /** Starts a chain watcher per configured rail (docs/settlement.md); svcd calls it once its listeners are up. */
   startWatchers(log: WatchLog): void {
-    if (!this.#watchers && !this.#closed) this.#watchers = Watchers.start(this.ctx, log);
+    if (this.#watchersLoading || this.#closed || !this.ctx.config.watchers?.length) return;
+    this.#watchersLoading = import('./watchers/watchers.ts').then(({ Watchers }) => {
+      if (!this.#closed) this.#watchers = Watchers.start(this.ctx, log);
+    });
   }
 
   /** Refuses new requests and waits (up to timeoutMs) for the ones in flight to finish. */
@@ -171,6 +178,7 @@ export class Core implements NodeState {
 
   async #shutdown(): Promise<void> {
     await this.drain();
+    await this.#watchersLoading;
     await this.#watchers?.stop();
     await this.#webhooks?.stop();
     if (this.#sweeper) clearInterval(this.#sweeper);

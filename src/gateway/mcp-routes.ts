@@ -6,7 +6,9 @@ import { PUBLIC_ROUTES, publicRoute } from '../discovery/routes.ts';
 import { ServiceError } from '../errors.ts';
 import { addressWindowKey } from '../protocol/rate-limit.ts';
 import { readJsonBody } from './body.ts';
-import { MCP_CLIENT_HEADER, createMcpEndpoint, mcpMetadata, type McpDocs, type PaidCalls } from './mcp.ts';
+import type { McpDocs, PaidCalls } from './mcp.ts';
+
+type McpModule = typeof import('./mcp.ts');
 import type { GatewayParts, State } from './parts.ts';
 
 /** Mounts the MCP routes; the function returned closes the endpoint. */
@@ -20,7 +22,12 @@ export function mountMcpRoutes(
     limit: (client) => { limiter.check('paid_execution', addressWindowKey(client), 'per address'); },
   };
   const onerror = (e: Error) => log.warn({ err: e }, 'mcp request rejected');
-  const mcp = createMcpEndpoint(free, onerror, docs, paid);
+  // the MCP server and its schema library load on the first MCP request, not at every start (about 0.3 s)
+  let loaded: Promise<{ mod: McpModule; mcp: ReturnType<McpModule['createMcpEndpoint']> }> | null = null;
+  const mcpModule = () => {
+    loaded ??= import('./mcp.ts').then((mod) => ({ mod, mcp: mod.createMcpEndpoint(free, onerror, docs, paid) }));
+    return loaded;
+  };
   const endpoint = publicRoute('mcp').path;
   router.get(publicRoute('mcpStream').path, (ctx) => {
     ctx.set('Allow', 'POST');
@@ -30,12 +37,13 @@ export function mountMcpRoutes(
   router.post(endpoint, async (ctx) => {
     limit(ctx, 'public_low');
     const body = await readJsonBody(ctx.req, ctx.state.client);
+    const { mod, mcp } = await mcpModule();
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.req.headers)) if (typeof v === 'string') headers.set(k, v);
     headers.set('content-type', 'application/json');
     // the tools' per-address quotas (sandbox) and the core's QUOTE idempotency scope key on this;
     // a client cannot set it (overwritten here)
-    headers.set(MCP_CLIENT_HEADER, ctx.state.client);
+    headers.set(mod.MCP_CLIENT_HEADER, ctx.state.client);
     const req = new Request(`http://gateway${ctx.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const res = await mcp.fetch(req, { parsedBody: body });
     // a notification is 202 with no body (MCP Streamable HTTP): an empty body, not Koa's null → 204
@@ -50,9 +58,10 @@ export function mountMcpRoutes(
       limit(ctx, 'public_low'); // CORS: embed-routes.ts, like every public document's
       // the paid tools are listed where the endpoint offers them (x402 on), read from the same facts
       const x402 = await docs.facts().then((f) => f.x402, () => null);
+      const { mod } = await mcpModule();
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = mcpMetadata(baseUrl().replace(/\/+$/, ''), x402);
+      ctx.body = mod.mcpMetadata(baseUrl().replace(/\/+$/, ''), x402);
     });
   }
-  return () => { void mcp.close(); };
+  return () => { void loaded?.then(({ mcp }) => mcp.close()); };
 }

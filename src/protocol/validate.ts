@@ -42,9 +42,20 @@ export function compileValidator(schema: Schema): (body: Record<string, unknown>
   };
 }
 
-const validators = new Map(ALL_COMMANDS.map((c) => [c.name, compileValidator(c.args)]));
+/**
+ * Each command's check, compiled on its first use: compiling all of them (about 140 ms) is not a start-up's
+ * cost, and most processes use a few (a CLI one, a gateway worker the public ones).
+ */
+const validators = new Map<string, (body: Record<string, unknown>) => void>();
 
 /** Validates (and fills defaults into) a command's args; throws invalid_request naming the field. */
 export function validateArgs(spec: CommandSpec, args: Record<string, unknown>): void {
-  validators.get(spec.name)!(args);
+  let check = validators.get(spec.name);
+  if (!check) {
+    const known = ALL_COMMANDS.find((c) => c.name === spec.name);
+    if (!known) throw new TypeError(`no registry command ${spec.name}`);
+    check = compileValidator(known.args);
+    validators.set(spec.name, check);
+  }
+  check(args);
 }
