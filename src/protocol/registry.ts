@@ -26,8 +26,8 @@ export const GROUPS: Readonly<Record<Group, string>> = {
     + ' that describe this service and its node (manifest, catalog, pricebook, keys) for people and agents.',
   Finance: 'A machine\'s account: funding invoices paid in stablecoins (the first one returns the machine token),'
     + ' the balance, and quotes: free, limited price previews that a funded machine accepts to reserve the units.',
-  Execution: 'Paid computations: each takes an accepted quote and the machine token, charges the quoted units and'
-    + ' returns a signed receipt that anyone can verify for free.',
+  Execution: 'Paid computations: each takes an accepted quote and the machine token (or, on a node with x402 on,'
+    + ' a per-request payment), charges the quoted units and returns a signed receipt that anyone can verify for free.',
   Proof: 'Paid proofs: result-tag verification, event attestations, timestamps and machine event logs, signed or'
     + ' logged so that they verify offline.',
   Identity: 'Paid: register an identity document and receive its signed identity record.',
