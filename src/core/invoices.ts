@@ -429,6 +429,28 @@ export async function indexSettlementReferences(store: Store): Promise<number> {
   return seen.size;
 }
 
+/**
+ * Puts the pending invoices created before the expiry index existed into it (once per store; a second node
+ * doing it meanwhile writes the same entries), so the sweep expires them too, and their `invoice.expired`
+ * webhook goes out, whether anyone reads them or not.
+ */
+export async function indexPendingExpiry(store: Store): Promise<number> {
+  if (await store.get('meta', 'invoice_expiry_v1')) return 0;
+  let ops: Op[] = [];
+  let n = 0;
+  for await (const [, inv] of store.entries<InvoiceRecord>('invoices')) {
+    if (inv.state !== 'pending') continue;
+    ops.push(put('invoice_expiry', invoiceExpiryKey(inv), { invoice_id: inv.invoice_id }));
+    n++;
+    if (ops.length >= 1000) {
+      await store.write(ops);
+      ops = [];
+    }
+  }
+  await store.write([...ops, put('meta', 'invoice_expiry_v1', { indexed: n })]);
+  return n;
+}
+
 /** A reference as an invoice recorded it, in the spelling settle() checks: resolved if it can be, else as it is. */
 export async function storedReference(store: Store, rail: Rail['rail'], text: string): Promise<string> {
   try {

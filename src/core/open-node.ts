@@ -7,7 +7,7 @@ import { selfCheck } from '../kernels/self-check.ts';
 import { openStore, type Store } from '../store/store.ts';
 import type { Config } from './config.ts';
 import type { CoreContext } from './context.ts';
-import { indexSettlementReferences } from './invoices.ts';
+import { indexPendingExpiry, indexSettlementReferences } from './invoices.ts';
 import { holderId } from './leases.ts';
 import { Ledger } from './ledger.ts';
 import { verifyAtStart } from './ledger-checkpoint.ts';
@@ -57,6 +57,8 @@ async function openLedger(config: Config, identity: NodeIdentity): Promise<{ sto
   // indexes existed join them
   await indexRecordedTransfers(store);
   await indexSettlementReferences(store);
+  // pending invoices from before the expiry index join it, so the sweep expires them too
+  await indexPendingExpiry(store);
   return { store, ledger };
 }
 

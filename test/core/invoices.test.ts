@@ -6,9 +6,12 @@ import test from 'ava';
 import { coreFixture } from '../support/core-fixture.ts';
 import { adminExchange, frame, isErrorFrame } from '../support/raw-wire.ts';
 import { Svcd, cliJson } from '../support/svcd.ts';
-import { Store, put } from '../../src/store/store.ts';
+import { Store, del, put } from '../../src/store/store.ts';
 import { Ledger } from '../../src/core/ledger.ts';
-import { fundAccount, refreshInvoice, settleInvoice } from '../../src/core/invoices.ts';
+import {
+  fundAccount, indexPendingExpiry, refreshInvoice, settleInvoice, type InvoiceRecord,
+} from '../../src/core/invoices.ts';
+import { sweepInvoices } from '../../src/core/sweeps.ts';
 import { key } from '../../src/store/key-codec.ts';
 import { until } from '../support/until.ts';
 import { txRef } from '../support/references.ts';
@@ -112,3 +115,21 @@ test('an invoice that expires or is credited late leaves alone the amount a newe
   t.is((await store.get('invoice_amounts', k))?.invoice_id, 'inv_newer', 'nor did the late credit');
   t.true((await ctx.ledger.verify()).ok);
 });
+
+test('indexPendingExpiry: pending invoices from before the expiry index join it once; the sweep then expires them',
+  async (t) => {
+    const { ctx, clock, store } = await coreFixture(t, { invoiceTtlMs: 1000, maxOpenInvoices: 20 });
+    const open = async (m: string) =>
+      (await fundAccount(ctx, { machine_id: m, units: 1, network: 'TRON', asset: 'USDT' }, undefined)).invoice;
+    const [a, b] = [await open('m-old-1'), await open('m-old-2')];
+    // as an older node left them: pending, in no expiry index, no marker
+    const entries: string[] = [];
+    for await (const [k] of store.entries('invoice_expiry')) entries.push(k);
+    await store.write(entries.map((k) => del('invoice_expiry', k)));
+    clock.advance(1001);
+    t.is(await sweepInvoices(ctx), 0, 'the sweep cannot see them');
+    t.is(await indexPendingExpiry(store), 2);
+    t.is(await indexPendingExpiry(store), 0, 'once per store');
+    t.is(await sweepInvoices(ctx), 2);
+    for (const inv of [a, b]) t.is((await store.get<InvoiceRecord>('invoices', inv.invoice_id))!.state, 'expired');
+  });
