@@ -14,6 +14,7 @@ import { UNIT_SCALE } from '../protocol/pricing.ts';
 import { LIMITS, type InvoiceState } from '../protocol/schemas.ts';
 import { idPart, key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
+import { batchWriter } from '../store/batch-writer.ts';
 import { DEFAULT_AMOUNT_HOLD_MS } from './config.ts';
 import { NO_ADDRESS, type Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
@@ -412,20 +413,16 @@ function lateness(inv: InvoiceRecord, mode: SettleMode, now: Date): boolean {
  */
 export async function indexSettlementReferences(store: Store): Promise<number> {
   if (await store.get('meta', 'settlement_refs_v2')) return 0;
-  let ops: Op[] = [];
+  const out = batchWriter(store);
   const seen = new Set<string>();
   for await (const [, inv] of store.entries<InvoiceRecord>('invoices')) {
     if (inv.state !== 'settled' || inv.settlement_reference === undefined) continue;
     const k = referenceKey(await storedReference(store, inv.rail, inv.settlement_reference));
     if (seen.has(k) || (await store.get('settlement_refs', k))) continue;
     seen.add(k);
-    ops.push(put('settlement_refs', k, { invoice_id: inv.invoice_id, settled_at: inv.settled_at ?? null }));
-    if (ops.length >= 1000) {
-      await store.write(ops);
-      ops = [];
-    }
+    await out.add(put('settlement_refs', k, { invoice_id: inv.invoice_id, settled_at: inv.settled_at ?? null }));
   }
-  await store.write([...ops, put('meta', 'settlement_refs_v2', { indexed: seen.size })]);
+  await out.end(put('meta', 'settlement_refs_v2', { indexed: seen.size }));
   return seen.size;
 }
 
@@ -436,18 +433,14 @@ export async function indexSettlementReferences(store: Store): Promise<number> {
  */
 export async function indexPendingExpiry(store: Store): Promise<number> {
   if (await store.get('meta', 'invoice_expiry_v1')) return 0;
-  let ops: Op[] = [];
+  const out = batchWriter(store);
   let n = 0;
   for await (const [, inv] of store.entries<InvoiceRecord>('invoices')) {
     if (inv.state !== 'pending') continue;
-    ops.push(put('invoice_expiry', invoiceExpiryKey(inv), { invoice_id: inv.invoice_id }));
+    await out.add(put('invoice_expiry', invoiceExpiryKey(inv), { invoice_id: inv.invoice_id }));
     n++;
-    if (ops.length >= 1000) {
-      await store.write(ops);
-      ops = [];
-    }
   }
-  await store.write([...ops, put('meta', 'invoice_expiry_v1', { indexed: n })]);
+  await out.end(put('meta', 'invoice_expiry_v1', { indexed: n }));
   return n;
 }
 

@@ -4,6 +4,7 @@
 // one reference (payment-reference.ts) before the one-reference-one-invoice check (invoices.ts).
 import { ServiceError } from '../errors.ts';
 import { key, numFromPart, numPart } from '../store/key-codec.ts';
+import { batchWriter } from '../store/batch-writer.ts';
 import { put, type Op, type Store } from '../store/store.ts';
 import type { Rail } from './rails.ts';
 import { formatReference, parseReference } from './payment-reference.ts';
@@ -51,22 +52,18 @@ export async function resolveReference(store: Store, rail: RailId, text: string)
 /** Indexes the deposits recorded before deposit_txs and deposit_reorgs existed (once per store; idempotent). */
 export async function indexRecordedTransfers(store: Store): Promise<number> {
   if (await store.get('meta', 'deposit_txs_v1')) return 0;
-  let ops: Op[] = [];
+  const out = batchWriter(store);
   let n = 0;
   for await (const [id, v] of store.entries('deposits')) {
     const tx = canonicalTx(v.rail as RailId, v.tx_id as string);
-    ops.push(transferIndexOp(v.rail as RailId, tx, v.log_index as number, id));
+    await out.add(transferIndexOp(v.rail as RailId, tx, v.log_index as number, id));
     // a deposit marked reorged before the reorg index existed joins it
     if (typeof v.reorged_at === 'string') {
-      ops.push(put('deposit_reorgs', key(v.rail as string, id), { deposit_id: id, reorged_at: v.reorged_at }));
+      await out.add(put('deposit_reorgs', key(v.rail as string, id), { deposit_id: id, reorged_at: v.reorged_at }));
     }
     n++;
-    if (ops.length >= 1000) {
-      await store.write(ops);
-      ops = [];
-    }
   }
-  await store.write([...ops, put('meta', 'deposit_txs_v1', { indexed: n })]);
+  await out.end(put('meta', 'deposit_txs_v1', { indexed: n }));
   return n;
 }
 
