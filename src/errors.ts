@@ -26,8 +26,8 @@ export const ERRORS = {
   not_found: { status: 404, expose: true, doc: 'no such quote, invoice, receipt or pulse' },
   // 402: x402 (docs/x402.md); details.payment_required (and the PAYMENT-REQUIRED header) say what to pay
   payment_required: {
-    status: 402, expose: true, doc: 'x402: no token, or a balance short of the issued quote; this execution can be paid '
-      + 'per request',
+    status: 402, expose: true,
+    doc: 'x402: no token, or a balance short of the issued quote; this execution can be paid per request',
   },
   payment_invalid: {
     status: 402, expose: true, doc: 'x402: the payment does not pay this quote (amount, payee, asset, chain, window, '

@@ -273,8 +273,8 @@ export async function claimDeposit(
     // an x402 settlement seen by a watcher before its payment named it: x402 credited it (x402/desk.ts)
     const x402 = await ctx.store.get<{ payment_id: string }>('x402_txs', txKey(dep.tx_id));
     if (x402) {
-      throw new ServiceError('deposit_already_credited', `deposit ${id} is the settlement of x402 payment ${x402.payment_id}`,
-        { payment_id: x402.payment_id });
+      const msg = `deposit ${id} is the settlement of x402 payment ${x402.payment_id}`;
+      throw new ServiceError('deposit_already_credited', msg, { payment_id: x402.payment_id });
     }
     const inv = await loadInvoice(ctx, invoiceId);
     if (inv.rail !== dep.rail) {

@@ -107,7 +107,7 @@ const TX = {
   deep: 'a settlement not yet deep enough: 409 payment_pending; the same request once it is runs it',
   paid: 'the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies',
   audit: 'x402 audit: each paid payment credited once with what it paid; nothing else credited',
-  chain: 'x402 chain: paid only for the amount reaching the payee; the nonce\'s user found; signatures as the token',
+  chain: 'x402 chain: paid only for what reached the payee; the nonce\'s user found; signatures as the token',
 };
 
 const m = (
@@ -370,7 +370,8 @@ export const MUTATIONS: Mutation[] = [
   // (or with its token); it executes once the settlement is deep enough; the receipt names it; the audit
   // finds a payment credited other than once
   m('x402-amount', 'an x402 payment pays exactly the quote\'s price', DESK, 'checkAgainst',
-    'if (a.value !== req.amount || acc.amount !== req.amount) {', 'if (false) {', `${X402}/refusals.test.ts`, TX.refused),
+    'if (a.value !== req.amount || acc.amount !== req.amount) {', 'if (false) {', `${X402}/refusals.test.ts`,
+    TX.refused),
   m('x402-payee', 'an x402 payment pays this node\'s payee', DESK, 'checkAgainst',
     'if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {', 'if (false) {', `${X402}/refusals.test.ts`,
     TX.refused),
@@ -382,7 +383,8 @@ export const MUTATIONS: Mutation[] = [
   m('x402-unclaimed', 'without a token, x402 pays only for a machine nobody claimed', DESK, 'execute',
     'if (!tokened) await this.#assertUnclaimed(args.machine_id);', '', `${X402}/refusals.test.ts`, TX.whoPays),
   m('x402-depth', 'an x402 execution waits for the configured depth', 'src/core/x402/settle.ts', 'step',
-    'if (mined.blockNumber > await s.chain.trustedHead(mined.blockNumber)) return r;', '', `${X402}/settlement.test.ts`, TX.deep),
+    'if (mined.blockNumber > await s.chain.trustedHead(mined.blockNumber)) return r;', '',
+    `${X402}/settlement.test.ts`, TX.deep),
   m('x402-receipt', 'the receipt names the payment that paid it', 'src/core/executions.ts', 'execute',
     '      payment: q.payment,\n', '', `${X402}/pay.test.ts`, TX.paid),
   m('x402-audit-once', 'the audit names an x402 payment credited more than once', X_AUDIT, 'auditX402',

@@ -46,32 +46,33 @@ async function authorize(c: Chain, i: number, to: string, value: bigint): Promis
   return { a, sig };
 }
 
-test('x402 chain: paid only for the amount reaching the payee; the nonce\'s user found; signatures as the token', async (t) => {
-  const c = await startChain(t);
-  const chain = chainFor(c);
-  t.deepEqual(await chain.tokenDomain(), { name: 'USD Coin', version: '2' });
-  t.is(await chain.chainId(), 8453);
+test('x402 chain: paid only for what reached the payee; the nonce\'s user found; signatures as the token',
+  async (t) => {
+    const c = await startChain(t);
+    const chain = chainFor(c);
+    t.deepEqual(await chain.tokenDomain(), { name: 'USD Coin', version: '2' });
+    t.is(await chain.chainId(), 8453);
 
-  const good = await authorize(c, PAYERS[0]!, c.payTo, 500n);
-  t.true(await chain.signedBy({ name: 'USD Coin', version: '2' }, good.a, good.sig));
-  t.false(await chain.signedBy({ name: 'USD Coin', version: '1' }, good.a, good.sig), 'another domain');
-  t.false(await chain.signedBy({ name: 'USD Coin', version: '2' }, { ...good.a, value: '501' }, good.sig));
-  const from = await chain.blockNumber();
-  const sent = await chain.prepare(good.a, good.sig);
-  await chain.send(sent.raw);
-  const mined = await chain.mined(sent.hash, good.a);
-  t.like(mined, { status: 'success', paid: true });
-  t.true(await chain.authorizationUsed(good.a.from, good.a.nonce));
-  t.is(await chain.usedBy(good.a.from, good.a.nonce, from), sent.hash);
+    const good = await authorize(c, PAYERS[0]!, c.payTo, 500n);
+    t.true(await chain.signedBy({ name: 'USD Coin', version: '2' }, good.a, good.sig));
+    t.false(await chain.signedBy({ name: 'USD Coin', version: '1' }, good.a, good.sig), 'another domain');
+    t.false(await chain.signedBy({ name: 'USD Coin', version: '2' }, { ...good.a, value: '501' }, good.sig));
+    const from = await chain.blockNumber();
+    const sent = await chain.prepare(good.a, good.sig);
+    await chain.send(sent.raw);
+    const mined = await chain.mined(sent.hash, good.a);
+    t.like(mined, { status: 'success', paid: true });
+    t.true(await chain.authorizationUsed(good.a.from, good.a.nonce));
+    t.is(await chain.usedBy(good.a.from, good.a.nonce, from), sent.hash);
 
-  // a valid authorization to someone else settles on chain, but paid nothing here
-  const elsewhere = await authorize(c, PAYERS[1]!, c.anvil.account(7).address, 500n);
-  const other = await chain.prepare(elsewhere.a, elsewhere.sig);
-  await chain.send(other.raw);
-  t.like(await chain.mined(other.hash, elsewhere.a), { status: 'success', paid: false });
+    // a valid authorization to someone else settles on chain, but paid nothing here
+    const elsewhere = await authorize(c, PAYERS[1]!, c.anvil.account(7).address, 500n);
+    const other = await chain.prepare(elsewhere.a, elsewhere.sig);
+    await chain.send(other.raw);
+    t.like(await chain.mined(other.hash, elsewhere.a), { status: 'success', paid: false });
 
-  // a used nonce: the token refuses it before anything is sent
-  await t.throwsAsync(chain.prepare(good.a, good.sig), { name: 'WouldRevert' });
-  t.is(await chain.mined(`0x${'ab'.repeat(32)}`, good.a), null, 'an unknown transaction is not mined');
-  t.false(await chain.known(`0x${'ab'.repeat(32)}`));
-});
+    // a used nonce: the token refuses it before anything is sent
+    await t.throwsAsync(chain.prepare(good.a, good.sig), { name: 'WouldRevert' });
+    t.is(await chain.mined(`0x${'ab'.repeat(32)}`, good.a), null, 'an unknown transaction is not mined');
+    t.false(await chain.known(`0x${'ab'.repeat(32)}`));
+  });
