@@ -23,7 +23,6 @@ import type { X402Config } from './config.ts';
 import { createOp, moveOp, newPayment, paymentId, type X402Payment } from './payments.ts';
 import { SEND_MARGIN_S as VALID_MARGIN_S, drive, submit, type Settler } from './settle.ts';
 
-
 export class X402Desk {
   readonly #ctx: CoreContext;
   readonly #cfg: X402Config;
@@ -70,23 +69,19 @@ export class X402Desk {
     return this.#chain.tokenDomain();
   }
 
-  /** The price of a quote in token base units: rounded up to a whole one (the rest is credited too). */
-  amountOf(q: QuoteRecord): bigint {
-    const units = BigInt(q.quote_units);
-    return (units + UNITS_PER_BASE_UNIT - 1n) / UNITS_PER_BASE_UNIT;
-  }
-
-  async requirements(q: QuoteRecord): Promise<PaymentRequirements> {
+  /** What a payment for quote `q` must be; its amount the price in token base units, rounded up to a whole one. */
+  async #requirements(q: QuoteRecord): Promise<PaymentRequirements> {
     const d = await this.domain();
+    const amount = (BigInt(q.quote_units) + UNITS_PER_BASE_UNIT - 1n) / UNITS_PER_BASE_UNIT;
     return {
-      scheme: 'exact', network: this.#cfg.network, asset: this.#cfg.asset, amount: this.amountOf(q).toString(),
+      scheme: 'exact', network: this.#cfg.network, asset: this.#cfg.asset, amount: amount.toString(),
       payTo: this.#cfg.payTo, maxTimeoutSeconds: this.#cfg.maxTimeoutS,
       extra: { name: d.name, version: d.version, quote_id: q.quote_id },
     };
   }
 
   /** The 402 for quote `q`: ServiceError payment_required (or `code`), its body in details.payment_required. */
-  async required(
+  async #required(
     q: QuoteRecord, message: string, why?: { code: 'payment_invalid' | 'payment_failed'; reason: string },
   ): Promise<ServiceError> {
     const spec = commandSpec(q.command);
@@ -97,7 +92,7 @@ export class X402Desk {
         url: spec?.http?.path ?? '', mimeType: 'application/json',
         description: `${q.service} execution of quote ${q.quote_id}`,
       },
-      accepts: [await this.requirements(q)],
+      accepts: [await this.#requirements(q)],
     };
     return new ServiceError(why?.code ?? 'payment_required', message, { payment_required: body });
   }
@@ -108,42 +103,55 @@ export class X402Desk {
    */
   async execute(command: ExecutionCommand, args: ExecutionArgs, auth: Auth | undefined, seal?: Seal): Promise<Reply> {
     const tokened = auth?.token !== undefined;
+    // a token without a payment is the prepaid flow, as on any node; only its quote_not_accepted may become a 402
+    if (tokened && !auth?.payment) return this.#fromBalance(command, args, seal);
     if (!tokened) await this.#assertUnclaimed(args.machine_id);
     const { q } = await findQuote(this.#ctx, args.quote_id, args.machine_id);
     if (q.command !== command) {
       throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
     }
-    if (!auth?.payment) return this.#unpaid(command, args, q, tokened, seal);
+    if (!auth?.payment) return this.#anonymous(command, args, q, seal);
     let payload: PaymentPayload;
     try {
       payload = decodePayment(auth.payment);
     } catch (e) {
       if (!(e instanceof PaymentDecodeError)) throw e;
-      throw await this.required(q, `x402: ${e.message}`, { code: 'payment_invalid', reason: e.reason });
+      throw await this.#required(q, `x402: ${e.message}`, { code: 'payment_invalid', reason: e.reason });
     }
     // the quote is paid already (from the balance, or by this payment before): the payment is not settled again
-    if (q.state === 'accepted' && tokened && !(q as { payment?: unknown }).payment) {
+    if (q.state === 'accepted' && tokened && !q.payment) {
       return execute(this.#ctx, command, args, seal);
     }
     const id = paymentId(this.#cfg.network, this.#cfg.asset, payload.payload.authorization);
     return this.#locks.run(id, () => this.#pay(command, args, q, payload, id, seal));
   }
 
-  /** No payment came: a token holder's accepted quote runs; an issued one its balance cannot cover, 402. */
-  async #unpaid(
-    command: ExecutionCommand, args: ExecutionArgs, q: QuoteRecord, tokened: boolean, seal?: Seal,
-  ): Promise<Reply> {
-    if (isExpired(this.#ctx, q)) return execute(this.#ctx, command, args, seal);
-    if (q.state === 'issued') {
+  /**
+   * A token and no payment: the execution as on any node. An issued quote the balance cannot cover is a 402
+   * instead of the contract's quote_not_accepted (one the balance covers is to be accepted first, as ever).
+   */
+  async #fromBalance(command: ExecutionCommand, args: ExecutionArgs, seal?: Seal): Promise<Reply> {
+    try {
+      return await execute(this.#ctx, command, args, seal);
+    } catch (e) {
+      if (!(e instanceof ServiceError) || e.code !== 'quote_not_accepted') throw e;
+      const { q } = await findQuote(this.#ctx, args.quote_id, args.machine_id);
       const acct = await this.#ctx.ledger.account(args.machine_id);
-      if (!tokened || acct.available < BigInt(q.quote_units)) {
-        const msg = `this execution costs ${q.quote_units} units: pay it with x402 (the PAYMENT-REQUIRED header), `
-          + (tokened ? 'or fund the machine and accept the quote'
-            : 'or fund a machine and accept the quote with its token');
-        throw await this.required(q, msg);
-      }
+      if (q.state !== 'issued' || acct.available >= BigInt(q.quote_units)) throw e;
+      const msg = `available ${acct.available} units, this execution costs ${q.quote_units}: pay it with x402 `
+        + '(the PAYMENT-REQUIRED header), or fund the machine and accept the quote';
+      throw await this.#required(q, msg);
     }
-    if (!tokened && q.state !== 'executed') {
+  }
+
+  /** Neither token nor payment: an issued quote is a 402; an executed one replays; an accepted one needs its token. */
+  async #anonymous(command: ExecutionCommand, args: ExecutionArgs, q: QuoteRecord, seal?: Seal): Promise<Reply> {
+    if (q.state === 'issued' && !isExpired(this.#ctx, q)) {
+      const msg = `this execution costs ${q.quote_units} units: pay it with x402 (the PAYMENT-REQUIRED header), `
+        + 'or fund a machine and accept the quote with its token';
+      throw await this.#required(q, msg);
+    }
+    if (q.state === 'accepted' && !isExpired(this.#ctx, q)) {
       throw new ServiceError('unauthorized', 'this quote is paid from a machine\'s balance: present its token');
     }
     return execute(this.#ctx, command, args, seal);
@@ -172,7 +180,7 @@ export class X402Desk {
     rec = await drive(this.#settler, rec, deadline);
     if (rec.state === 'failed') {
       const f = rec.failure!;
-      throw await this.required(q, `x402: the payment failed (${f.message}); nothing was charged: sign a new one`,
+      throw await this.#required(q, `x402: the payment failed (${f.message}); nothing was charged: sign a new one`,
         { code: 'payment_failed', reason: f.reason });
     }
     if (rec.state !== 'settled' && rec.state !== 'executed') {
@@ -199,8 +207,8 @@ export class X402Desk {
     if (q.state !== 'issued') {
       throw new ServiceError('quote_not_issued', `quote is ${q.state}: an x402 payment pays an issued quote`);
     }
-    const req = await this.requirements(q);
-    const bad = (reason: string, msg: string) => this.required(q, `x402: ${msg}`, { code: 'payment_invalid', reason });
+    const req = await this.#requirements(q);
+    const bad = (reason: string, msg: string) => this.#required(q, `x402: ${msg}`, { code: 'payment_invalid', reason });
     const why = checkAgainst(payload, req, this.#ctx.now().getTime() / 1000);
     if (why) throw await bad(why.reason, why.message);
     const a = payload.payload.authorization;
