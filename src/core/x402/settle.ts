@@ -109,7 +109,12 @@ async function settle(s: Settler, r: X402Payment, blockNumber: number): Promise<
       ops.push(put('quotes', q.quote_id, accepted),
         put('quote_expiry', expiryKey(accepted), { quote_id: q.quote_id, machine_id: r.machine_id }), ...held.ops);
     }
-    return move(s, cur, { state: 'settled', block_number: blockNumber }, ops);
+    // not move(): a conflict here may be the machine's journal moved by another node, and withMachine runs the
+    // whole settlement again, reading the record afresh (settled by then: returned as it is)
+    const { rec, op } = moveOp(cur, { state: 'settled', block_number: blockNumber }, now);
+    await ctx.store.write([op, ...ops]);
+    x402Transitions.at('settled').v++;
+    return rec;
   });
 }
 
