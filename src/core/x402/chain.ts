@@ -4,54 +4,27 @@
 // it, so a payment's record names the transaction before it can exist on chain (payments.ts).
 import { readFileSync } from 'node:fs';
 import {
-  createPublicClient, createWalletClient, decodeEventLog, encodeFunctionData, http, keccak256, parseSignature,
-  recoverTypedDataAddress,
+  createPublicClient, createWalletClient, decodeEventLog, encodeFunctionData, http, keccak256, parseAbi, parseAbiItem,
+  parseSignature, recoverTypedDataAddress,
   type Address, type Hash, type Hex, type PublicClient, type WalletClient,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Authorization } from '../../protocol/x402.ts';
 import type { X402Config } from './config.ts';
 
-export const EIP3009_ABI = [
-  { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
-  { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
-  {
-    type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }],
-    outputs: [{ type: 'uint256' }],
-  },
-  {
-    type: 'function', name: 'authorizationState', stateMutability: 'view',
-    inputs: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }], outputs: [{ type: 'bool' }],
-  },
-  {
-    type: 'function', name: 'transferWithAuthorization', stateMutability: 'nonpayable', outputs: [],
-    inputs: [
-      { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-      { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
-      { name: 'nonce', type: 'bytes32' }, { name: 'v', type: 'uint8' }, { name: 'r', type: 'bytes32' },
-      { name: 's', type: 'bytes32' },
-    ],
-  },
-  {
-    type: 'function', name: 'transferWithAuthorization', stateMutability: 'nonpayable', outputs: [],
-    inputs: [
-      { name: 'from', type: 'address' }, { name: 'to', type: 'address' }, { name: 'value', type: 'uint256' },
-      { name: 'validAfter', type: 'uint256' }, { name: 'validBefore', type: 'uint256' },
-      { name: 'nonce', type: 'bytes32' }, { name: 'signature', type: 'bytes' },
-    ],
-  },
-  {
-    type: 'event', name: 'Transfer', inputs: [
-      { name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true },
-      { name: 'value', type: 'uint256', indexed: false },
-    ],
-  },
-  {
-    type: 'event', name: 'AuthorizationUsed', inputs: [
-      { name: 'authorizer', type: 'address', indexed: true }, { name: 'nonce', type: 'bytes32', indexed: true },
-    ],
-  },
-] as const;
+// USDC's EIP-3009 interface as the node uses it (FiatTokenV2_2): the token's views, both settlement forms and the
+// two events a settlement's receipt holds
+const AUTHORIZATION_USED = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+const TOKEN_ABI = parseAbi([
+  'function name() view returns (string)',
+  'function version() view returns (string)',
+  'function balanceOf(address account) view returns (uint256)',
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+]);
+const AUTHORIZATION = 'address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce';
+const SETTLE_VRS = parseAbi([`function transferWithAuthorization(${AUTHORIZATION}, uint8 v, bytes32 r, bytes32 s)`]);
+const SETTLE_BYTES = parseAbi([`function transferWithAuthorization(${AUTHORIZATION}, bytes signature)`]);
 
 export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
   TransferWithAuthorization: [
@@ -96,8 +69,8 @@ export class X402Chain {
   async tokenDomain(): Promise<TokenDomain> {
     const address = this.#cfg.asset as Address;
     const [name, version] = await Promise.all([
-      this.#public.readContract({ address, abi: EIP3009_ABI, functionName: 'name' }),
-      this.#public.readContract({ address, abi: EIP3009_ABI, functionName: 'version' }),
+      this.#public.readContract({ address, abi: TOKEN_ABI, functionName: 'name' }),
+      this.#public.readContract({ address, abi: TOKEN_ABI, functionName: 'version' }),
     ]);
     return { name, version };
   }
@@ -108,14 +81,14 @@ export class X402Chain {
 
   async authorizationUsed(from: string, nonce: string): Promise<boolean> {
     return this.#public.readContract({
-      address: this.#cfg.asset as Address, abi: EIP3009_ABI, functionName: 'authorizationState',
+      address: this.#cfg.asset as Address, abi: TOKEN_ABI, functionName: 'authorizationState',
       args: [from as Address, nonce as Hex],
     });
   }
 
   async balanceOf(owner: string): Promise<bigint> {
     return this.#public.readContract({
-      address: this.#cfg.asset as Address, abi: EIP3009_ABI, functionName: 'balanceOf', args: [owner as Address],
+      address: this.#cfg.asset as Address, abi: TOKEN_ABI, functionName: 'balanceOf', args: [owner as Address],
     });
   }
 
@@ -202,7 +175,7 @@ export class X402Chain {
   /** The transaction that used `from`'s `nonce` (its AuthorizationUsed event), searched from `fromBlock`. */
   async usedBy(from: string, nonce: string, fromBlock: number): Promise<Hash | null> {
     const logs = await this.#public.getLogs({
-      address: this.#cfg.asset as Address, event: EIP3009_ABI[7],
+      address: this.#cfg.asset as Address, event: AUTHORIZATION_USED,
       args: { authorizer: from as Address, nonce: nonce as Hex },
       fromBlock: BigInt(fromBlock), toBlock: 'latest',
     });
@@ -217,7 +190,7 @@ export class X402Chain {
     return logs.some((l) => {
       if (l.address.toLowerCase() !== this.#cfg.asset) return false;
       try {
-        const ev = decodeEventLog({ abi: EIP3009_ABI, topics: l.topics as [Hex, ...Hex[]], data: l.data });
+        const ev = decodeEventLog({ abi: TOKEN_ABI, topics: l.topics as [Hex, ...Hex[]], data: l.data });
         return ev.eventName === 'Transfer' && ev.args.from.toLowerCase() === a.from.toLowerCase()
           && ev.args.to.toLowerCase() === this.#cfg.payTo && ev.args.value === BigInt(a.value);
       } catch {
@@ -240,11 +213,11 @@ function settlementCall(a: Authorization, signature: string): Hex {
     const { r, s, v, yParity } = parseSignature(signature as Hex);
     const vv = Number(v ?? BigInt(27 + yParity));
     return encodeFunctionData({
-      abi: [EIP3009_ABI[4]], functionName: 'transferWithAuthorization', args: [...head, vv, r, s],
+      abi: SETTLE_VRS, functionName: 'transferWithAuthorization', args: [...head, vv, r, s],
     });
   }
   return encodeFunctionData({
-    abi: [EIP3009_ABI[5]], functionName: 'transferWithAuthorization', args: [...head, signature as Hex],
+    abi: SETTLE_BYTES, functionName: 'transferWithAuthorization', args: [...head, signature as Hex],
   });
 }
 
