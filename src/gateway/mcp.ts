@@ -22,7 +22,7 @@ import { obj, quoteBodySchema, result, type Schema } from '../protocol/schemas.t
 import { compileValidator } from '../protocol/validate.ts';
 import { VERSIONS } from '../protocol/versions.ts';
 import {
-  MAX_PAYMENT_CHARS, X402_VERSION, encodeHeader, type PaymentRequired, type SettleResponse,
+  MAX_PAYMENT_CHARS, X402_VERSION, encodeHeader, settleResponseOf, type PaymentRequired,
 } from '../protocol/x402.ts';
 import type { CoreCall } from './core-call.ts';
 import type { DiscoveryFacts, Facts } from './discovery-facts.ts';
@@ -341,12 +341,6 @@ function paymentRequiredOf(e: unknown, tool: string): PaymentRequired | null {
   const pr = (e as { inner?: ServiceError }).inner?.details?.payment_required as PaymentRequired | undefined;
   // the core names the HTTP route; here the resource is the tool (x402's MCP transport names it so)
   return pr ? { ...pr, resource: { ...pr.resource, url: `mcp://tool/${tool}` } } : null;
-}
-
-/** A result an x402 payment paid: its settlement, as the PAYMENT-RESPONSE header carries it over HTTP. */
-function settleResponseOf(result: Record<string, unknown>): SettleResponse | null {
-  const p = result.payment as { transaction: string; network: string; payer: string } | undefined;
-  return p ? { success: true, transaction: p.transaction, network: p.network, payer: p.payer } : null;
 }
 
 /** RFC 9110 §12.5.1: does Accept allow application/json? The most specific matching range decides; none means any. */

@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { ServiceError } from '../errors.ts';
 import {
   MAX_PAYMENT_CHARS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, encodeHeader,
-  type PaymentRequired, type SettleResponse,
+  settleResponseOf, type PaymentRequired,
 } from '../protocol/x402.ts';
 import { CoreError } from './http-errors.ts';
 
@@ -31,8 +31,6 @@ export function setPaymentRequired(ctx: Koa.Context, e: unknown, base: string): 
 
 /** A result an x402 payment paid: its settlement, in the header x402 clients read. */
 export function setPaymentResponse(ctx: Koa.Context, result: Record<string, unknown>): void {
-  const p = result.payment as { transaction: string; network: string; payer: string } | undefined;
-  if (!p) return;
-  const settled: SettleResponse = { success: true, transaction: p.transaction, network: p.network, payer: p.payer };
-  ctx.set(PAYMENT_RESPONSE_HEADER, encodeHeader(settled));
+  const settled = settleResponseOf(result);
+  if (settled) ctx.set(PAYMENT_RESPONSE_HEADER, encodeHeader(settled));
 }

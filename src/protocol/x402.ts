@@ -60,6 +60,12 @@ export interface SettleResponse {
 
 export const encodeHeader = (v: object): string => Buffer.from(JSON.stringify(v), 'utf8').toString('base64');
 
+/** What a result an x402 payment paid says of its settlement (its `payment`), or null for any other result. */
+export function settleResponseOf(result: Record<string, unknown>): SettleResponse | null {
+  const p = result.payment as { transaction: string; network: string; payer: string } | undefined;
+  return p ? { success: true, transaction: p.transaction, network: p.network, payer: p.payer } : null;
+}
+
 const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;
