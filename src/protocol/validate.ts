@@ -2,7 +2,7 @@
 // The gateway compiles the same schemas, so HTTP and svc/1 accept exactly the same requests.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ServiceError } from '../errors.ts';
-import { ALL_COMMANDS, type CommandSpec } from './registry.ts';
+import type { CommandSpec } from './registry.ts';
 import { WELL_FORMED, type Schema } from './schemas.ts';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, useDefaults: true, coerceTypes: false });
@@ -46,16 +46,14 @@ export function compileValidator(schema: Schema): (body: Record<string, unknown>
  * Each command's check, compiled on its first use: compiling all of them (about 140 ms) is not a start-up's
  * cost, and most processes use a few (a CLI one, a gateway worker the public ones).
  */
-const validators = new Map<string, (body: Record<string, unknown>) => void>();
+const validators = new WeakMap<CommandSpec, (body: Record<string, unknown>) => void>();
 
 /** Validates (and fills defaults into) a command's args; throws invalid_request naming the field. */
 export function validateArgs(spec: CommandSpec, args: Record<string, unknown>): void {
-  let check = validators.get(spec.name);
+  let check = validators.get(spec);
   if (!check) {
-    const known = ALL_COMMANDS.find((c) => c.name === spec.name);
-    if (!known) throw new TypeError(`no registry command ${spec.name}`);
-    check = compileValidator(known.args);
-    validators.set(spec.name, check);
+    check = compileValidator(spec.args);
+    validators.set(spec, check);
   }
   check(args);
 }
