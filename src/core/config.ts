@@ -15,6 +15,7 @@ export const DEFAULT_AMOUNT_HOLD_MS = 2 * 3_600_000;
 /** Unexpired invoices one client address may hold (SVC_MAX_OPEN_INVOICES_PER_ADDRESS), unless configured. */
 export const DEFAULT_OPEN_INVOICES_PER_ADDRESS = 100;
 
+import { EVM_ADDRESS, EVM_FINALITIES, envInt as int } from './env-values.ts';
 import type { Finality } from './finality.ts';
 
 export type { Finality };
@@ -176,17 +177,6 @@ export interface Config {
   metricsPort: number | null;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  // digits as written: Number() would take ' ' for 0, ' 80' for 80, '0x10' and '1e3'
-  const v = /^-?[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
-  }
-  return v;
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** SVC_LOG_LEVEL: one of pino's levels (checked here, so a typo names the variable, not pino). */
@@ -313,9 +303,8 @@ function storeUrl(v: string | undefined): string | null {
   return v;
 }
 
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const FINALITIES: Record<'evm' | 'tron', readonly Finality[]> = {
-  evm: ['finalized', 'safe', 'latest'],
+  evm: EVM_FINALITIES,
   // TRON's JSON-RPC knows `finalized` (its latest solidified block) and `latest`, not `safe`
   tron: ['finalized', 'latest'],
 };

@@ -3,6 +3,7 @@
 // Off unless SVC_X402=on; then every setting is checked here and a bad one stops svcd naming its variable.
 // The chain, token and wallet default to the USDC on Base rail's (SVC_WATCH_USDC_BASE_*, SVC_WALLET_USDC_BASE).
 import { resolve } from 'node:path';
+import { EVM_ADDRESS, EVM_FINALITIES, envInt } from '../env-values.ts';
 import type { Finality } from '../finality.ts';
 
 export interface X402Config {
@@ -35,18 +36,6 @@ export const KNOWN_USDC: Record<string, string> = {
   'eip155:84532': '0x036cbd53842c5426634e7929541ec2318f3dcf7e',
 };
 
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const FINALITIES: readonly Finality[] = ['finalized', 'safe', 'latest'];
-
-function intIn(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new Error(`${name} must be an integer in ${min}..${max} (got ${JSON.stringify(raw)})`);
-  }
-  return v;
-}
 
 function address(name: string, v: string | undefined, what: string): string {
   if (!v || !EVM_ADDRESS.test(v)) throw new Error(`${name} must be ${what}, 0x and 40 hex digits`);
@@ -90,7 +79,9 @@ export function x402Config(env: NodeJS.ProcessEnv): X402Config | null {
       + '(0x + 64 hex), the account that pays each settlement\'s gas');
   }
   const finality = (env.SVC_X402_FINALITY || 'latest') as Finality;
-  if (!FINALITIES.includes(finality)) throw new Error(`SVC_X402_FINALITY must be one of ${FINALITIES.join(', ')}`);
+  if (!EVM_FINALITIES.includes(finality)) {
+    throw new Error(`SVC_X402_FINALITY must be one of ${EVM_FINALITIES.join(', ')}`);
+  }
   const name = env.SVC_X402_TOKEN_NAME || null, version = env.SVC_X402_TOKEN_VERSION || null;
   if ((name === null) !== (version === null)) {
     throw new Error('SVC_X402_TOKEN_NAME and SVC_X402_TOKEN_VERSION must be set together '
@@ -100,8 +91,8 @@ export function x402Config(env: NodeJS.ProcessEnv): X402Config | null {
     ...net, rpcUrl: rpcUrl(env), asset, payTo, tokenName: name, tokenVersion: version,
     relayerKeyFile: resolve(keyFile), finality,
     // as the watchers': the block trusted is the tag's less this many (latest and 0: mined is enough)
-    confirmations: intIn(env, 'SVC_X402_CONFIRMATIONS', 0, 0, 10_000),
-    maxTimeoutS: intIn(env, 'SVC_X402_MAX_TIMEOUT_S', 120, 10, 3600),
-    pollMs: intIn(env, 'SVC_X402_POLL_MS', 500, 20, 60_000),
+    confirmations: envInt(env, 'SVC_X402_CONFIRMATIONS', 0, 0, 10_000),
+    maxTimeoutS: envInt(env, 'SVC_X402_MAX_TIMEOUT_S', 120, 10, 3600),
+    pollMs: envInt(env, 'SVC_X402_POLL_MS', 500, 20, 60_000),
   };
 }
