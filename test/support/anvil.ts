@@ -16,7 +16,7 @@ import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 
 const require = createRequire(import.meta.url);
 
-/** A compiled contract as the fixtures' compile.mjs writes it (test/watchers/fixtures, test/x402/fixtures). */
+/** A compiled contract as test/support/solc-compile.mjs writes it (test/watchers/fixtures, test/x402/fixtures). */
 export interface Fixture { abi: Abi; bytecode: `0x${string}` }
 
 export function readFixture(url: URL): Fixture {
