@@ -20,6 +20,7 @@ test('the same payment sent again: the first result, replayed; the chain moved o
   const b = await again.json() as Record<string, unknown>;
   t.is(b.receipt_id, a.receipt_id);
   t.is(b.replayed, true);
+  t.truthy(first.headers.get('payment-response'));
   t.is(again.headers.get('payment-response'), first.headers.get('payment-response'));
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[0]!).address), HELD - BigInt(req.amount));
   const audit = await auditOf(s);
