@@ -3,14 +3,13 @@
 // paid one quote pays no other. Money is counted on the chain and in the audit.
 import test from 'ava';
 import {
-  HELD, PAYERS, auditOf, executePulse, quotePulse, requirementsOf, signPayment, startChain, startSvcd,
+  HELD, PAYERS, auditClean, executePulse, pricedQuote, quotePulse, requirementsOf, signPayment, startChain, startSvcd,
 } from './harness.ts';
 
 test('the same payment sent again: the first result, replayed; the chain moved once', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'replay-agent');
-  const req = await requirementsOf(await executePulse(s, 'replay-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'replay-agent');
   const header = await signPayment(chain, PAYERS[0]!, req);
   const first = await executePulse(s, 'replay-agent', q.quote_id, { 'payment-signature': header });
   t.is(first.status, 200, await first.clone().text());
@@ -23,15 +22,13 @@ test('the same payment sent again: the first result, replayed; the chain moved o
   t.truthy(first.headers.get('payment-response'));
   t.is(again.headers.get('payment-response'), first.headers.get('payment-response'));
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[0]!).address), HELD - BigInt(req.amount));
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('twenty copies of one payment at once: one settlement, one execution, twenty times the same result', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'crowd-agent');
-  const req = await requirementsOf(await executePulse(s, 'crowd-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'crowd-agent');
   const header = await signPayment(chain, PAYERS[1]!, req);
   const answers = await Promise.all(Array.from({ length: 20 }, () =>
     executePulse(s, 'crowd-agent', q.quote_id, { 'payment-signature': header })));
@@ -41,8 +38,7 @@ test('twenty copies of one payment at once: one settlement, one execution, twent
   t.is(bodies.filter((b) => !b.replayed).length, 1, 'one ran, nineteen replayed it');
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[1]!).address), HELD - BigInt(req.amount));
   t.is(await chain.anvil.balanceOf(chain.payTo), BigInt(req.amount));
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('an authorization that paid one quote pays no other (409 payment_used); the other stays unpaid', async (t) => {

@@ -131,3 +131,18 @@ export async function auditOf(s: Svcd): Promise<{ clean: boolean; discrepancies:
   const r = await s.svcAdmin(['--json', 'audit']);
   return JSON.parse(r.stdout) as { clean: boolean; discrepancies: string[] };
 }
+
+/** How every x402 test ends: the audit clean (its discrepancies named when not). Returns the report. */
+export async function auditClean(t: ExecutionContext, s: Svcd): ReturnType<typeof auditOf> {
+  const audit = await auditOf(s);
+  t.true(audit.clean, audit.discrepancies.join('; '));
+  return audit;
+}
+
+/** A quote for `machineId` and what its execution without a payment asks for (the 402's requirements). */
+export async function pricedQuote(
+  s: Svcd, machineId: string, bits?: number,
+): Promise<{ q: { quote_id: string; quote_units: number }; req: PaymentRequirements }> {
+  const q = await quotePulse(s, machineId, bits);
+  return { q, req: await requirementsOf(await executePulse(s, machineId, q.quote_id)) };
+}

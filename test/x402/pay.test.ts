@@ -4,7 +4,7 @@
 import test from 'ava';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import { verifyReceipt } from '../../src/kit/verify-api.ts';
-import { HELD, NETWORK, PAYERS, auditOf, payingFetch, quotePulse, startChain, startSvcd } from './harness.ts';
+import { HELD, NETWORK, PAYERS, auditClean, payingFetch, quotePulse, startChain, startSvcd } from './harness.ts';
 
 test('the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies', async (t) => {
   const chain = await startChain(t);
@@ -63,7 +63,6 @@ test('the official x402 client pays for a pulse: 402, payment, result; paid once
   t.regex(metrics, /^svc_x402_payments_total\{state="settled"\} 1$/m);
   const gas = Number(/^svc_x402_relayer_balance_ether (\S+)$/m.exec(metrics)?.[1]);
   t.true(gas > 0 && gas < 10_000, `relayer balance ${gas}`);
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  const audit = await auditClean(t, s);
   t.deepEqual(audit.x402, [{ state: 'executed', network: NETWORK, count: 1, amount: amount.toString() }]);
 });

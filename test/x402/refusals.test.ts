@@ -5,14 +5,13 @@
 import test from 'ava';
 import { fundMachine } from '../support/svcd.ts';
 import {
-  HELD, PAYERS, auditOf, executePulse, quotePulse, requirementsOf, signPayment, startChain, startSvcd,
+  HELD, PAYERS, auditClean, executePulse, pricedQuote, quotePulse, requirementsOf, signPayment, startChain, startSvcd,
 } from './harness.ts';
 
 test('payments that do not pay the quote: 402 payment_invalid naming why; nothing moves', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'refused-agent');
-  const req = await requirementsOf(await executePulse(s, 'refused-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'refused-agent');
   const now = BigInt(Math.floor(Date.now() / 1000));
   const payer = PAYERS[0]!;
   const cases: [string, Promise<string> | string, string][] = [
@@ -46,8 +45,7 @@ test('payments that do not pay the quote: 402 payment_invalid naming why; nothin
   const good = await executePulse(s, 'refused-agent', q.quote_id,
     { 'payment-signature': await signPayment(chain, payer, req) });
   t.is(good.status, 200);
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('who pays: a claimed machine needs its token; a balance that covers the quote accepts it as before', async (t) => {
@@ -81,6 +79,5 @@ test('who pays: a claimed machine needs its token; a balance that covers the quo
     body: JSON.stringify({ machine_id: 'poor-agent' }),
   })).json() as { available_units: string };
   t.is(BigInt(balance.available_units), BigInt(req.amount) * 100n - BigInt(q2.quote_units));
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });

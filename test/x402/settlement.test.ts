@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseGwei } from 'viem';
 import { RpcProxy } from '../support/anvil.ts';
 import {
-  HELD, PAYERS, auditOf, executePulse, quotePulse, requirementsOf, signPayment, startChain, startSvcd, type Chain,
+  HELD, PAYERS, auditClean, executePulse, pricedQuote, signPayment, startChain, startSvcd, type Chain,
 } from './harness.ts';
 
 /** Resolves once the chain's pool holds `n` transactions not yet mined. */
@@ -21,8 +21,7 @@ async function pooled(chain: Chain, n = 1): Promise<void> {
 test('kill -9 with the settlement in the pool: settled once at restart; the retry gets the result', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'crash-agent');
-  const req = await requirementsOf(await executePulse(s, 'crash-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'crash-agent');
   const header = await signPayment(chain, PAYERS[0]!, req);
   await chain.anvil.test.setAutomine(false);
   const lost = executePulse(s, 'crash-agent', q.quote_id, { 'payment-signature': header }).catch((e: unknown) => e);
@@ -38,8 +37,7 @@ test('kill -9 with the settlement in the pool: settled once at restart; the retr
   const id = async (r: Response) => (await r.json() as { receipt_id: string }).receipt_id;
   t.is(await id(again), await id(retry));
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[0]!).address), HELD - BigInt(req.amount));
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('kill -9 after the hash was recorded, before the transaction left: sent at restart, settled once', async (t) => {
@@ -47,8 +45,7 @@ test('kill -9 after the hash was recorded, before the transaction left: sent at 
   const proxy = await RpcProxy.start(chain.anvil.url);
   t.teardown(() => proxy.close());
   const s = await startSvcd(t, chain, {}, proxy.url);
-  const q = await quotePulse(s, 'unsent-agent');
-  const req = await requirementsOf(await executePulse(s, 'unsent-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'unsent-agent');
   const header = await signPayment(chain, PAYERS[1]!, req);
   let sent!: () => void;
   const sending = new Promise<void>((r) => { sent = r; });
@@ -67,15 +64,13 @@ test('kill -9 after the hash was recorded, before the transaction left: sent at 
   const retry = await executePulse(s, 'unsent-agent', q.quote_id, { 'payment-signature': header });
   t.is(retry.status, 200, await retry.clone().text());
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[1]!).address), HELD - BigInt(req.amount));
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('a settlement that reverts (the payer moved the funds first): 402 payment_failed, nothing charged', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'revert-agent');
-  const req = await requirementsOf(await executePulse(s, 'revert-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'revert-agent');
   const payer = PAYERS[2]!;
   const header = await signPayment(chain, payer, req);
   await chain.anvil.test.setAutomine(false);
@@ -96,16 +91,14 @@ test('a settlement that reverts (the payer moved the funds first): 402 payment_f
   const body = await r.json() as { error: { code: string; details: { payment_required: { error: string } } } };
   t.like(body, { error: { code: 'payment_failed', details: { payment_required: { error: 'settlement_reverted' } } } });
   t.is(await chain.anvil.balanceOf(chain.payTo), 0n);
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  const audit = await auditClean(t, s);
   t.is((audit.totals as { credited_units: string }).credited_units, '0');
 });
 
 test('a settlement never mined before the authorization ran out: 402 payment_failed, nothing charged', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain);
-  const q = await quotePulse(s, 'stuck-agent');
-  const req = await requirementsOf(await executePulse(s, 'stuck-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'stuck-agent');
   const validBefore = BigInt(Math.floor(Date.now() / 1000) + 9);
   const header = await signPayment(chain, PAYERS[3]!, req, { validBefore });
   await chain.anvil.test.setAutomine(false);
@@ -126,15 +119,13 @@ test('a settlement never mined before the authorization ran out: 402 payment_fai
   t.like(await r.json(),
     { error: { code: 'payment_failed', details: { payment_required: { error: 'authorization_expired' } } } });
   t.is(await chain.anvil.balanceOf(chain.anvil.account(PAYERS[3]!).address), HELD);
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 test('a settlement not yet deep enough: 409 payment_pending; the same request once it is runs it', async (t) => {
   const chain = await startChain(t);
   const s = await startSvcd(t, chain, { SVC_X402_CONFIRMATIONS: '3', SVC_X402_MAX_TIMEOUT_S: '10' });
-  const q = await quotePulse(s, 'deep-agent', 256);
-  const req = await requirementsOf(await executePulse(s, 'deep-agent', q.quote_id));
+  const { q, req } = await pricedQuote(s, 'deep-agent', 256);
   const header = await signPayment(chain, PAYERS[0]!, req);
   // mined at once (automine), then no block on top of it: not 3 deep before the request stops waiting
   const early = await executePulse(s, 'deep-agent', q.quote_id, { 'payment-signature': header });
@@ -144,8 +135,7 @@ test('a settlement not yet deep enough: 409 payment_pending; the same request on
   await chain.anvil.mine(3);
   const done = await executePulse(s, 'deep-agent', q.quote_id, { 'payment-signature': header });
   t.is(done.status, 200, await done.clone().text());
-  const audit = await auditOf(s);
-  t.true(audit.clean, audit.discrepancies.join('; '));
+  await auditClean(t, s);
 });
 
 const TRANSFER_ABI = [{
