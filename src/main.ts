@@ -446,11 +446,11 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     process.stdout.write(`${banner(config, {
       version: CORE_VERSION, nodeId, http: ready.http, edge: ready.edge, backend: ready.backend,
       adminSocket: ready.admin_socket, metrics: ready.metrics, gatewayProcesses: ready.gateway_processes,
-      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned, x402Relayer: core.x402?.relayer ?? null,
+      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned, x402FeeAccounts: core.x402?.feeAccounts(),
     })}\n\n`);
   } else {
     log.info({ ...ready, node_id: nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');
-    logPayments(log, config, core.x402?.relayer ?? null);
+    logPayments(log, config, core.x402?.feeAccounts() ?? {});
   }
 }
 
@@ -587,11 +587,14 @@ async function migrateCommand(args: string[]): Promise<number> {
 }
 
 /** Which rails take payments, said once at start: local mode and rails without an address are named. */
-function logPayments(log: Logger, config: Config, relayer: string | null): void {
+function logPayments(log: Logger, config: Config, feeAccounts: Record<string, string>): void {
   const x = config.x402;
   if (x) {
-    log.info({ x402: { network: x.network, asset: x.asset, pay_to: x.payTo, relayer } },
-      'x402 on: paid executions may be paid per request; the relayer pays each settlement\'s gas (docs/x402.md)');
+    const networks = [x.evm, x.solana].flatMap((n) => (n ? [{
+      network: n.network, asset: n.asset, pay_to: n.payTo, fee_account: feeAccounts[n.network] ?? null,
+    }] : []));
+    log.info({ x402: { networks } }, 'x402 on: paid executions may be paid per request; each network\'s fee '
+      + 'account (EVM relayer, Solana fee payer) pays its settlements\' fees (docs/x402.md)');
   }
   const unset = config.rails.filter((r) => r.address === NO_ADDRESS).map((r) => r.rail);
   if (config.payments === 'local') {

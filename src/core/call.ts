@@ -57,8 +57,8 @@ export interface NodeState {
 /** Where a paid execution goes on a node that takes x402 payments (x402/desk.ts X402Desk). */
 export interface PaymentDesk {
   execute(command: ExecutionCommand, args: ExecutionArgs, auth: Auth | undefined, seal?: Seal): Promise<Reply>;
-  /** the relayer's native balance (wei), for its gauge */
-  relayerBalance(): Promise<bigint>;
+  /** the fee account's native balance on the family's network (wei, lamports) for its gauge; null: not offered */
+  feeBalance(family: 'eip155' | 'solana'): Promise<bigint> | null;
 }
 
 /** One command's handler, found through the table keyed by registry name (commands/index.ts). */

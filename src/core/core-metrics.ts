@@ -5,7 +5,7 @@
 import { ServiceError } from '../errors.ts';
 import { commandSpec } from '../protocol/registry.ts';
 import {
-  UNKNOWN_COMMAND, commandDuration, commands, observe, setOpenCounts, setRelayerBalance, setWatcherStatus, since,
+  UNKNOWN_COMMAND, commandDuration, commands, observe, setFeeBalances, setOpenCounts, setWatcherStatus, since,
   type OpenCounts, type WatcherGauges,
 } from '../metrics/metrics.ts';
 import type { Store } from '../store/store.ts';
@@ -60,11 +60,15 @@ export function observeCore(core: NodeState): void {
   });
   setWatcherStatus(async () => Object.values(core.watchers?.status() ?? {}) as WatcherGauges[]);
   const desk = core.x402;
-  let gas: { at: number; wei: Promise<bigint | null> } | null = null;
-  // an RPC call per scrape at most every OPEN_COUNTS_TTL_MS; a failed read leaves the gauge as it was
-  setRelayerBalance(desk ? () => {
+  const reads = new Map<string, { at: number; v: Promise<bigint | null> | null }>();
+  // an RPC call per network and scrape at most every OPEN_COUNTS_TTL_MS
+  setFeeBalances(desk ? (family) => {
     const now = Date.now();
-    if (!gas || now - gas.at > OPEN_COUNTS_TTL_MS) gas = { at: now, wei: desk.relayerBalance().catch(() => null) };
-    return gas.wei;
+    let last = reads.get(family);
+    if (!last || now - last.at > OPEN_COUNTS_TTL_MS) {
+      last = { at: now, v: desk.feeBalance(family)?.catch(() => null) ?? null };
+      reads.set(family, last);
+    }
+    return last.v;
   } : null);
 }

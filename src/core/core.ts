@@ -67,7 +67,7 @@ export class Core implements NodeState {
   static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
     const { ctx, tls } = await openNode(config, opts.clock ?? (() => new Date()));
     // x402's modules (viem: a third of a second to load) only where it is on
-    const x402 = config.x402 ? new (await import('./x402/desk.ts')).X402Desk(ctx, config.x402) : null;
+    const x402 = config.x402 ? await (await import('./x402/desk.ts')).X402Desk.open(ctx, config.x402) : null;
     const core = new Core(ctx, tls, x402);
     await sweepRound(ctx, core.#sweepLease);
     core.#sweeper = setInterval(() => {

@@ -3,6 +3,7 @@
 // else (a service manager, a pipe, a log collector) the ready line stays the one JSON log line it always was.
 import { join } from 'node:path';
 import type { Config } from './config.ts';
+import type { X402Config } from './x402/config.ts';
 import { NO_ADDRESS } from './rails.ts';
 
 export interface ReadyFacts {
@@ -16,8 +17,8 @@ export interface ReadyFacts {
   gatewayProcesses: number;
   edgeCertSha256: string;
   selfSigned: boolean;
-  /** the x402 relayer's address (SVC_X402=on), else null */
-  x402Relayer?: string | null;
+  /** each x402 network's fee account: the EVM relayer, the Solana fee payer (SVC_X402=on) */
+  x402FeeAccounts?: Record<string, string>;
 }
 
 /** A database URL as it may be shown: without its password. */
@@ -60,8 +61,7 @@ export function banner(config: Config, f: ReadyFacts): string {
     ['data dir', config.dataDir],
     ['ledger', store],
     ['payments', config.payments === 'local' ? 'local: for trying svc out, settled by hand' : 'live'],
-    ['x402', config.x402 ? `on: ${config.x402.network}, paid to ${config.x402.payTo}, relayer ${f.x402Relayer ?? '?'}`
-      + ' (fund its gas)' : 'off (SVC_X402)'],
+    ['x402', config.x402 ? x402Line(config.x402, f.x402FeeAccounts ?? {}) : 'off (SVC_X402)'],
   ];
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
   const lines = [`svcd ${f.version} ready, node ${f.nodeId}`, ''];
@@ -71,4 +71,14 @@ export function banner(config: Config, f: ReadyFacts): string {
   if (f.http !== null) lines.push('', `  try: curl -s '${f.http}/api/v1/hello?nonce=my-nonce-123'`);
   lines.push('', 'Logs follow as JSON lines. Ctrl-C stops (in-flight requests finish first).');
   return lines.join('\n');
+}
+
+/** Each x402 network: who is paid and which account pays the fees (the operator funds it). */
+function x402Line(x: X402Config, fees: Record<string, string>): string {
+  const parts: string[] = [];
+  if (x.evm) parts.push(`${x.evm.network}, paid to ${x.evm.payTo}, relayer ${fees[x.evm.network] ?? '?'} (fund its gas)`);
+  if (x.solana) {
+    parts.push(`${x.solana.network}, paid to ${x.solana.payTo}, fee payer ${fees[x.solana.network] ?? '?'} (fund its SOL)`);
+  }
+  return `on: ${parts.join('; ')}`;
 }

@@ -347,7 +347,8 @@ export function agentCard(node: NodeInfo, site: SiteInfo, x402: X402Info | null 
 /** What an x402 client needs to pay here, and where the rest is: PAYMENT_INFO's x402 as the card shows it. */
 function x402Card(x: X402Info, site: SiteInfo): Record<string, unknown> {
   return {
-    x402_version: x.x402_version, scheme: x.scheme, network: x.network, asset: x.asset, pay_to: x.pay_to,
+    x402_version: x.x402_version, scheme: x.scheme,
+    networks: x.networks.map((n) => ({ network: n.network, asset: n.asset, pay_to: n.pay_to })),
     headers: x.headers,
     paid_executions: x.paid_executions.map((p) => site.base_url + p),
     mcp_tools: MCP_PAID_TOOL_NAMES,
@@ -486,7 +487,7 @@ function x402Lines(site: SiteInfo): string[] {
   const payment = `${site.base_url}${publicRoute('apiPayment').path}`;
   return [
     '## Paying per request (x402)',
-    `Only where GET ${payment} shows \`x402\` non-null (network, asset, payee); elsewhere pay from a funded`
+    `Only where GET ${payment} shows \`x402\` non-null (its networks, asset, payee); elsewhere pay from a funded`
       + ' account as above. No invoice and no accept: each execution is paid on its own (x402 v2, scheme exact,'
       + ' EIP-3009 on EVM), for its quote\'s price rounded up to a whole token unit.',
     `1. POST ${commandSpec('QUOTE')!.http!.path} {machine_id, ...}: the free quote.`,

@@ -25,17 +25,24 @@ export interface NodeInfo {
  * manifest's inputs: `svcd manifest` builds those too, without the core, and the hash it prints for DNS must
  * be the served manifest's, so what it does not know the manifest must not carry.
  */
+/** One network x402 payments are taken on. */
+export interface X402Network {
+  /** CAIP-2, e.g. eip155:8453, solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp */
+  network: string;
+  /** the token contract (EVM) or mint (Solana) */
+  asset: string;
+  pay_to: string;
+  /** who settles (the node itself) and how deep a settlement must be before the execution runs */
+  settlement: Record<string, unknown>;
+}
+
 export interface X402Info {
   x402_version: number;
   scheme: string;
-  /** CAIP-2, e.g. eip155:8453 */
-  network: string;
-  /** the token contract */
-  asset: string;
-  pay_to: string;
+  /** each network a payment may be made on, in the order a 402's accepts[] lists them */
+  networks: X402Network[];
   max_timeout_seconds: number;
   headers: { payment: string; required: string; response: string };
-  settlement: Record<string, unknown>;
   /** the HTTP paths of the paid executions */
   paid_executions: string[];
 }

@@ -508,7 +508,8 @@ export function buildOpenApi(site: SiteInfo, opts: OpenApiOptions = {}): Record<
         x402: {
           type: 'apiKey', in: 'header', name: PAYMENT_SIGNATURE_HEADER,
           description: 'x402 version 2, paid executions only, on nodes with x402 on: GET /api/v1/payment\'s x402'
-            + ' (null when off) names the scheme (exact, EIP-3009), network, asset and payee; docs/x402.md has the'
+            + ' (null when off) names the scheme (exact) and each network (an EIP-3009 token on EVM, an SPL token on'
+            + ' Solana) with its asset and payee; docs/x402.md has the'
             + ' flow. Send the execution without a token: 402 with PAYMENT-REQUIRED; send it again with'
             + ' PAYMENT-SIGNATURE (an x402 client does both): 200 with PAYMENT-RESPONSE. A machine_id claimed by a'
             + ' machine token needs that token',

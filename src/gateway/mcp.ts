@@ -269,7 +269,7 @@ const INSTRUCTIONS = 'svc: metered computation and proof. These tools are free: 
 export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDocs, paid?: PaidTools | null): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
     instructions: paid ? `${INSTRUCTIONS} The svc_execute_* tools run them here too, each call paid with x402`
-      + ` (${paid.x402.scheme} on ${paid.x402.network}): quote first, call without a payment to learn its price.`
+      + ` (${paid.x402.scheme} on ${paid.x402.networks.map((n) => n.network).join(' or ')}): quote first, call without a payment to learn its price.`
       : INSTRUCTIONS,
     // stateless: every request meets a fresh server, so there is never a list change to announce
     capabilities: { tools: { listChanged: false }, ...(docs ? { resources: { listChanged: false } } : {}) },
@@ -458,7 +458,8 @@ export function mcpMetadata(baseUrl: string, x402: X402Info | null = null): Reco
     auth: 'none', rate_class: 'public_low',
     ...(x402 ? {
       x402: {
-        paid_tools: MCP_PAID_TOOLS, x402_version: x402.x402_version, scheme: x402.scheme, network: x402.network,
+        paid_tools: MCP_PAID_TOOLS, x402_version: x402.x402_version, scheme: x402.scheme,
+        networks: x402.networks.map((n) => n.network),
         transport: `x402 MCP transport: PaymentPayload in params._meta["${X402_PAYMENT_META}"], SettleResponse in`
           + ` result._meta["${X402_PAYMENT_RESPONSE_META}"]`,
         payment: `${baseUrl}${publicRoute('apiPayment').path}`,

@@ -271,15 +271,26 @@ export const webhookDeliveries = new CellFamily('svc_webhook_deliveries_total',
 export const x402Transitions = new CellFamily('svc_x402_payments_total',
   'x402 payments entering a state (submitting, submitted, settled, executed, failed) on this node since start',
   ['state']);
-let relayerBalance: (() => Promise<bigint | null>) | null = null;
-export function setRelayerBalance(f: (() => Promise<bigint | null>) | null): void { relayerBalance = f; }
+/** The x402 fee accounts' balances (wei, lamports) by network family; a read that fails leaves the gauge as it was. */
+export type FeeBalances = (family: 'eip155' | 'solana') => Promise<bigint | null> | null;
+let feeBalances: FeeBalances | null = null;
+export function setFeeBalances(f: FeeBalances | null): void { feeBalances = f; }
 new Gauge({
   name: 'svc_x402_relayer_balance_ether',
-  help: 'the x402 relayer\'s native balance, which pays each settlement\'s gas (alert before it runs out)',
+  help: 'the x402 relayer\'s native balance, which pays each EVM settlement\'s gas (alert before it runs out)',
   registers: [registry],
   async collect() {
-    const wei = await relayerBalance?.().catch(() => null);
+    const wei = await feeBalances?.('eip155')?.catch(() => null);
     if (wei !== null && wei !== undefined) this.set(Number(wei) / 1e18);
+  },
+});
+new Gauge({
+  name: 'svc_x402_fee_payer_balance_sol',
+  help: 'the x402 Solana fee payer\'s balance, which pays each Solana settlement\'s fee (alert before it runs out)',
+  registers: [registry],
+  async collect() {
+    const lamports = await feeBalances?.('solana')?.catch(() => null);
+    if (lamports !== null && lamports !== undefined) this.set(Number(lamports) / 1e9);
   },
 });
 

@@ -1,7 +1,8 @@
 // x402 version 2 on the wire (docs/x402.md): the HTTP headers a per-request payment travels in, their
 // encoding (base64 of JSON), and the shapes of what they carry, as the x402 specification defines them.
-// Only the `exact` scheme on EVM chains (EIP-3009 transferWithAuthorization) is taken, and only version 2:
-// a version 1 client reads its requirements from the 402's body, which here is the contract's ApiError.
+// Only the `exact` scheme is taken — on EVM chains (an EIP-3009 transferWithAuthorization) and on Solana (a
+// partially signed transaction) — and only version 2: a version 1 client reads its requirements from the 402's
+// body, which here is the contract's ApiError.
 
 export const X402_VERSION = 2;
 /** server → client, with 402: what a payment must be (PaymentRequired) */
@@ -43,12 +44,18 @@ export interface Authorization {
 
 export interface ExactEvmPayload { signature: string; authorization: Authorization }
 
-export interface PaymentPayload {
+/** A Solana transaction (base64 of its wire form) signed by the payer, the fee payer's signature left empty. */
+export interface ExactSvmPayload { transaction: string }
+
+export interface PaymentPayload<P extends ExactEvmPayload | ExactSvmPayload = ExactEvmPayload | ExactSvmPayload> {
   x402Version: number;
   resource?: ResourceInfo;
   accepted: PaymentRequirements;
-  payload: ExactEvmPayload;
+  payload: P;
 }
+
+export const isEvmPayload = (p: PaymentPayload): p is PaymentPayload<ExactEvmPayload> => 'authorization' in p.payload;
+export const isSvmPayload = (p: PaymentPayload): p is PaymentPayload<ExactSvmPayload> => 'transaction' in p.payload;
 
 export interface SettleResponse {
   success: boolean;
@@ -70,6 +77,8 @@ const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;
 const HEX_SIGNATURE = /^0x([0-9a-fA-F]{2}){65,4096}$/;
+/** base64 of at most 1,232 bytes: the largest transaction Solana takes */
+const SOLANA_TX = /^[A-Za-z0-9+/]{4,1644}={0,2}$/;
 
 /** Why a payment header is not a payment this node can take (x402's error reason names). */
 export class PaymentDecodeError extends Error {
@@ -129,13 +138,21 @@ export function decodePayment(header: string): PaymentPayload {
   }
   // version 1 clients read their requirements from the 402's body, which here is the contract's ApiError
   if (v.x402Version !== X402_VERSION) throw new PaymentDecodeError('invalid_x402_version', 'x402Version must be 2');
+  const accepted = requirementsOf(v.accepted);
   const p = v.payload;
-  if (!isObject(p) || typeof p.signature !== 'string' || !HEX_SIGNATURE.test(p.signature)) {
+  if (!isObject(p)) throw new PaymentDecodeError('invalid_payload', 'payload is not an object');
+  if (accepted.network.startsWith('solana:')) {
+    if (typeof p.transaction !== 'string' || !SOLANA_TX.test(p.transaction)) {
+      throw new PaymentDecodeError('invalid_exact_svm_payload_transaction',
+        'payload.transaction must be base64 of a Solana transaction (at most 1,232 bytes)');
+    }
+    return { x402Version: v.x402Version, accepted, payload: { transaction: p.transaction } };
+  }
+  if (typeof p.signature !== 'string' || !HEX_SIGNATURE.test(p.signature)) {
     throw new PaymentDecodeError('invalid_payload', 'payload.signature must be 0x and hex of 65 bytes or more');
   }
   return {
-    x402Version: v.x402Version,
-    accepted: requirementsOf(v.accepted),
+    x402Version: v.x402Version, accepted,
     payload: { signature: p.signature, authorization: authorizationOf(p.authorization) },
   };
 }

@@ -122,15 +122,15 @@ test('agent card: x402 among its schemes, with where and how to pay, only from a
   t.false('payments' in off);
   const paths = COMMANDS.filter(isPaidExecution).map((c) => c.http!.path);
   const x402 = {
-    x402_version: 2, scheme: 'exact', network: 'eip155:8453', asset: '0xa', pay_to: '0xb', max_timeout_seconds: 120,
+    x402_version: 2, scheme: 'exact', max_timeout_seconds: 120,
+    networks: [{ network: 'eip155:8453', asset: '0xa', pay_to: '0xb', settlement: { by: 'node relayer' } }],
     headers: { payment: 'PAYMENT-SIGNATURE', required: 'PAYMENT-REQUIRED', response: 'PAYMENT-RESPONSE' },
-    settlement: { by: 'node relayer' }, paid_executions: paths,
+    paid_executions: paths,
   };
   const on = agentCard(node, site, x402) as any;
   t.deepEqual(on.authentication.schemes, ['bearer', 'x402']);
-  t.like(on.payments.x402, {
-    scheme: 'exact', network: 'eip155:8453', pay_to: '0xb', details: 'https://svc.example.test/api/v1/payment',
-  });
+  t.like(on.payments.x402, { scheme: 'exact', details: 'https://svc.example.test/api/v1/payment' });
+  t.deepEqual(on.payments.x402.networks, [{ network: 'eip155:8453', asset: '0xa', pay_to: '0xb' }]);
   t.deepEqual(on.payments.x402.paid_executions, paths.map((p) => `https://svc.example.test${p}`));
   t.deepEqual(on.payments.x402.mcp_tools, [...MCP_PAID_TOOL_NAMES]);
   const rest = ({ payments: _p, authentication: _a, ...others }: any) => others;

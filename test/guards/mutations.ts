@@ -101,6 +101,7 @@ const T = {
 
 const WEBHOOKS = 'test/webhooks/webhooks.test.ts';
 const X402 = 'test/x402', DESK = 'src/core/x402/desk.ts', X_AUDIT = 'src/core/x402/audit.ts';
+const EVM_RAIL = 'src/core/x402/evm-rail.ts';
 const TX = {
   refused: 'payments that do not pay the quote: 402 payment_invalid naming why; nothing moves',
   whoPays: 'who pays: a claimed machine needs its token; a balance that covers the quote accepts it as before',
@@ -369,21 +370,21 @@ export const MUTATIONS: Mutation[] = [
   // x402: a payment pays exactly this quote, to this node, signed by its payer, for a machine nobody claimed
   // (or with its token); it executes once the settlement is deep enough; the receipt names it; the audit
   // finds a payment credited other than once
-  m('x402-amount', 'an x402 payment pays exactly the quote\'s price', DESK, 'checkAgainst',
+  m('x402-amount', 'an x402 payment pays exactly the quote\'s price', EVM_RAIL, 'checkAgainst',
     'if (a.value !== req.amount || acc.amount !== req.amount) {', 'if (false) {', `${X402}/refusals.test.ts`,
     TX.refused),
-  m('x402-payee', 'an x402 payment pays this node\'s payee', DESK, 'checkAgainst',
+  m('x402-payee', 'an x402 payment pays this node\'s payee', EVM_RAIL, 'checkAgainst',
     'if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {', 'if (false) {', `${X402}/refusals.test.ts`,
     TX.refused),
   m('x402-arrived', 'a settlement credits only a transfer that reached the payee', 'src/core/x402/chain.ts', '#paid',
     '&& ev.args.to.toLowerCase() === this.#cfg.payTo', '', `${X402}/chain.test.ts`, TX.chain),
-  m('x402-signature', 'an x402 payment is signed by its payer', DESK, '#begin',
-    'if (!await this.#chain.signedBy(await this.domain(), a, payload.payload.signature)) {', 'if (false) {',
+  m('x402-signature', 'an x402 payment is signed by its payer', EVM_RAIL, 'check',
+    'if (!await chain.signedBy(await this.domain(), a, p.payload.signature)) {', 'if (false) {',
     `${X402}/refusals.test.ts`, TX.refused),
   m('x402-unclaimed', 'without a token, x402 pays only for a machine nobody claimed', DESK, 'execute',
     'if (!tokened) await this.#assertUnclaimed(args.machine_id);', '', `${X402}/refusals.test.ts`, TX.whoPays),
-  m('x402-depth', 'an x402 execution waits for the configured depth', 'src/core/x402/settle.ts', 'step',
-    'if (mined.blockNumber > await s.chain.trustedHead(mined.blockNumber)) return r;', '',
+  m('x402-depth', 'an x402 execution waits for the configured depth', 'src/core/x402/evm-settle.ts', 'step',
+    'if (mined.blockNumber > await e.chain.trustedHead(mined.blockNumber)) return r;', '',
     `${X402}/settlement.test.ts`, TX.deep),
   m('x402-receipt', 'the receipt names the payment that paid it', 'src/core/executions.ts', 'execute',
     '      payment: q.payment,\n', '', `${X402}/pay.test.ts`, TX.paid),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { toHex, type Hex } from 'viem';
 import { X402Chain } from '../../src/core/x402/chain.ts';
-import type { X402Config } from '../../src/core/x402/config.ts';
+import type { EvmX402Config } from '../../src/core/x402/config.ts';
 import type { Authorization } from '../../src/protocol/x402.ts';
 import { PAYERS, RELAYER, startChain, type Chain } from './harness.ts';
 
@@ -16,10 +16,10 @@ function chainFor(c: Chain): X402Chain {
   const dir = mkdtempSync(join(tmpdir(), 'x402-chain-'));
   const keyFile = join(dir, 'relayer.key');
   writeFileSync(keyFile, toHex(c.anvil.account(RELAYER).getHdKey().privateKey!));
-  const cfg: X402Config = {
-    network: 'eip155:8453', chainId: 8453, rpcUrl: c.anvil.url, asset: c.token.toLowerCase(),
+  const cfg: EvmX402Config = {
+    family: 'evm', network: 'eip155:8453', chainId: 8453, rpcUrl: c.anvil.url, asset: c.token.toLowerCase(),
     payTo: c.payTo.toLowerCase(), tokenName: null, tokenVersion: null, relayerKeyFile: keyFile,
-    finality: 'latest', confirmations: 0, maxTimeoutS: 60, pollMs: 50,
+    finality: 'latest', confirmations: 0,
   };
   return new X402Chain(cfg);
 }

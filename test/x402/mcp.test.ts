@@ -142,10 +142,11 @@ test('x402 over MCP, both eras: 402-shaped result, then the paid result with its
     // discoverable: /.well-known/mcp lists the paid tools and how they are paid; the agent card names x402
     const meta = await (await fetch(`${s.ready.http}/.well-known/mcp`)).json() as Record<string, any>;
     t.deepEqual(meta.tools, [...MCP_TOOLS, ...MCP_PAID_TOOLS]);
-    t.like(meta.x402, { paid_tools: [...MCP_PAID_TOOLS], scheme: 'exact', network: NETWORK });
+    t.like(meta.x402, { paid_tools: [...MCP_PAID_TOOLS], scheme: 'exact', networks: [NETWORK] });
     const card = await (await fetch(`${s.ready.http}/.well-known/agent-card.json`)).json() as Record<string, any>;
     t.deepEqual(card.authentication.schemes, ['bearer', 'x402']);
-    t.like(card.payments.x402, { scheme: 'exact', network: NETWORK, pay_to: chain.payTo.toLowerCase() });
+    t.like(card.payments.x402, { scheme: 'exact' });
+    t.like(card.payments.x402.networks[0], { network: NETWORK, pay_to: chain.payTo.toLowerCase() });
     t.is(card.payments.x402.paid_executions.length, 10);
 
     const audit = await auditOf(s);

@@ -11,10 +11,12 @@ test('the official x402 client pays for a pulse: 402, payment, result; paid once
   const s = await startSvcd(t, chain, { SVC_METRICS_PORT: '0' });
   const payer = chain.anvil.account(PAYERS[0]!).address;
   // discoverable: the payment policy says how to pay per request
-  const policy = await (await fetch(`${s.ready.http}/api/v1/payment`)).json() as { x402: Record<string, unknown> };
-  t.like(policy.x402, {
-    scheme: 'exact', network: NETWORK, asset: chain.token.toLowerCase(), pay_to: chain.payTo.toLowerCase(),
-  });
+  const policy = await (await fetch(`${s.ready.http}/api/v1/payment`)).json() as { x402: Record<string, any> };
+  t.like(policy.x402, { scheme: 'exact', x402_version: 2 });
+  t.deepEqual(policy.x402.networks, [{
+    network: NETWORK, asset: chain.token.toLowerCase(), pay_to: chain.payTo.toLowerCase(),
+    settlement: { by: 'node relayer', finality: 'latest', confirmations: 0 },
+  }]);
   const q = await quotePulse(s, 'agent-x402-1');
   const url = `${s.ready.http}/api/v1/executions/get-pulse`;
   const body = JSON.stringify({ machine_id: 'agent-x402-1', quote_id: q.quote_id });

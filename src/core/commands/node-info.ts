@@ -91,13 +91,20 @@ function paymentInfo(ctx: CoreContext): Reply {
 /** Per-request payment of the paid executions (docs/x402.md), as x402 clients need to know it; null: off. */
 function x402Info(cfg: X402Config | null): Reply | null {
   if (!cfg) return null;
+  const networks: Reply[] = [];
+  if (cfg.evm) {
+    const { network, asset, payTo, finality, confirmations } = cfg.evm;
+    networks.push({ network, asset, pay_to: payTo, settlement: { by: 'node relayer', finality, confirmations } });
+  }
+  if (cfg.solana) {
+    const { network, asset, payTo, commitment } = cfg.solana;
+    networks.push({ network, asset, pay_to: payTo, settlement: { by: 'node fee payer', commitment } });
+  }
   return {
-    x402_version: X402_VERSION, scheme: 'exact', network: cfg.network, asset: cfg.asset, pay_to: cfg.payTo,
-    max_timeout_seconds: cfg.maxTimeoutS,
+    x402_version: X402_VERSION, scheme: 'exact', networks, max_timeout_seconds: cfg.maxTimeoutS,
     headers: {
       payment: PAYMENT_SIGNATURE_HEADER, required: PAYMENT_REQUIRED_HEADER, response: PAYMENT_RESPONSE_HEADER,
     },
-    settlement: { by: 'node relayer', finality: cfg.finality, confirmations: cfg.confirmations },
     paid_executions: ALL_COMMANDS.filter(isPaidExecution).map((c) => c.http!.path),
   };
 }

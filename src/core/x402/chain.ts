@@ -10,7 +10,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Authorization } from '../../protocol/x402.ts';
-import type { X402Config } from './config.ts';
+import type { EvmX402Config } from './config.ts';
 
 // USDC's EIP-3009 interface as the node uses it (FiatTokenV2_2): the token's views, both settlement forms and the
 // two events a settlement's receipt holds
@@ -45,12 +45,12 @@ export class WouldRevert extends Error {
 }
 
 export class X402Chain {
-  readonly #cfg: X402Config;
+  readonly #cfg: EvmX402Config;
   readonly #public: PublicClient;
   readonly #wallet: WalletClient;
   readonly #relayer: PrivateKeyAccount;
 
-  constructor(cfg: X402Config) {
+  constructor(cfg: EvmX402Config) {
     this.#cfg = cfg;
     const transport = http(cfg.rpcUrl, { retryCount: 1, timeout: 10_000 });
     this.#public = createPublicClient({ transport, cacheTime: 0 });

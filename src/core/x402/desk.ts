@@ -1,8 +1,8 @@
 // x402 at the paid executions (docs/x402.md): a caller without a machine token (or whose balance cannot
-// cover an issued quote) is answered 402 with what a payment must be; a request carrying a payment has it
-// checked here (what it pays, to whom, when, signed by whom, the payer's balance and the nonce on chain),
-// settled by this node's relayer (settle.ts), credited and the quote accepted in one batch, then executed as
-// any accepted quote is (executions.ts), the payment's record moving to `executed` in the execution's batch.
+// cover an issued quote) is answered 402 with what a payment must be, on each network offered; a request carrying
+// a payment has it checked by its network's rail (rail.ts: what it pays, to whom, signed by whom, against the
+// chain), settled by this node (settle.ts), credited and the quote accepted in one batch, then executed as any
+// accepted quote is (executions.ts), the payment's record moving to `executed` in the execution's batch.
 import { ServiceError } from '../../errors.ts';
 import { x402Transitions } from '../../metrics/metrics.ts';
 import { commandSpec } from '../../protocol/registry.ts';
@@ -18,66 +18,57 @@ import type { CoreContext } from '../context.ts';
 import { execute, type ExecutionArgs } from '../executions.ts';
 import { KeyedMutex } from '../keyed-mutex.ts';
 import { findQuote, isExpired, type QuoteRecord } from '../quotes.ts';
-import { X402Chain, type TokenDomain } from './chain.ts';
 import type { X402Config } from './config.ts';
-import { createOp, moveOp, newPayment, paymentId, type X402Payment } from './payments.ts';
-import { SEND_MARGIN_S as VALID_MARGIN_S, drive, submit, type Settler } from './settle.ts';
+import { createOp, moveOp, newPayment, type X402Payment } from './payments.ts';
+import { isRefusal, type X402Rail } from './rail.ts';
+import { drive, type Settler } from './settle.ts';
 
 export class X402Desk {
   readonly #ctx: CoreContext;
   readonly #cfg: X402Config;
-  readonly #chain: X402Chain;
+  /** the networks offered, by CAIP-2 name, in the order a 402 lists them */
+  readonly #rails: Map<string, X402Rail>;
   readonly #settler: Settler;
   readonly #locks = new KeyedMutex();
-  #domain: Promise<TokenDomain> | null = null;
 
-  constructor(ctx: CoreContext, cfg: X402Config, chain = new X402Chain(cfg)) {
+  constructor(ctx: CoreContext, cfg: X402Config, rails: X402Rail[]) {
     this.#ctx = ctx;
     this.#cfg = cfg;
-    this.#chain = chain;
-    const relayerLock = new KeyedMutex();
-    this.#settler = { ctx, cfg, chain, relayer: (fn) => relayerLock.run('relayer', fn) };
+    this.#rails = new Map(rails.map((r) => [r.network, r]));
+    this.#settler = { ctx, pollMs: cfg.pollMs };
   }
 
-  get relayer(): string { return this.#chain.relayer; }
+  /** The desk with a rail per network configured, each rail's modules loaded only where it is offered. */
+  static async open(ctx: CoreContext, cfg: X402Config): Promise<X402Desk> {
+    const rails: X402Rail[] = [];
+    if (cfg.evm) rails.push(new (await import('./evm-rail.ts')).EvmRail(cfg.evm, cfg.maxTimeoutS));
+    if (cfg.solana) rails.push(await (await import('./svm-rail.ts')).SvmRail.open(cfg.solana, cfg.maxTimeoutS));
+    return new X402Desk(ctx, cfg, rails);
+  }
+
   get pollMs(): number { return this.#cfg.pollMs; }
 
-  /** The relayer's native balance (wei): what pays each settlement's gas. */
-  relayerBalance(): Promise<bigint> { return this.#chain.relayerBalance(); }
-
-  /** The token's EIP-712 domain (configured, or read once from the token) after checking the chain's id. */
-  domain(): Promise<TokenDomain> {
-    this.#domain ??= this.#readDomain().catch((e: unknown) => {
-      this.#domain = null;
-      throw e;
-    });
-    return this.#domain;
+  /** Each network's fee account (EVM relayer, Solana fee payer): what pays each settlement's fee. */
+  feeAccounts(): Record<string, string> {
+    return Object.fromEntries([...this.#rails.values()].map((r) => [r.network, r.feeAccount]));
   }
 
-  async #readDomain(): Promise<TokenDomain> {
-    let id: number;
-    try {
-      id = await this.#chain.chainId();
-    } catch (e) {
-      throw new ServiceError('service_unavailable', 'x402: the chain\'s RPC does not answer; pay from a balance '
-        + 'or retry later', undefined, { cause: e });
-    }
-    if (id !== this.#cfg.chainId) {
-      throw new ServiceError('service_unavailable', `x402: the RPC serves chain ${id}, not ${this.#cfg.network}`);
-    }
-    if (this.#cfg.tokenName !== null) return { name: this.#cfg.tokenName, version: this.#cfg.tokenVersion! };
-    return this.#chain.tokenDomain();
+  /** The fee account's native balance on `family`'s network (wei, lamports), or null when it is not offered. */
+  feeBalance(family: 'eip155' | 'solana'): Promise<bigint> | null {
+    const rail = [...this.#rails.values()].find((r) => r.network.startsWith(`${family}:`));
+    return rail ? rail.feeBalance() : null;
   }
 
-  /** What a payment for quote `q` must be; its amount the price in token base units, rounded up to a whole one. */
-  async #requirements(q: QuoteRecord): Promise<PaymentRequirements> {
-    const d = await this.domain();
-    const amount = (BigInt(q.quote_units) + UNITS_PER_BASE_UNIT - 1n) / UNITS_PER_BASE_UNIT;
-    return {
-      scheme: 'exact', network: this.#cfg.network, asset: this.#cfg.asset, amount: amount.toString(),
-      payTo: this.#cfg.payTo, maxTimeoutSeconds: this.#cfg.maxTimeoutS,
-      extra: { name: d.name, version: d.version, quote_id: q.quote_id },
-    };
+  /**
+   * What a payment for quote `q` may be, one entry per network; its amount the price in token base units,
+   * rounded up to a whole one. A network whose chain cannot tell (its RPC down) is left out; none: unavailable.
+   */
+  async #accepts(q: QuoteRecord): Promise<PaymentRequirements[]> {
+    const amount = baseUnits(q);
+    const all = await Promise.allSettled([...this.#rails.values()].map((r) => r.requirements(q, amount)));
+    const ok = all.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    if (ok.length === 0) throw (all[0] as PromiseRejectedResult).reason;
+    return ok;
   }
 
   /** The 402 for quote `q`: ServiceError payment_required (or `code`), its body in details.payment_required. */
@@ -92,7 +83,7 @@ export class X402Desk {
         url: spec?.http?.path ?? '', mimeType: 'application/json',
         description: `${q.service} execution of quote ${q.quote_id}`,
       },
-      accepts: [await this.#requirements(q)],
+      accepts: await this.#accepts(q),
     };
     return new ServiceError(why?.code ?? 'payment_required', message, { payment_required: body });
   }
@@ -122,8 +113,20 @@ export class X402Desk {
     if (q.state === 'accepted' && tokened && !q.payment) {
       return execute(this.#ctx, command, args, seal);
     }
-    const id = paymentId(this.#cfg.network, this.#cfg.asset, payload.payload.authorization);
-    return this.#locks.run(id, () => this.#pay(command, args, q, payload, id, seal));
+    const rail = this.#rails.get(payload.accepted.network);
+    const offered = [...this.#rails.keys()].join(', ');
+    if (!rail) {
+      throw await this.#required(q, `x402: network ${payload.accepted.network.slice(0, 64)} is not offered `
+        + `(${offered})`, { code: 'payment_invalid', reason: 'invalid_network' });
+    }
+    let id: string;
+    try {
+      id = rail.paymentId(payload);
+    } catch (e) {
+      if (!(e instanceof PaymentDecodeError)) throw e;
+      throw await this.#required(q, `x402: ${e.message}`, { code: 'payment_invalid', reason: e.reason });
+    }
+    return this.#locks.run(id, () => this.#pay(command, args, q, payload, id, rail, seal));
   }
 
   /**
@@ -165,19 +168,20 @@ export class X402Desk {
   }
 
   async #pay(
-    command: ExecutionCommand, args: ExecutionArgs, q: QuoteRecord, payload: PaymentPayload, id: string, seal?: Seal,
+    command: ExecutionCommand, args: ExecutionArgs, q: QuoteRecord, payload: PaymentPayload, id: string,
+    rail: X402Rail, seal?: Seal,
   ): Promise<Reply> {
     const deadline = Date.now() + this.#cfg.maxTimeoutS * 1000;
     let rec = await this.#ctx.store.get<X402Payment>('x402_payments', id);
     if (!rec) {
-      const begun = await this.#begin(q, payload, id);
-      // one this request created is sent at once: #begin saw its nonce unused a moment ago
-      rec = begun.created ? await submit(this.#settler, begun.rec) : begun.rec;
+      const begun = await this.#begin(q, payload, id, rail);
+      // one this request created is sent at once: #begin checked it against the chain a moment ago
+      rec = begun.created ? await rail.submit(this.#settler, begun.rec) : begun.rec;
     }
     if (rec.quote_id !== q.quote_id || rec.machine_id !== args.machine_id) {
       throw new ServiceError('payment_used', `x402: this authorization paid for quote ${rec.quote_id} already`);
     }
-    rec = await drive(this.#settler, rec, deadline);
+    rec = await drive(this.#settler, rail, rec, deadline);
     if (rec.state === 'failed') {
       const f = rec.failure!;
       throw await this.#required(q, `x402: the payment failed (${f.message}); nothing was charged: sign a new one`,
@@ -202,34 +206,22 @@ export class X402Desk {
    * A payment seen for the first time: checked against the quote and the chain, then its record created
    * (`created` false: another node created it first, and its record is the one).
    */
-  async #begin(q: QuoteRecord, payload: PaymentPayload, id: string): Promise<{ rec: X402Payment; created: boolean }> {
+  async #begin(
+    q: QuoteRecord, payload: PaymentPayload, id: string, rail: X402Rail,
+  ): Promise<{ rec: X402Payment; created: boolean }> {
     if (isExpired(this.#ctx, q)) throw new ServiceError('quote_expired', `quote expired at ${q.expires_at}`);
     if (q.state !== 'issued') {
       throw new ServiceError('quote_not_issued', `quote is ${q.state}: an x402 payment pays an issued quote`);
     }
-    const req = await this.#requirements(q);
-    const bad = (reason: string, msg: string) => this.#required(q, `x402: ${msg}`, { code: 'payment_invalid', reason });
-    const why = checkAgainst(payload, req, this.#ctx.now().getTime() / 1000);
-    if (why) throw await bad(why.reason, why.message);
-    const a = payload.payload.authorization;
-    if (!await this.#chain.signedBy(await this.domain(), a, payload.payload.signature)) {
-      throw await bad('invalid_exact_evm_payload_signature',
-        'the signature is not the payer\'s over this authorization');
-    }
-    const [used, balance, block] = await Promise.all([
-      this.#chain.authorizationUsed(a.from, a.nonce), this.#chain.balanceOf(a.from), this.#chain.blockNumber(),
-    ]).catch((e: unknown) => {
-      const msg = 'x402: the chain\'s RPC does not answer; retry';
-      throw new ServiceError('service_unavailable', msg, undefined, { cause: e });
-    });
-    if (used) throw await bad('invalid_exact_evm_payload_authorization_nonce', 'this authorization\'s nonce is used');
-    if (balance < BigInt(a.value)) {
-      throw await bad('insufficient_funds', `the payer holds ${balance}, less than ${a.value}`);
+    const req = await rail.requirements(q, baseUnits(q));
+    const facts = await rail.check(payload, req, this.#ctx.now().getTime() / 1000);
+    if (isRefusal(facts)) {
+      throw await this.#required(q, `x402: ${facts.message}`, { code: 'payment_invalid', reason: facts.reason });
     }
     const rec = newPayment({
       id, nodeId: this.#ctx.identity.nodeId, quoteId: q.quote_id, machineId: q.machine_id, command: q.command,
-      network: this.#cfg.network, asset: this.#cfg.asset, payTo: this.#cfg.payTo, payload,
-      units: BigInt(a.value) * UNITS_PER_BASE_UNIT, fromBlock: block, at: this.#ctx.now(),
+      network: rail.network, asset: rail.asset, payTo: rail.payTo, facts,
+      units: BigInt(facts.amount) * UNITS_PER_BASE_UNIT, at: this.#ctx.now(),
     });
     try {
       await this.#ctx.store.write([createOp(rec)]);
@@ -251,42 +243,17 @@ export class X402Desk {
       if (v.state === 'submitting' || v.state === 'submitted') open.push(v);
     }
     for (const r of open) {
+      // a network no longer offered keeps its records as they are (the audit lists them) until it is again
+      const rail = this.#rails.get(r.network);
+      if (!rail) continue;
       await this.#locks.run(r.payment_id, async () => {
         const cur = await this.#ctx.store.get<X402Payment>('x402_payments', r.payment_id);
-        if (cur) await drive(this.#settler, cur, 0);
+        if (cur) await drive(this.#settler, rail, cur, 0);
       });
     }
     return open.length;
   }
 }
 
-/** What a payment must match of the requirements this node gives for the quote; null when it does. */
-export function checkAgainst(
-  p: PaymentPayload, req: PaymentRequirements, nowS: number,
-): { reason: string; message: string } | null {
-  const a = p.payload.authorization;
-  const acc = p.accepted;
-  const same = (x: string, y: string) => x.toLowerCase() === y.toLowerCase();
-  if (acc.network !== req.network) {
-    return { reason: 'invalid_network', message: `network ${acc.network} is not ${req.network}` };
-  }
-  if (!same(acc.asset, req.asset)) return { reason: 'invalid_exact_evm_payload_asset', message: 'another asset' };
-  if (!same(a.to, req.payTo) || !same(acc.payTo, req.payTo)) {
-    return { reason: 'invalid_exact_evm_payload_recipient_mismatch', message: `the payment is not to ${req.payTo}` };
-  }
-  if (a.value !== req.amount || acc.amount !== req.amount) {
-    const message = `the quote costs exactly ${req.amount}`;
-    return { reason: 'invalid_exact_evm_payload_authorization_value', message };
-  }
-  if (Number(a.validAfter) > nowS) {
-    const message = 'the authorization is not valid yet';
-    return { reason: 'invalid_exact_evm_payload_authorization_valid_after', message };
-  }
-  if (Number(a.validBefore) < nowS + VALID_MARGIN_S) {
-    return {
-      reason: 'invalid_exact_evm_payload_authorization_valid_before',
-      message: `the authorization expires within ${VALID_MARGIN_S} s`,
-    };
-  }
-  return null;
-}
+/** A quote's price in token base units, rounded up to a whole one (the rest is credited to the machine). */
+const baseUnits = (q: QuoteRecord) => (BigInt(q.quote_units) + UNITS_PER_BASE_UNIT - 1n) / UNITS_PER_BASE_UNIT;
