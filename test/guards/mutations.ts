@@ -101,7 +101,8 @@ const T = {
 
 const WEBHOOKS = 'test/webhooks/webhooks.test.ts';
 const X402 = 'test/x402', DESK = 'src/core/x402/desk.ts', X_AUDIT = 'src/core/x402/audit.ts';
-const EVM_RAIL = 'src/core/x402/evm-rail.ts';
+const EVM_RAIL = 'src/core/x402/evm-rail.ts', SVM_RAIL = 'src/core/x402/svm-rail.ts';
+const SOL = `${X402}/solana.test.ts`;
 const TX = {
   refused: 'payments that do not pay the quote: 402 payment_invalid naming why; nothing moves',
   whoPays: 'who pays: a claimed machine needs its token; a balance that covers the quote accepts it as before',
@@ -109,6 +110,10 @@ const TX = {
   paid: 'the official x402 client pays for a pulse: 402, payment, result; paid once; the receipt verifies',
   audit: 'x402 audit: each paid payment credited once with what it paid; nothing else credited',
   chain: 'x402 chain: paid only for what reached the payee; the nonce\'s user found; signatures as the token',
+  solRefused: 'solana: transactions that do not pay the quote are refused before signing, naming why; nothing moves',
+  solFailed: 'solana: a transaction that lands failed (the payer moved the tokens first): 402 payment_failed, unpaid',
+  solDeep: 'solana: not yet at the configured commitment: 409 payment_pending, then the result once it is',
+  solKill: 'solana: kill -9 with the transaction in flight, and after it was recorded but never left: landed once',
 };
 
 const m = (
@@ -390,6 +395,16 @@ export const MUTATIONS: Mutation[] = [
     '      payment: q.payment,\n', '', `${X402}/pay.test.ts`, TX.paid),
   m('x402-audit-once', 'the audit names an x402 payment credited more than once', X_AUDIT, 'auditX402',
     'else if (c.n !== 1)', 'else if (false)', `${X402}/audit.test.ts`, TX.audit),
+  m('x402-svm-verify', 'a Solana payment pays exactly the quote, to the payee, with its memo', SVM_RAIL, 'check',
+    'if (!v.isValid) {', 'if (false) {', SOL, TX.solRefused),
+  m('x402-svm-simulate', 'a Solana payment that would fail is refused before it is signed', SVM_RAIL, 'check',
+    '      await this.#chain.simulate(p.payload.transaction);\n', '', SOL, TX.solRefused),
+  m('x402-svm-landed-failed', 'a Solana settlement that landed failed pays nothing', SVM_RAIL, 'step',
+    'if (st.err) return fail(', 'if (false) return fail(', SOL, TX.solFailed),
+  m('x402-svm-depth', 'a Solana execution waits for the configured commitment', SVM_RAIL, 'step',
+    'if (!deepEnough(st.commitment, this.#cfg.commitment)) return r;', '', SOL, TX.solDeep),
+  m('x402-svm-blockhash', 'an unseen Solana settlement fails only once its blockhash expired', SVM_RAIL, 'step',
+    'if (await this.#chain.blockhashValid(r.blockhash!)) {', 'if (false) {', SOL, TX.solKill),
   m('x402-audit-unpaid', 'the audit names a failed or pending x402 payment that was credited', X_AUDIT, 'auditX402',
     '} else if (c) {', '} else if (false) {', `${X402}/audit.test.ts`, TX.audit),
 ];

@@ -32,17 +32,22 @@ export async function startChain(t: ExecutionContext): Promise<Chain> {
   return { anvil, token, payTo: anvil.account(PAY_TO).address };
 }
 
+/** svcd's EVM x402 settings for `chain`, its relayer key written into `s`'s data dir; `rpc`: anvil's own URL. */
+export function evmSettings(s: Svcd, chain: Chain, rpc = chain.anvil.url): Record<string, string> {
+  const keyFile = join(s.dataDir, 'relayer.key');
+  writeFileSync(keyFile, `${toHex(chain.anvil.account(RELAYER).getHdKey().privateKey!)}\n`, { mode: 0o600 });
+  return {
+    SVC_X402: 'on', SVC_X402_RPC: rpc, SVC_X402_ASSET: chain.token, SVC_X402_PAY_TO: chain.payTo,
+    SVC_X402_RELAYER_KEY_FILE: keyFile, SVC_X402_POLL_MS: '50',
+  };
+}
+
 /** svcd (core and gateway in one process) with x402 on; `rpc` defaults to anvil's own URL. */
 export async function startSvcd(
   t: ExecutionContext, chain: Chain, over: Record<string, string> = {}, rpc = chain.anvil.url,
 ): Promise<Svcd> {
   const s = new Svcd({});
-  const keyFile = join(s.dataDir, 'relayer.key');
-  writeFileSync(keyFile, `${toHex(chain.anvil.account(RELAYER).getHdKey().privateKey!)}\n`, { mode: 0o600 });
-  Object.assign(s.env, {
-    SVC_X402: 'on', SVC_X402_RPC: rpc, SVC_X402_ASSET: chain.token, SVC_X402_PAY_TO: chain.payTo,
-    SVC_X402_RELAYER_KEY_FILE: keyFile, SVC_X402_POLL_MS: '50', ...over,
-  });
+  Object.assign(s.env, { ...evmSettings(s, chain, rpc), ...over });
   await s.start(['start']);
   t.teardown(async () => { await s.kill9(); s.cleanup(); });
   return s;
