@@ -76,9 +76,10 @@ export function banner(config: Config, f: ReadyFacts): string {
 /** Each x402 network: who is paid and which account pays the fees (the operator funds it). */
 function x402Line(x: X402Config, fees: Record<string, string>): string {
   const parts: string[] = [];
-  if (x.evm) parts.push(`${x.evm.network}, paid to ${x.evm.payTo}, relayer ${fees[x.evm.network] ?? '?'} (fund its gas)`);
+  const fee = (n: string) => fees[n] ?? '?';
+  if (x.evm) parts.push(`${x.evm.network}, paid to ${x.evm.payTo}, relayer ${fee(x.evm.network)} (fund its gas)`);
   if (x.solana) {
-    parts.push(`${x.solana.network}, paid to ${x.solana.payTo}, fee payer ${fees[x.solana.network] ?? '?'} (fund its SOL)`);
+    parts.push(`${x.solana.network}, paid to ${x.solana.payTo}, fee payer ${fee(x.solana.network)} (fund its SOL)`);
   }
   return `on: ${parts.join('; ')}`;
 }

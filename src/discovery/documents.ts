@@ -489,7 +489,7 @@ function x402Lines(site: SiteInfo): string[] {
     '## Paying per request (x402)',
     `Only where GET ${payment} shows \`x402\` non-null (its networks, asset, payee); elsewhere pay from a funded`
       + ' account as above. No invoice and no accept: each execution is paid on its own (x402 v2, scheme exact,'
-      + ' EIP-3009 on EVM), for its quote\'s price rounded up to a whole token unit.',
+      + ' EIP-3009 on EVM, a co-signed transfer on Solana), for its quote\'s price rounded up to a whole token unit.',
     `1. POST ${commandSpec('QUOTE')!.http!.path} {machine_id, ...}: the free quote.`,
     `2. POST ${executionPathPattern()} {machine_id, quote_id, ...} without a token: 402 payment_required, with`
       + ` the ${PAYMENT_REQUIRED_HEADER} header (base64 JSON of x402 PaymentRequired; the same object is in`

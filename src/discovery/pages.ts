@@ -327,7 +327,7 @@ function x402Section(): string {
   return `<h2 id="x402">Paying per request (x402)</h2>
 <p>Where <a href="${payment}">${code(`GET ${payment}`)}</a> shows ${code('x402')} other than ${code('null')},
 an execution can be paid on its own with <a href="https://www.x402.org/">x402</a> (version 2, scheme
-${code('exact')}, EIP-3009 on EVM): no invoice, no accept.</p>
+${code('exact')}, EIP-3009 on EVM, a transfer the node co-signs on Solana): no invoice, no accept.</p>
 <ol>${steps.map((x) => `<li>${x}</li>`).join('')}</ol>
 <p>A ${code('machine_id')} claimed by a machine token needs that token (${code('401')} without it): pay under a
 ${code('machine_id')} of your own. Paying from a funded account, as above, works on every node

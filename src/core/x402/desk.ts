@@ -20,8 +20,8 @@ import { KeyedMutex } from '../keyed-mutex.ts';
 import { findQuote, isExpired, type QuoteRecord } from '../quotes.ts';
 import type { X402Config } from './config.ts';
 import { createOp, moveOp, newPayment, type X402Payment } from './payments.ts';
-import { isRefusal, type X402Rail } from './rail.ts';
-import { drive, type Settler } from './settle.ts';
+import { isRefusal, type Settler, type X402Rail } from './rail.ts';
+import { drive } from './settle.ts';
 
 export class X402Desk {
   readonly #ctx: CoreContext;

@@ -10,8 +10,7 @@ import { X402Chain, type TokenDomain } from './chain.ts';
 import type { EvmX402Config } from './config.ts';
 import { SEND_MARGIN_S, step, submit, type EvmSettling } from './evm-settle.ts';
 import { paymentId, type PaymentFacts, type X402Payment } from './payments.ts';
-import type { Refusal, X402Rail } from './rail.ts';
-import type { Settler } from './settle.ts';
+import type { Refusal, Settler, X402Rail } from './rail.ts';
 
 export class EvmRail implements X402Rail {
   readonly #cfg: EvmX402Config;
@@ -78,16 +77,18 @@ export class EvmRail implements X402Rail {
     const { chain } = this.#settling;
     const a = p.payload.authorization;
     if (!await chain.signedBy(await this.domain(), a, p.payload.signature)) {
-      return {
-        reason: 'invalid_exact_evm_payload_signature', message: 'the signature is not the payer\'s over this authorization',
-      };
+      const message = 'the signature is not the payer\'s over this authorization';
+      return { reason: 'invalid_exact_evm_payload_signature', message };
     }
     const [used, balance, block] = await Promise.all([
       chain.authorizationUsed(a.from, a.nonce), chain.balanceOf(a.from), chain.blockNumber(),
     ]).catch((e: unknown) => {
-      throw new ServiceError('service_unavailable', 'x402: the chain\'s RPC does not answer; retry', undefined, { cause: e });
+      const message = 'x402: the chain\'s RPC does not answer; retry';
+      throw new ServiceError('service_unavailable', message, undefined, { cause: e });
     });
-    if (used) return { reason: 'invalid_exact_evm_payload_authorization_nonce', message: 'this authorization\'s nonce is used' };
+    if (used) {
+      return { reason: 'invalid_exact_evm_payload_authorization_nonce', message: 'this authorization\'s nonce is used' };
+    }
     if (balance < BigInt(a.value)) {
       return { reason: 'insufficient_funds', message: `the payer holds ${balance}, less than ${a.value}` };
     }
@@ -101,7 +102,9 @@ export class EvmRail implements X402Rail {
 }
 
 /** What a payment must match of the requirements this node gives for the quote; null when it does. */
-export function checkAgainst(p: PaymentPayload<ExactEvmPayload>, req: PaymentRequirements, nowS: number): Refusal | null {
+export function checkAgainst(
+  p: PaymentPayload<ExactEvmPayload>, req: PaymentRequirements, nowS: number,
+): Refusal | null {
   const a = p.payload.authorization;
   const acc = p.accepted;
   const same = (x: string, y: string) => x.toLowerCase() === y.toLowerCase();

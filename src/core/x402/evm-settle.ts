@@ -4,7 +4,8 @@
 // nonce's state, and the transaction that used it.
 import type { X402Payment } from './payments.ts';
 import { WouldRevert, type X402Chain } from './chain.ts';
-import { fail, mayTakeOver, recordSent, settle, type Settler } from './settle.ts';
+import type { Settler } from './rail.ts';
+import { fail, mayTakeOver, recordSent, settle } from './settle.ts';
 
 /** A settlement is sent only while its authorization stays valid this long: it has to be mined inside it. */
 export const SEND_MARGIN_S = 6;

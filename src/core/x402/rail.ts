@@ -5,7 +5,13 @@
 import type { PaymentPayload, PaymentRequirements } from '../../protocol/x402.ts';
 import type { QuoteRecord } from '../quotes.ts';
 import type { PaymentFacts, X402Payment } from './payments.ts';
-import type { Settler } from './settle.ts';
+import type { CoreContext } from '../context.ts';
+
+/** Who drives a payment's record (settle.ts): the node's context, and how often a settlement is looked at again. */
+export interface Settler {
+  ctx: CoreContext;
+  pollMs: number;
+}
 
 /** Why a payment is refused before anything is recorded: x402's reason name and a sentence. */
 export interface Refusal { reason: string; message: string }
@@ -19,11 +25,11 @@ export interface X402Rail {
   readonly payTo: string;
   /** the account that pays each settlement's fee (the EVM relayer, the Solana fee payer) */
   readonly feeAccount: string;
-  /** what a payment of `amount` token base units for quote `q` must be (throws service_unavailable if it cannot tell) */
+  /** what a payment of `amount` token base units for quote `q` must be (service_unavailable if it cannot tell) */
   requirements(q: QuoteRecord, amount: bigint): Promise<PaymentRequirements>;
   /** the payment's record key: one per payment however its header was spelled (throws PaymentDecodeError) */
   paymentId(p: PaymentPayload): string;
-  /** the payment checked against `req` (at `nowS`) and the chain: what it pays and what settling it needs, or why not */
+  /** the payment checked against `req` (at `nowS`) and the chain: what it pays and what settling needs, or why not */
   check(p: PaymentPayload, req: PaymentRequirements, nowS: number): Promise<PaymentFacts | Refusal>;
   /** signs the settlement, records it, then sends it */
   submit(s: Settler, r: X402Payment): Promise<X402Payment>;

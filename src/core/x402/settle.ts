@@ -7,21 +7,14 @@
 import { ServiceError } from '../../errors.ts';
 import { x402Transitions } from '../../metrics/metrics.ts';
 import { isStoreConflict, put, type Op } from '../../store/store.ts';
-import type { CoreContext } from '../context.ts';
 import { expiryKey, findQuote, type QuoteRecord } from '../quotes.ts';
 import { moveOp, paymentRef, type X402Payment } from './payments.ts';
-import type { X402Rail } from './rail.ts';
+import type { Settler, X402Rail } from './rail.ts';
 
 /** How long a paid quote stays accepted after its settlement, whatever its own expiry: for a retry to run it. */
 export const PAID_QUOTE_HOLD_MS = 10 * 60_000;
 /** A record left `submitting` this long by another driver is taken over (no rail sends before recording). */
 export const ABANDONED_MS = 30_000;
-
-export interface Settler {
-  ctx: CoreContext;
-  /** how often a settlement not yet ended is looked at again */
-  pollMs: number;
-}
 
 export const ended = (r: X402Payment) => r.state === 'settled' || r.state === 'executed' || r.state === 'failed';
 

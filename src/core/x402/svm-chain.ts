@@ -71,7 +71,8 @@ export class SvmChain {
   }
 
   async status(signature: string): Promise<SignatureState> {
-    const r = await this.#send(this.#rpc.getSignatureStatuses([signature as Signature], { searchTransactionHistory: true }));
+    const sigs = [signature as Signature];
+    const r = await this.#send(this.#rpc.getSignatureStatuses(sigs, { searchTransactionHistory: true }));
     const s = r.value[0];
     if (!s) return { seen: false };
     return {

@@ -6,12 +6,14 @@
 // cluster has seen moves on with it; one it has not is sent again until its blockhash expires, then it failed.
 import { ExactSvmScheme as SvmVerifier } from '@x402/svm/exact/facilitator';
 import { ServiceError } from '../../errors.ts';
-import { PaymentDecodeError, isSvmPayload, type PaymentPayload, type PaymentRequirements } from '../../protocol/x402.ts';
+import {
+  PaymentDecodeError, isSvmPayload, type PaymentPayload, type PaymentRequirements,
+} from '../../protocol/x402.ts';
 import type { QuoteRecord } from '../quotes.ts';
 import { SOLANA_COMMITMENTS, type SvmX402Config } from './config.ts';
 import { svmPaymentId, type PaymentFacts, type X402Payment } from './payments.ts';
-import type { Refusal, X402Rail } from './rail.ts';
-import { fail, mayTakeOver, recordSent, settle, type Settler } from './settle.ts';
+import type { Refusal, Settler, X402Rail } from './rail.ts';
+import { fail, mayTakeOver, recordSent, settle } from './settle.ts';
 import { SvmChain, decodeTransaction, type Decoded } from './svm-chain.ts';
 
 export class SvmRail implements X402Rail {
