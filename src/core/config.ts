@@ -114,6 +114,11 @@ export interface Config {
    * narrow it so that nodes' picks collide (test/store/postgres-cluster-state.test.ts).
    */
   invoiceSuffixMax?: number;
+  /**
+   * Largest suffix of the wider range tried once every amount up to invoiceSuffixMax is held (default 999,999;
+   * with invoiceSuffixMax set and this not, invoiceSuffixMax: a test that narrows the space narrows it whole).
+   */
+  invoiceWideSuffixMax?: number;
   sweepIntervalMs: number;
   kernelThreads: number | undefined;
   idleTimeoutMs: number;

@@ -9,6 +9,7 @@ import { key } from '../store/key-codec.ts';
 import type { Json } from '../store/store.ts';
 import type { Rail } from './rails.ts';
 import type { CoreContext } from './context.ts';
+import { referenceIndexKey } from './solana-pay.ts';
 import { amountHolders, type InvoiceRecord, type SettleMode } from './invoices.ts';
 
 /**
@@ -33,9 +34,14 @@ export const AMOUNT_TOLERANCE_DIVISOR = 20n;
  */
 export type UnmatchedReason = (typeof UNMATCHED_REASONS)[number];
 
-/** What to do with a transfer: credit an invoice (in a mode settle() takes), or queue it, naming why. */
-export type QueueMatch = { queue: UnmatchedReason; invoice?: InvoiceRecord; candidates?: number };
-export type Match = { credit: InvoiceRecord; mode: Extract<SettleMode, 'open' | 'paid_in_time'> } | QueueMatch;
+/**
+ * What to do with a transfer: credit an invoice (in a mode settle() takes), or queue it, naming why; `reference`:
+ * the Solana Pay reference the transfer named its invoice by.
+ */
+export type QueueMatch = { queue: UnmatchedReason; invoice?: InvoiceRecord; candidates?: number; reference?: string };
+export type Match =
+  | { credit: InvoiceRecord; mode: Extract<SettleMode, 'open' | 'paid_in_time'>; reference?: string }
+  | QueueMatch;
 
 const createdMs = (inv: InvoiceRecord): number => Date.parse(inv.created_at);
 
@@ -68,15 +74,44 @@ export function decide(inv: InvoiceRecord, paidMs: number | null, nowMs: number)
   return nowMs < inv.expires_ms ? { credit: inv, mode: 'open' } : { queue: 'invoice_expired', invoice: inv };
 }
 
-/** The match for a transfer of `amount` on `rail`, made at `paidMs` and recorded at `nowMs`. */
+/**
+ * The match for a transfer of `amount` on `rail`, made at `paidMs` and recorded at `nowMs`. A transfer naming an
+ * invoice's Solana Pay reference among `accounts` is that invoice's, whatever amount holds what; else its amount
+ * decides.
+ */
 export async function matchTransfer(
   ctx: CoreContext, rail: Rail['rail'], amount: string, paidMs: number | null, nowMs: number,
+  accounts: readonly string[] = [],
 ): Promise<Match> {
+  const named = await referencedInvoice(ctx, rail, accounts);
+  if (named) return { ...byReference(named.inv, amount, paidMs, nowMs), reference: named.reference };
   const holders = await amountHolders(ctx, rail, amount);
   const inv = invoiceAt(holders, paidMs);
   if (inv) return decide(inv, paidMs, nowMs);
   if (holders.holder) return { queue: 'before_invoice' };
   return nearby(ctx, rail, BigInt(amount), paidMs ?? nowMs);
+}
+
+/** The invoice whose reference is among a transaction's `accounts`, if any (the first such account). */
+export async function referencedInvoice(
+  ctx: CoreContext, rail: Rail['rail'], accounts: readonly string[],
+): Promise<{ inv: InvoiceRecord; reference: string } | null> {
+  for (const a of accounts) {
+    const entry = await ctx.store.get('invoice_refs', referenceIndexKey(rail, a));
+    if (!entry) continue;
+    const inv = await ctx.store.get<InvoiceRecord>('invoices', entry.invoice_id as string);
+    if (inv) return { inv, reference: a };
+  }
+  return null;
+}
+
+/** What a transfer naming `inv` by its reference does to it: its exact amount, made while it was open, pays it. */
+function byReference(inv: InvoiceRecord, amount: string, paidMs: number | null, nowMs: number): Match {
+  if (paidMs !== null && paidMs < createdMs(inv) - CLOCK_SKEW_MS) return { queue: 'before_invoice', invoice: inv };
+  if (BigInt(amount) !== BigInt(inv.amount_due) && inv.state !== 'settled') {
+    return { queue: 'amount_mismatch', invoice: inv, candidates: 1 };
+  }
+  return decide(inv, paidMs, nowMs);
 }
 
 /**

@@ -77,6 +77,8 @@ export interface DepositRecord extends Deposit {
   queue_key?: string;
   /** a watcher saw its block replaced after it was recorded (docs/settlement.md "Reorgs"): reported, not reversed */
   reorged_at?: string;
+  /** the Solana Pay reference the transfer named its invoice by (solana-pay.ts) */
+  reference?: string;
 }
 
 /** Hex transaction ids (0x…, TRON's 64 hex) compare in any case; a base58 one (Solana) is case-sensitive. */
@@ -111,22 +113,24 @@ const codeOf = (e: unknown) => (e as { code?: unknown } | null)?.code;
 /**
  * Records a deposit once: the first time it credits the invoice it pays (deposit-match.ts), or joins the
  * unmatched queue naming why; any later time (a re-scan, a restart, another watcher) it returns the
- * stored record and changes nothing (`fresh` false).
+ * stored record and changes nothing (`fresh` false). `accounts`: the transaction's accounts that may be an
+ * invoice's Solana Pay reference.
  */
 export async function recordDeposit(
-  ctx: CoreContext, d: Deposit,
+  ctx: CoreContext, d: Deposit, accounts: readonly string[] = [],
 ): Promise<{ deposit: DepositRecord; fresh: boolean }> {
   const id = depositId(d.rail, d.tx_id, d.log_index);
   return withDeposit(ctx, id, async (held) => {
     const known = await loadDeposit(ctx, id);
     if (known) return { deposit: known, fresh: false };
     const now = ctx.now();
+    const paidMs = paidAtMs(d.block_time);
+    const match = await matchTransfer(ctx, d.rail, d.amount, paidMs, now.getTime(), accounts);
     const seen: DepositRecord = {
       ...d, tx_id: txKey(d.tx_id), deposit_id: id, state: 'unmatched',
       amount_decimal: decimal(BigInt(d.amount)), seen_at: now.toISOString(),
+      ...(match.reference ? { reference: match.reference } : {}),
     };
-    const paidMs = paidAtMs(d.block_time);
-    const match = await matchTransfer(ctx, d.rail, d.amount, paidMs, now.getTime());
     let toQueue: QueueMatch;
     if ('credit' in match) {
       const credited = await creditOnSight(ctx, seen, match.credit, match.mode, held);

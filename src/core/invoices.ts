@@ -16,7 +16,8 @@ import { idPart, key, numPart } from '../store/key-codec.ts';
 import { create, del, isStoreConflict, put, replace, type Json, type Op, type Store } from '../store/store.ts';
 import { batchWriter } from '../store/batch-writer.ts';
 import { DEFAULT_AMOUNT_HOLD_MS } from './config.ts';
-import { NO_ADDRESS, type Rail } from './rails.ts';
+import { NO_ADDRESS, RAIL_FAMILY, type Rail } from './rails.ts';
+import { SOLANA_MINTS, newReference, referenceIndexKey, transferRequest } from './solana-pay.ts';
 import type { CoreContext } from './context.ts';
 import { newId } from './ids.ts';
 import { clientInvoiceOps, withClient } from './invoice-clients.ts';
@@ -59,6 +60,11 @@ export interface InvoiceRecord {
   /** when the payment was made (its block's time), when a chain transfer settled it */
   paid_at?: string;
   expired_at?: string;
+  /** Solana rails: the Solana Pay reference a transfer names this invoice by, and its transfer request URI */
+  reference?: string;
+  payment_uri?: string;
+  /** false: the rail had no free amount, so the amount due is not unique and only the reference matches it */
+  amount_unique?: boolean;
 }
 
 /**
@@ -97,9 +103,13 @@ interface AmountEntry extends AmountHolder, Json { previous?: AmountHolder }
 
 const holdMs = (ctx: CoreContext): number => ctx.config.invoiceAmountHoldMs ?? DEFAULT_AMOUNT_HOLD_MS;
 
-/** Base units per whole token (6 decimals) and the suffix range: 1..99,999 base units (< 0.10 USD). */
+/**
+ * Base units per whole token (6 decimals) and the suffix ranges: 1..99,999 base units (< 0.10 USD) first, then,
+ * while those are all held, 100,000..999,999 (< 1.00 USD: never reaching the next whole unit's amounts).
+ */
 const BASE = 1_000_000n;
 const SUFFIX_MAX = 99_999;
+const WIDE_SUFFIX_MAX = 999_999;
 /** Internal units per token base unit: 1 svcC = 1.00 USD = 10^6 base units = 10^8 internal units. */
 export const UNITS_PER_BASE_UNIT = UNIT_SCALE / BASE;
 const ALLOCATION_TRIES = 64;
@@ -230,14 +240,17 @@ export async function fundAccount(
       (client === undefined ? fn([], machineHeld) : withClient(ctx, client, machineHeld, async (held) =>
         fn(await clientInvoiceOps(ctx, client, invoiceId, expiresMs), held)));
     return perClient((clientOps, held) => railLocks(ctx.store, rail.rail, held, async () => {
-      const { amount, taken } = await allocateAmount(ctx, rail, BigInt(a.units) * BASE, now.getTime());
-      const inv: InvoiceRecord = {
+      const { amount, taken, unique } = await amountFor(ctx, rail, a.units, now.getTime());
+      const drafted: InvoiceRecord = {
         invoice_id: invoiceId, machine_id: a.machine_id, state: 'pending', units: a.units,
         credit_units: (amount * UNITS_PER_BASE_UNIT).toString(),
         rail: rail.rail, network: rail.network, asset: rail.asset, decimals: 6, pay_to: rail.address,
         amount_due: amount.toString(), amount_due_decimal: decimal(amount),
         created_at: now.toISOString(), expires_at: new Date(expiresMs).toISOString(), expires_ms: expiresMs,
+        ...(unique ? {} : { amount_unique: false }),
       };
+      const pay = solanaPay(ctx, rail, drafted);
+      const inv: InvoiceRecord = { ...drafted, ...pay.fields };
       // a claim names the idempotency record that keeps its sealed token (keyed-requests.ts), if any
       const claimed = () => ({ ...claimedRecord(claimToken!, now), ...(idem ? { replay_record: idem.record } : {}) });
       const next: MachineRecord = { ...(rec ?? claimed()), open_invoices: { ...open, [inv.invoice_id]: expiresMs } };
@@ -247,12 +260,14 @@ export async function fundAccount(
         ...(taken ? { previous: holderOf(taken) } : {}),
       };
       const amountKey = key(rail.rail, inv.amount_due);
+      // new, or over the expired entry as read: another node's pick of this amount meanwhile refuses the batch
+      const amountOps = !unique ? [] : taken
+        ? [replace('invoice_amounts', amountKey, amountEntry, taken)]
+        : [create('invoice_amounts', amountKey, amountEntry)];
       await ctx.store.write([
         put('invoices', inv.invoice_id, inv),
-        // new, or over the expired entry as read: another node's pick of this amount meanwhile refuses the batch
-        taken
-          ? replace('invoice_amounts', amountKey, amountEntry, taken)
-          : create('invoice_amounts', amountKey, amountEntry),
+        ...amountOps,
+        ...pay.ops,
         ...machineOps(a.machine_id, next, rec),
         ...clientOps,
         put('invoice_expiry', invoiceExpiryKey(inv), { invoice_id: inv.invoice_id }),
@@ -276,14 +291,45 @@ const holderOf = (e: Json): AmountHolder => ({
  */
 async function allocateAmount(
   ctx: CoreContext, rail: Rail, base: bigint, nowMs: number,
-): Promise<{ amount: bigint; taken: Json | undefined }> {
-  const max = ctx.config.invoiceSuffixMax ?? SUFFIX_MAX;
-  for (let tries = 0; tries < ALLOCATION_TRIES; tries++) {
-    const amount = base + BigInt(randomInt(1, max + 1));
-    const taken = await ctx.store.get('invoice_amounts', key(rail.rail, amount.toString()));
-    if (!taken || (taken.expires_ms as number) + holdMs(ctx) <= nowMs) return { amount, taken };
+): Promise<{ amount: bigint; taken: Json | undefined } | null> {
+  const narrow = ctx.config.invoiceSuffixMax ?? SUFFIX_MAX;
+  const wide = ctx.config.invoiceWideSuffixMax ?? (ctx.config.invoiceSuffixMax === undefined ? WIDE_SUFFIX_MAX : narrow);
+  for (const [min, max] of [[1, narrow], [narrow + 1, wide]] as const) {
+    for (let tries = 0; min <= max && tries < ALLOCATION_TRIES; tries++) {
+      const amount = base + BigInt(randomInt(min, max + 1));
+      const taken = await ctx.store.get('invoice_amounts', key(rail.rail, amount.toString()));
+      if (!taken || (taken.expires_ms as number) + holdMs(ctx) <= nowMs) return { amount, taken };
+    }
   }
+  return null;
+}
+
+/**
+ * The invoice's amount and how it is matched: a unique amount (and on Solana rails a reference besides), or on a
+ * Solana rail whose amounts are all held, the whole units with the reference alone. Elsewhere, no free amount is
+ * `busy`.
+ */
+async function amountFor(
+  ctx: CoreContext, rail: Rail, units: number, nowMs: number,
+): Promise<{ amount: bigint; taken?: Json; unique: boolean }> {
+  const base = BigInt(units) * BASE;
+  const picked = await allocateAmount(ctx, rail, base, nowMs);
+  if (picked) return { ...picked, unique: true };
+  if (RAIL_FAMILY[rail.rail] === 'solana') return { amount: base, unique: false };
   throw new ServiceError('busy', 'could not allocate a unique amount for this rail; retry');
+}
+
+/** A Solana rail's reference, its transfer request and its index entry (solana-pay.ts); nothing elsewhere. */
+function solanaPay(ctx: CoreContext, rail: Rail, inv: InvoiceRecord): { fields: Partial<InvoiceRecord>; ops: Op[] } {
+  if (RAIL_FAMILY[rail.rail] !== 'solana') return { fields: {}, ops: [] };
+  const reference = newReference();
+  const watched = ctx.config.watchers?.find((w) => w.rail === rail.rail);
+  const mint = watched?.family === 'solana' ? watched.mint : SOLANA_MINTS[rail.rail];
+  const uri = transferRequest(rail.address, inv.amount_due_decimal, mint, reference, inv.invoice_id);
+  return {
+    fields: { reference, payment_uri: uri },
+    ops: [create('invoice_refs', referenceIndexKey(rail.rail, reference), { invoice_id: inv.invoice_id })],
+  };
 }
 
 /** The invoice's entry in the expiry index (pending invoices by expires_ms). */

@@ -189,6 +189,15 @@ export const invoiceResult: Schema = result({
   credit_units: { ...units, description: 'internal units credited on settlement: amount_due × 100' },
   settlement_reference: { type: 'string' },
   settled_late: { type: 'boolean', description: 'credited by the operator after the invoice expired' },
+  reference: {
+    type: 'string', description: 'Solana rails: the Solana Pay reference (a public key) the transfer must name',
+  },
+  payment_uri: {
+    type: 'string', description: 'Solana rails: a Solana Pay transfer request (solana:…) a wallet opens to pay',
+  },
+  amount_unique: {
+    type: 'boolean', description: 'false: the amount is not unique on the rail; only the reference matches a payment',
+  },
 }, ['invoice_id', 'machine_id', 'state', 'units', 'rail', 'pay_to', 'amount_due', 'expires_at']);
 
 export const receiptResult: Schema = result({

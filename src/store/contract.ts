@@ -32,6 +32,8 @@ export const SUBLEVELS = [
   // x402 payments (src/core/x402/payments.ts): one record per authorization, and each settlement transaction's
   // payment (a watcher on the same wallet leaves those transfers alone)
   'x402_payments', 'x402_txs',
+  // the Solana rails' invoices by their Solana Pay reference (src/core/solana-pay.ts)
+  'invoice_refs',
   // each account as the node's start last verified it (src/core/ledger-checkpoint.ts): the next start reads
   // only the journal after it
   'ledger_marks',

@@ -62,6 +62,10 @@ const T = {
     + 'unknown one (LevelDB)',
   spelling: 'one payment credits one invoice in every spelling of its reference (LevelDB)',
   flood: '60 client addresses flooding invoices under fresh machine_ids leave fresh payers able to fund (LevelDB)',
+  solFlood: '60 addresses holding more invoices than a Solana rail has amounts: fresh payers fund by reference '
+    + '(LevelDB)',
+  byReference: 'a transfer naming an invoice\'s reference pays it; a wrong amount names it; no reference: the amount '
+    + 'decides',
   dismissed: 'a dismissed deposit leaves the queue for good: never claimed, never dismissed twice (LevelDB)',
   fundToken: 'invoice guard: a claimed machine needs its token for FUND_ACCOUNT (missing, wrong or rotated: '
     + 'unauthorized)',
@@ -249,6 +253,20 @@ export const MUTATIONS: Mutation[] = [
     'clientInvoiceOps', 'if (Object.keys(open).length >= cap) {', 'if (false) {', PATHS, T.flood),
   m('deposit-dismissed-final', 'a dismissed deposit is never claimed', 'src/core/deposits.ts', 'claimDeposit',
     '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    // an x402', '    // an x402', PATHS, T.dismissed),
+  // Solana Pay references: a transfer naming an invoice's reference is that invoice's, for its exact amount, made
+  // while it existed; a rail out of amounts issues reference-only invoices
+  m('solana-pay-reference', 'a transfer naming a reference pays that invoice', 'src/core/deposit-match.ts',
+    'matchTransfer', '  if (named) return { ...byReference(', '  if (false) return { ...byReference(',
+    'test/core/solana-pay.test.ts', T.byReference),
+  m('solana-pay-amount', 'a transfer naming a reference pays only its exact amount', 'src/core/deposit-match.ts',
+    'byReference', 'if (BigInt(amount) !== BigInt(inv.amount_due) && inv.state !== \'settled\') {', 'if (false) {',
+    'test/core/solana-pay.test.ts', T.byReference),
+  m('solana-pay-before', 'a transfer made before its reference\'s invoice does not pay it', 'src/core/deposit-match.ts',
+    'byReference', 'if (paidMs !== null && paidMs < createdMs(inv) - CLOCK_SKEW_MS) return', 'if (false) return',
+    'test/core/solana-pay.test.ts', T.byReference),
+  m('solana-pay-fallback', 'a Solana rail out of amounts names a reference instead of refusing', 'src/core/invoices.ts',
+    'amountFor', 'if (RAIL_FAMILY[rail.rail] === \'solana\') return', 'if (false) return',
+    'test/watchers/settlement-paths.test.ts', T.solFlood),
   // quotes
   m('quote-tag', 'quote id MAC', 'src/core/quote-token.ts', 'decodeQuoteId',
     'if (!timingSafeEqual(raw.subarray(bodyLen), tag(key, body, machineId))) return',

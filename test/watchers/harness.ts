@@ -65,6 +65,8 @@ export interface Invoice {
   invoice_id: string; machine_id: string; amount_due: string; credit_units: string; state: string;
   pay_to: string; machine_token?: string; settlement_reference?: string; deposit_id?: string;
   settled_late?: boolean; payment_seen?: { tx_id: string; confirmations: number; block_number: number };
+  /** Solana rails: the Solana Pay reference and transfer request */
+  reference?: string; payment_uri?: string;
 }
 
 /** A machine with a USDC/Base invoice (or on `rail`) over the edge (claims the machine). */

@@ -199,3 +199,20 @@ onBothStores('60 client addresses flooding invoices under fresh machine_ids leav
     f.clock.advance(f.ctx.config.invoiceTtlMs);
     t.like(await flood('10.0.0.0', 1), { held: 20, outcome: 'too_many_open_invoices' });
   });
+
+onBothStores('60 addresses holding more invoices than a Solana rail has amounts: fresh payers fund by reference',
+  async (t, open) => {
+    // 100 amounts, 1,200 invoices held: the rail's amounts run out, its invoices go on with a reference alone
+    const f = await open({ invoiceSuffixMax: 100, maxOpenInvoicesPerAddress: 20, maxOpenInvoices: 20 });
+    const fund = (machine: string, address: string) => code(fundAccount(f.ctx,
+      { machine_id: machine, units: 1, network: 'Solana', asset: 'USDC' }, undefined, undefined, address));
+    const held = await Promise.all(Array.from({ length: 60 }, async (_, k) => {
+      let n = 0;
+      while (await fund(`sol-flood-${k}-${n}`, `10.1.${k >> 8}.${k & 255}`) === 'ok') n++;
+      return n;
+    }));
+    t.deepEqual([...new Set(held)], [20], 'each address held its cap: none was refused for want of an amount');
+    const fresh = [];
+    for (let i = 0; i < 20; i++) fresh.push(await fund(`sol-fresh-${i}`, `192.0.2.${i + 1}`));
+    t.is(fresh.filter((x) => x === 'ok').length, 20, fresh.join(', '));
+  });

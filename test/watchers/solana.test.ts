@@ -5,7 +5,7 @@
 // finalized, never before; the same signature listed again (a node ignoring the cursor, a restart)
 // credits once; a wrong amount waits in the unmatched queue.
 import test from 'ava';
-import { generateKeyPairSigner } from '@solana/kit';
+import { AccountRole, address, generateKeyPairSigner } from '@solana/kit';
 import {
   admin, balance, invoiceStatus, openInvoice, scannedThrough, startSvcd, waitFor, waitSettled, watcherStatus,
 } from './harness.ts';
@@ -129,3 +129,46 @@ test('solana watcher: settles once at finality; a signature seen again credits o
       await store.close();
     }
   });
+
+test('solana watcher: a Solana Pay transfer naming its invoice\'s reference settles that invoice, whatever the amount '
+  + 'index says', async (t) => {
+  t.timeout(5 * 60_000);
+  const chain = await SolanaChain.start();
+  const rpc = await SolanaRpcStandIn.start();
+  t.teardown(() => rpc.close());
+  const rail = await generateKeyPairSigner();
+  const railAta = await chain.ata(rail.address);
+  rpc.add(await chain.execute([chain.createAtaIx(rail.address, chain.mint, railAta)]));
+  rpc.finalizeAll();
+  const payer = await chain.fundedWallet(1_000n * UNIT);
+  const s = await startSvcd(t, {
+    SVC_WALLET_USDC_SOLANA: rail.address, SVC_WATCH_USDC_SOLANA_RPC: rpc.url,
+    SVC_WATCH_USDC_SOLANA_MINT: chain.mint, SVC_WATCH_USDC_SOLANA_POLL_MS: '100',
+  });
+  await scannedThrough(s, rpc.finalizedSlot, 'USDC_SOLANA');
+  const a = await openInvoice(s, 'sol-ref-a', 3, undefined, SOLANA_USDC);
+  const b = await openInvoice(s, 'sol-ref-b', 3, undefined, SOLANA_USDC);
+  const uri = new URL(a.payment_uri!);
+  t.deepEqual([uri.pathname, uri.searchParams.get('spl-token'), uri.searchParams.get('reference')],
+    [rail.address, chain.mint, a.reference], 'the transfer request names the wallet, the watched mint, the reference');
+  // as a Solana Pay wallet pays: the reference appended to the transfer as a read-only account
+  const solanaPay = (amount: bigint, reference: string) => {
+    const ix = chain.transferIx(payer, railAta, amount);
+    return { ...ix, accounts: [...ix.accounts!, { address: address(reference), role: AccountRole.READONLY }] };
+  };
+  // b's exact amount, naming a's reference: a's payment (short of a's amount: queued naming a, b untouched)
+  const crossed = await chain.execute([solanaPay(BigInt(b.amount_due), a.reference!)], payer.signer);
+  rpc.add(crossed);
+  const paid = await chain.execute([solanaPay(BigInt(a.amount_due), a.reference!)], payer.signer);
+  rpc.add(paid);
+  rpc.finalizeAll();
+  const settled = await waitSettled(s, a, a.machine_token!);
+  t.is(settled.settlement_reference, `${paid.transaction.signatures[0]}:${paid.transaction.message.accountKeys
+    .indexOf(railAta)}`);
+  const { deposits } = await admin(s, 'UNMATCHED', {});
+  t.like(deposits, [{ tx_id: crossed.transaction.signatures[0], reason: 'amount_mismatch',
+    nearest_invoice_id: a.invoice_id, reference: a.reference }]);
+  t.is((await invoiceStatus(s, b, b.machine_token!)).state, 'pending');
+  const check = await s.stopAndCheckLedger();
+  t.deepEqual([check.exitCode, check.ok, check.problems], [0, true, []]);
+});

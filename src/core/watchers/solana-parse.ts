@@ -24,7 +24,24 @@ export interface SolanaTransaction {
     postTokenBalances?: readonly SolanaTokenBalance[] | null;
     loadedAddresses?: { writable: readonly string[]; readonly: readonly string[] } | null;
   } | null;
-  transaction: { signatures: readonly string[]; message: { accountKeys: readonly string[] } };
+  transaction: {
+    signatures: readonly string[];
+    message: {
+      accountKeys: readonly string[];
+      header?: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number };
+    };
+  };
+}
+
+/**
+ * The accounts of a transaction that may be a Solana Pay reference: read-only and not signing (a wallet adds the
+ * reference so to the transfer), the loaded read-only ones included. Programs are among them; only an invoice's
+ * reference matches one (deposit-match.ts).
+ */
+export function referenceCandidates(tx: SolanaTransaction): string[] {
+  const { accountKeys, header } = tx.transaction.message;
+  const readonlyUnsigned = header ? accountKeys.slice(accountKeys.length - header.numReadonlyUnsignedAccounts) : [];
+  return [...readonlyUnsigned, ...(tx.meta?.loadedAddresses?.readonly ?? [])];
 }
 
 /**

@@ -11,12 +11,13 @@ import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress, 
 import { put, type Op } from '../../store/store.ts';
 import type { SolanaWatcherConfig } from '../config.ts';
 import type { CoreContext } from '../context.ts';
+import { referencedInvoice } from '../deposit-match.ts';
 import { recordDeposit, type DepositRecord } from '../deposits.ts';
 import { invoiceHoldingAmount } from '../invoices.ts';
 import {
   PollingWatcher, RpcBehind, type PendingPayment, type WatchLog, type WatcherStatus,
 } from './poll-loop.ts';
-import { parseDeposits, type SolanaTransaction } from './solana-parse.ts';
+import { parseDeposits, referenceCandidates, type SolanaTransaction } from './solana-parse.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
@@ -95,9 +96,11 @@ export class SolanaWatcher extends PollingWatcher {
             encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0,
           }).send(this.#opts());
           if (!tx) throw new Error(`the node has no finalized transaction ${sig.signature} it listed`);
-          const seen = parseDeposits(tx as unknown as SolanaTransaction, cfg.rail, cfg.mint, watched, head);
+          const parsed = tx as unknown as SolanaTransaction;
+          const seen = parseDeposits(parsed, cfg.rail, cfg.mint, watched, head);
+          const refs = seen.length ? referenceCandidates(parsed) : [];
           for (const d of seen) {
-            const { deposit, fresh } = await recordDeposit(this.ctx, d);
+            const { deposit, fresh } = await recordDeposit(this.ctx, d, refs);
             if (fresh) this.#recorded(deposit);
           }
         }
@@ -131,9 +134,11 @@ export class SolanaWatcher extends PollingWatcher {
           encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0,
         }).send(this.#opts());
         if (!tx) continue;
-        const seen = parseDeposits(tx as unknown as SolanaTransaction, this.#cfg.rail, this.#cfg.mint, watched, tip);
+        const parsed = tx as unknown as SolanaTransaction;
+        const seen = parseDeposits(parsed, this.#cfg.rail, this.#cfg.mint, watched, tip);
+        const named = seen.length ? await referencedInvoice(this.ctx, this.#cfg.rail, referenceCandidates(parsed)) : null;
         for (const d of seen) {
-          const inv = await invoiceHoldingAmount(this.ctx, this.#cfg.rail, d.amount);
+          const inv = named?.inv ?? await invoiceHoldingAmount(this.ctx, this.#cfg.rail, d.amount);
           if (!inv || inv.state !== 'pending') continue;
           pending.set(inv.invoice_id, {
             tx_id: d.tx_id, log_index: d.log_index, block_number: d.block_number, confirmations: d.confirmations,
