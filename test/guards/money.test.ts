@@ -182,7 +182,8 @@ test('machine guard: a token is svcm_ and 32 random bytes, only its SHA-256 is s
 test('invoice guard: amounts are unique among a rail\'s invoices; an expired holder frees its amount once its hold '
   + 'has passed',
   async (t) => {
-  const f = await coreFixture(t);
+  // the narrow range alone (the wider one is tried below)
+  const f = await coreFixture(t, { invoiceWideSuffixMax: 99_999 });
   // every suffix of a 1 svcC invoice on TRON is held by an open invoice: no amount is left
   const now = f.clock.ms;
   const ops: Op[] = [];
@@ -199,6 +200,11 @@ test('invoice guard: amounts are unique among a rail\'s invoices; an expired hol
   f.clock.set(now + 1 + DEFAULT_AMOUNT_HOLD_MS);
   const { invoice } = await fundAccount(f.ctx, { ...args, machine_id: 'm-u2' }, undefined);
   t.is((await f.store.get('invoice_amounts', key('USDT_TRON', invoice.amount_due)))?.invoice_id, invoice.invoice_id);
+  // with the wider range (svcd's default) a rail whose narrow suffixes are all held takes one of 100,000..999,999
+  f.clock.set(now);
+  (f.ctx.config as { invoiceWideSuffixMax?: number }).invoiceWideSuffixMax = 999_999;
+  const wide = BigInt((await fundAccount(f.ctx, { ...args, machine_id: 'm-u3' }, undefined)).invoice.amount_due);
+  t.true(wide >= 1_100_000n && wide <= 1_999_999n, String(wide));
 });
 
 // --- quotes ---------------------------------------------------------------------------------------
