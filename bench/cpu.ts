@@ -6,6 +6,7 @@
 // that process's, all its threads), or with --gateways K as the core and K gateway workers (the CPU of
 // the primary and of every process it started); each tree runs twice, interleaved, because two svcd of
 // one build differ by a few µs too. Prints a table, writes bench/results/cpu-<time>.json. Linux only.
+// With --ladder, the free quote's ablation ladder instead (service/ladder-bench.ts): cpu-ladder-<time>.json.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { benchArgs, loadavgNow, machineInfo, progressFrom, ratioCell, readSaved,
 import { QUOTE_BODY, QUOTE_PATH, loadFlows, loadRequests, type Machine } from './service/load.ts';
 import { median } from './service/report.ts';
 import * as here from './service/servers.ts';
-import { childPids, procStat } from '../test/support/proc.ts';
+import { ladderTable, runLadder, type LadderRun, type LadderSettings } from './service/ladder-bench.ts';
+import { cpuMs, mainThreadMs } from './service/proc-cpu.ts';
+import { childPids } from '../test/support/proc.ts';
 
 const USAGE = `Usage: npm run bench:cpu -- [options]
 
@@ -33,11 +36,16 @@ Options:
   --gateways K       svcd with K gateway worker processes (default 0: one process); the CPU counted
                      is the core's and every worker's
   --flows N          paid flows per round (default 2000; --quick: 100): tens of thousands show the
-                     steady state of a ledger that has grown (LevelDB's compactions), not a new one`;
+                     steady state of a ledger that has grown (LevelDB's compactions), not a new one
+  --ladder           the ablation ladder instead: free quotes only, from the bare anchor through svcd's
+                     gateway layers, one more a step, to svcd (with --gateways K, then svcd with K workers);
+                     every server afresh each round, rounds until each step's Δ is outside its noise or
+                     within ±1 µs (--quick: one round of 500 requests a step); writes cpu-ladder-<time>.json
+  --rounds N         --ladder: at most N rounds (default 15; at least 5 unless N is less)`;
 
 const args = benchArgs(USAGE, {
   against: { type: 'string' }, c: { type: 'string', short: 'c' }, gateways: { type: 'string' },
-  flows: { type: 'string' },
+  flows: { type: 'string' }, ladder: { type: 'boolean' }, rounds: { type: 'string' },
 });
 if (args.sizes !== undefined) {
   process.stderr.write(`--sizes: bench:cpu has one size per case\n\n${USAGE}\n`);
@@ -58,6 +66,19 @@ if (flows !== null && (!Number.isInteger(flows) || flows < 1 || flows > 1_000_00
   process.stderr.write(`--flows: a whole number from 1 to 1,000,000 (got ${JSON.stringify(args.flows)})\n`);
   process.exit(2);
 }
+const maxRounds = args.rounds === undefined ? 15 : Number(args.rounds);
+if (!Number.isInteger(maxRounds) || maxRounds < 1 || maxRounds > 1000) {
+  process.stderr.write(`--rounds: a whole number from 1 to 1000 (got ${JSON.stringify(args.rounds)})\n`);
+  process.exit(2);
+}
+if (args.ladder && (args.against !== undefined || flows !== null)) {
+  process.stderr.write(`--ladder measures this tree's free quotes: not with --against or --flows\n\n${USAGE}\n`);
+  process.exit(2);
+}
+if (!args.ladder && args.rounds !== undefined) {
+  process.stderr.write(`--rounds: only with --ladder\n\n${USAGE}\n`);
+  process.exit(2);
+}
 if (!existsSync('/proc/self/stat')) {
   process.stderr.write('bench:cpu reads /proc/<pid>/stat: Linux only\n');
   process.exit(2);
@@ -75,26 +96,7 @@ const settings = {
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** git for the worktree steps: a failure there stops the run (cli.ts's git answers 'unknown') */
 const gitOrThrow = (a: string[]) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8' }).trim();
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 const progress = progressFrom(performance.now());
-
-/** CPU time (ms) the processes have used: user + system, every thread. */
-function cpuMs(pids: number[]): number {
-  return pids.reduce((sum, pid) => {
-    const f = procStat(pid);
-    return sum + (Number(f[11]) + Number(f[12])) * TICK_MS;
-  }, 0);
-}
-
-/**
- * CPU time (ms) of a process's main thread: the event loop every request's JavaScript runs on (svcd's
- * core with its gateway in one process; the core alone with workers). Where it nears the wall time, it is
- * what limits the rate, whatever the other threads (GC, libuv's pool, kernels) have left.
- */
-function mainThreadMs(pid: number): number {
-  const f = procStat(pid, pid);
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
-}
 
 /** One step of a paid flow, from svcd's histograms: its mean over the measured rounds, and how often a flow took it. */
 export interface WallStep { step: string; mean_ms: number; per_flow: number }
@@ -186,6 +188,34 @@ function checkout(ref: string): { dir: string; commit: string; remove(): void } 
   gitOrThrow(['worktree', 'add', '--detach', dir, commit]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   return { dir, commit, remove: () => gitOrThrow(['worktree', 'remove', '--force', dir]) };
+}
+
+/** `--ladder`: the ablation ladder (service/ladder-bench.ts), its table and its run. */
+async function ladder(): Promise<number> {
+  const saved = args.compare ? readSaved<LadderRun>(args.compare, 'svc-cpu-ladder') : undefined;
+  const machine = machineInfo();
+  const ls: LadderSettings = {
+    c, gateways,
+    quotes_per_round: quick ? 500 : 20_000,
+    warmup_per_round: quick ? 500 : 60_000,
+    min_rounds: quick ? 1 : Math.min(5, maxRounds),
+    max_rounds: quick ? 1 : maxRounds,
+    resolution_us: 1,
+    max_foreign_cores: 0.15,
+    retries: quick ? 0 : 3,
+  };
+  const done = await runLadder(ls, progress);
+  const run: LadderRun = {
+    kind: 'svc-cpu-ladder', when: new Date().toISOString(), machine: { ...machine, loadavg_end: loadavgNow() },
+    settings: ls, ...done,
+  };
+  const print = (s: string) => (args.json ? process.stderr : process.stdout).write(`${s}\n`);
+  const m = machine;
+  print(`svc CPU bench — ${String(m.cpu_model)}, ${String(m.cpus)} cores, Node ${String(m.node)}, `
+    + `commit ${String(m.commit)}`);
+  for (const line of ladderTable(run, saved && new Map(saved.rows.map((r) => [r.key, r.us])))) print(line);
+  print(`written: ${writeRun('cpu-ladder', run, args.out, args.json === true)}`);
+  return 0;
 }
 
 async function main(): Promise<number> {
@@ -326,4 +356,4 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+process.exitCode = args.ladder ? await ladder() : await main();

@@ -7,17 +7,15 @@
 // Usage: node --import tsx bench/service/anchor.ts <bare|put|paid|paid-pg> <data-dir | postgres URL>; prints
 // {"url":…} once listening.
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Level } from 'level';
 import pg from 'pg';
+import { ajv, newQuote, quoteBody, readJson, text, type Json } from './anchor-parts.ts';
 
 type Mode = 'bare' | 'put' | 'paid' | 'paid-pg';
-type Json = Record<string, unknown>;
 
 const mode = process.argv[2] as Mode;
 const dataDir = process.argv[3];
@@ -26,19 +24,6 @@ if (!['bare', 'put', 'paid', 'paid-pg'].includes(mode) || !dataDir) {
   process.exit(2);
 }
 
-// the same shapes svcd's schemas check for these bodies (machine id, quote id, bits, ttl), closed objects
-const text = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' };
-const ajv = new Ajv2020({ useDefaults: true });
-const quoteBody = ajv.compile({
-  type: 'object',
-  properties: {
-    machine_id: text,
-    bits: { type: 'integer', minimum: 1, maximum: 65536, default: 256 },
-    quote_ttl_ms: { type: 'integer', minimum: 1000, maximum: 86_400_000, default: 60_000 },
-  },
-  required: ['machine_id'],
-  additionalProperties: false,
-});
 const acceptBody = ajv.compile({
   type: 'object',
   properties: { machine_id: text },
@@ -99,43 +84,9 @@ function pgQuotes(url: string): Quotes {
 const db = mode === 'bare' ? null : mode === 'paid-pg' ? pgQuotes(dataDir) : levelQuotes(dataDir);
 const { privateKey } = generateKeyPairSync('ed25519');
 
-async function readJson(req: IncomingMessage): Promise<Json> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
-}
-
 function fail(ctx: Koa.Context, status: number, code: string): void {
   ctx.status = status;
   ctx.body = { ok: false, error: { code } };
-}
-
-/** A quote record with svcd's fields, so the reply is about as many bytes as svcd's. */
-function newQuote(body: Json): Json {
-  const now = Date.now();
-  return {
-    quote_id: `q_${randomBytes(15).toString('base64url')}`,
-    service: 'get-pulse',
-    command: 'GET_PULSE',
-    machine_id: body.machine_id,
-    state: 'issued',
-    bits: body.bits,
-    bytes: 0,
-    max_output: 8192,
-    priority: 'normal',
-    price: {
-      service: 'get-pulse',
-      bits: body.bits,
-      input_bytes: 0,
-      estimated_ms: 2,
-      priority_class: 'standard',
-      quote_units: 23125,
-      usd_estimate: '0.00023125',
-    },
-    quote_units: 23125,
-    created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + (body.quote_ttl_ms as number)).toISOString(),
-  };
 }
 
 async function getQuote(ctx: Koa.Context, id: string, machineId: unknown): Promise<Json | null> {

@@ -28,18 +28,35 @@ export interface Server {
 }
 
 const ANCHOR = fileURLToPath(new URL('./anchor.ts', import.meta.url));
+const LADDER = fileURLToPath(new URL('./ladder.ts', import.meta.url));
 
 export type AnchorMode = 'bare' | 'put' | 'paid' | 'paid-pg';
 
 /** An anchor app in its own process; `paid-pg` keeps its quotes in the database `pgUrl`. */
 export async function startAnchor(name: string, mode: AnchorMode, pgUrl?: string): Promise<Server> {
+  return startScript(name, ANCHOR, mode, pgUrl);
+}
+
+/**
+ * One step of the CPU ladder (ladder.ts; its steps: ladder-steps.ts) in its own process, configured as
+ * svcd is in the bench (BENCH_ENV) but logging at svcd's default level.
+ */
+export async function startLadderStep(name: string, step: string): Promise<Server> {
+  const { SVC_LOG_LEVEL: _level, ...env } = { ...process.env, ...BENCH_ENV };
+  return startScript(name, LADDER, step, undefined, env);
+}
+
+/** A bench script's server (`script <arg> <temp dir | pgUrl>`): resolves with the URL it prints first. */
+async function startScript(
+  name: string, script: string, arg: string, pgUrl?: string, env: NodeJS.ProcessEnv = process.env,
+): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-anchor-'));
-  const proc = spawn(process.execPath, ['--import', 'tsx', ANCHOR, mode, pgUrl ?? dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, arg, pgUrl ?? dir], {
+    stdio: ['ignore', 'pipe', 'inherit'], env,
   });
   const lines = createInterface({ input: proc.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`anchor ${mode} exited ${code}`)));
+    proc.once('exit', (code) => reject(new Error(`${name} (${arg}) exited ${code}`)));
     lines.once('line', (l) => resolve((JSON.parse(l) as { url: string }).url));
   });
   return {

@@ -16,7 +16,8 @@ import { cors } from './embed-routes.ts';
 import { CoreError, toHttpError } from './http-errors.ts';
 import type { State } from './parts.ts';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** an incoming X-Request-Id kept as the request's id; anything else gets a new one */
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type KoaCtx = Koa.ParameterizedContext<State>;
 
@@ -74,7 +75,7 @@ async function answer(ctx: KoaCtx, next: Koa.Next, { resolveClient, drain, log }
 }
 
 /** What no route answered becomes the contract's 404 or 405 (the router leaves a bare status). */
-function refuseUnrouted(ctx: KoaCtx): void {
+export function refuseUnrouted(ctx: KoaCtx): void {
   if (ctx.status === 404 && ctx.body === undefined) {
     throw new ServiceError('not_found', `no route ${ctx.method} ${ctx.path}`);
   }

@@ -1,6 +1,7 @@
 // The CPU bench runs (npm run bench:cpu, docs/performance.md): its quick form against a git ref
 // completes, prints its table, writes the JSON with a row per case and server, compares with a saved
-// run, and removes the ref's worktree; bad options are usage errors. Never checks a number.
+// run, and removes the ref's worktree; its ladder's quick form measures every step, each answering a free
+// quote; bad options are usage errors. Never checks a number.
 import test from 'ava';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CpuRow, Wall } from '../../bench/cpu.ts';
+import type { LadderRun } from '../../bench/service/ladder-bench.ts';
+import { ANCHOR_STEP, APP_STEPS, SVCD_STEP } from '../../bench/service/ladder-steps.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(join(ROOT, 'docs/performance.md'), 'utf8');
@@ -54,7 +57,7 @@ test.serial('`npm run bench:cpu -- --quick --against HEAD` measures both trees a
   t.regex(again.out, /vs saved/);
 });
 
-test('bench:cpu: a ref naming nothing, a size list, a bad -c, --gateways or --flows: exit 2', async (t) => {
+test('bench:cpu: a ref naming nothing, a size list, a bad -c, --gateways, --flows or --rounds: exit 2', async (t) => {
   t.timeout(120_000);
   const none = await bench(['--quick', '--against', 'no-such-ref-anywhere']);
   t.is(none.code, 2);
@@ -63,6 +66,11 @@ test('bench:cpu: a ref naming nothing, a size list, a bad -c, --gateways or --fl
   t.is((await bench(['-c', '0'])).code, 2);
   t.is((await bench(['--gateways', '-1'])).code, 2);
   t.is((await bench(['--flows', '0'])).code, 2);
+  const ladder = await bench(['--ladder', '--against', 'HEAD']);
+  t.is(ladder.code, 2);
+  t.regex(ladder.err, /--ladder measures this tree's free quotes: not with --against or --flows/);
+  t.is((await bench(['--ladder', '--rounds', '0'])).code, 2);
+  t.is((await bench(['--rounds', '3'])).code, 2, '--rounds is the ladder\'s');
   t.false(worktrees().includes('svc-bench-ref-'));
 });
 
@@ -99,4 +107,49 @@ test.serial('`bench:cpu --quick --gateways 1` counts the core and its gateway wo
     t.true(Number.isFinite(s!.mean_ms) && s!.mean_ms > 0, `${name}: ${s!.mean_ms} ms`);
   }
   t.true(step('ledger flush (sync true)')!.per_flow <= 2, 'group commit: at most a synced flush per batch');
+});
+
+test.serial('`npm run bench:cpu -- --ladder --quick` measures every step, each checked first', async (t) => {
+  t.timeout(300_000);
+  t.true(doc.includes('npm run bench:cpu -- --ladder --quick'), 'docs/performance.md gives this command');
+  const r = await bench(['--ladder', '--quick']);
+  t.is(r.code, 0, r.err);
+  t.regex(r.out, /#\s+step\s+µs\/req\s+±\s+main\s+Δ prev\s+Δ ±\s+Δ is/);
+  t.regex(r.out, /1 round\(s\), one round: no noise figure/);
+  const file = /^written: (.+)$/m.exec(r.out)?.[1] ?? '';
+  t.true(file.startsWith(join(results, 'cpu-ladder-')), file);
+  const run = JSON.parse(readFileSync(file, 'utf8')) as LadderRun;
+  t.is(run.kind, 'svc-cpu-ladder');
+  t.like(run.settings, { c: 32, gateways: 0, min_rounds: 1, max_rounds: 1, retries: 0 });
+  t.regex(r.out, /other work on the machine: 0 sample\(s\) taken again, 0 round\(s\) discarded, \d+ of 14/);
+  t.is(run.rounds, 1);
+  t.is(run.discarded, 0, '--quick keeps its one round whatever else runs');
+  t.is(run.orders.length, 1);
+  t.is(run.loadavg.length, 1);
+  const keys = [ANCHOR_STEP, ...APP_STEPS, SVCD_STEP].map((s) => s.key);
+  t.deepEqual(run.rows.map((row) => row.key), keys);
+  t.deepEqual([...run.orders[0]!].sort((a, b) => a - b), keys.map((_, i) => i), 'each step measured once a round');
+  for (const [i, row] of run.rows.entries()) {
+    t.is(row.step, i);
+    t.true(row.name.length > 0 && row.adds.length > 0, row.key);
+    t.is(row.samples.length, 1, row.key);
+    t.is(row.foreign.length, 1, `${row.key}: other work on the machine, per sample`);
+    t.is(row.retried, 0, `${row.key}: --quick takes no sample again`);
+    t.true(Number.isFinite(row.us) && row.us > 0 && row.main_us > 0 && row.main_us <= row.us, row.key);
+    t.is(row.noise, null, `${row.key}: one round has no noise figure`);
+    t.is(row.delta === null, i === 0, row.key);
+    t.is(row.settled, null, row.key);
+    // every step answers the free quote as the anchor does (the bench checks the values; here, the shape)
+    t.is(row.check.status, 200, row.key);
+    for (const f of run.rows[0]!.check.fields) t.true(row.check.fields.includes(f), `${row.key}: ${f}`);
+  }
+  // the layers show in the answers' headers from their step on: the request id, the rate limit, CORS
+  const has = (key: string, header: string) => run.rows.find((row) => row.key === key)!.check.headers.includes(header);
+  t.false(has('http-server', 'x-request-id'));
+  t.true(has('request-id', 'x-request-id'));
+  t.false(has('request-id', 'ratelimit'));
+  t.true(has('rate-limit', 'ratelimit'));
+  t.false(has('rate-limit', 'access-control-allow-origin'));
+  t.true(has('drain-cors', 'access-control-allow-origin'));
+  t.true(has('svcd', 'access-control-allow-origin') && has('svcd', 'ratelimit') && has('svcd', 'x-request-id'));
 });

@@ -135,6 +135,15 @@ export const ROWS: Row[] = [
     how: 'as written (results into a temp dir); the ref\'s worktree is gone afterwards',
   },
   {
+    file: 'docs/performance.md', block: 'npm run bench:cpu -- --ladder --quick',
+    lines: {
+      'npm run bench:cpu -- --ladder --quick': [
+        by(CBENCH, '\'npm run bench:cpu -- --ladder --quick\'', 'bench([\'--ladder\', \'--quick\'])'),
+      ],
+    },
+    how: 'as written (results into a temp dir); every step\'s answer checked, the run\'s JSON read',
+  },
+  {
     file: 'docs/scale-out.md', block: 'npm run cluster -- --hosts',
     lines: {
       'npm run cluster -- --hosts': [by(CLUSTER, 'runScript(t, \'npm run cluster -- --hosts\')')],
