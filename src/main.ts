@@ -81,7 +81,7 @@ async function startGateway(
     // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
     edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
   });
-  const g = await listenGateway(gw.app, config.httpHost, config.httpPort, {
+  const g = await listenGateway(gw, config.httpHost, config.httpPort, {
     headersTimeoutMs: config.httpHeadersTimeoutMs,
     requestTimeoutMs: config.httpRequestTimeoutMs,
     keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,

@@ -4,6 +4,7 @@
 // sandbox (sandbox-routes.ts), MCP (mcp-routes.ts), discovery documents and pages
 // (discovery-routes.ts) and the embedders' routes (embed-routes.ts). Every call goes to the core through
 // one CoreCaller (in process, or svc/1 when the gateway runs apart). Holds no money state.
+import type { RequestListener } from 'node:http';
 import type { Socket } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -16,6 +17,7 @@ import type { CoreCaller } from './core-call.ts';
 import { discoveryRoutes } from './discovery-routes.ts';
 import { DrainState } from './drain-state.ts';
 import { mountEmbedRoutes } from './embed-routes.ts';
+import { withFastQuote } from './fast-quote.ts';
 import { front } from './front.ts';
 import { mountMcpRoutes } from './mcp-routes.ts';
 import { discoveryFacts } from './discovery-facts.ts';
@@ -37,6 +39,8 @@ export interface GatewayOptions {
 
 export interface Gateway {
   app: Koa<State>;
+  /** the HTTP server's request listener: the plain free quote answered ahead of Koa (fast-quote.ts), the rest Koa's */
+  callback(): RequestListener;
   close(): void;
   setBoundUrl(url: string): void;
   /**
@@ -58,7 +62,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   // paths match as the contract spells them: /API/V1/... is another path (a proxy's rules keyed on the
   // path would see it as one), not an alias
   const router = new Router<State>({ sensitive: true });
-  const parts = gatewayParts(opts.core, new RateLimiter(opts.rates), baseUrl, opts.log);
+  const limiter = new RateLimiter(opts.rates);
+  const parts = gatewayParts(opts.core, limiter, baseUrl, opts.log);
   const drain = new DrainState();
   const resolveClient = clientAddressResolver({ hops: opts.trustProxyHops ?? 0, proxies: opts.trustedProxies ?? [] });
   app.use(front({ resolveClient, drain, log: opts.log }));
@@ -77,6 +82,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   app.use(router.allowedMethods());
   return {
     app,
+    callback: () => withFastQuote(app.callback(), { core: opts.core, limiter, resolveClient, drain, log: opts.log }),
     setBoundUrl: (u) => { boundUrl = u; },
     close: () => { closeMcp(); opts.core.close(); },
     startDraining: (late) => drain.start(late),

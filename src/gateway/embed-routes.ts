@@ -25,7 +25,7 @@ const ALLOW_HEADERS = 'content-type, idempotency-key, x-request-id';
 export const EXPOSED_HEADERS: readonly string[] = [
   'X-Request-Id', 'ETag', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS,
 ];
-const EXPOSE_HEADERS = EXPOSED_HEADERS.join(', ');
+export const EXPOSE_HEADERS = EXPOSED_HEADERS.join(', ');
 
 interface CorsRoute { method: string; path: string }
 // a path as the router matches it: parameters are one segment, letters in any case, a trailing slash allowed

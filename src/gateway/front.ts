@@ -41,17 +41,30 @@ export function front(opts: FrontOptions): Koa.Middleware<State> {
   };
 }
 
+/** The request's id: the caller's X-Request-Id when it is one, else a new one. */
+export const requestIdOf = (incoming: string | undefined): string =>
+  (incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID());
+
+/** An error answered to a caller, logged as the gateway logs them: faults and a core out of reach, nothing else. */
+export function logAnswered(log: Logger, e: unknown, requestId: string): void {
+  // the core logs its own faults; a catalogue answer (busy, rate_limited, ...) is not a fault
+  if (e instanceof ConnectionError) log.warn({ err: e, request_id: requestId }, 'core unreachable');
+  else if (!(e instanceof CoreError) && isFault(e)) log.error({ err: e, request_id: requestId }, 'request failed');
+}
+
+/** What a late connection's request is answered while the gateway drains. */
+export const shuttingDown = () => new ServiceError('shutting_down', 'this gateway is shutting down and did not run '
+  + 'the request; send it again (another node, or later)');
+
 async function answer(ctx: KoaCtx, next: Koa.Next, { resolveClient, drain, log }: FrontOptions): Promise<void> {
-  const incoming = ctx.get('x-request-id');
-  ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  ctx.state.requestId = requestIdOf(ctx.get('x-request-id'));
   ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
   ctx.set('x-request-id', ctx.state.requestId);
   try {
     if (drain.isLate(ctx.req.socket)) {
       ctx.set('Connection', 'close');
       drain.refused();
-      throw new ServiceError('shutting_down', 'this gateway is shutting down and did not run the request; '
-        + 'send it again (another node, or later)');
+      throw shuttingDown();
     }
     // in flight until its response is written out (Koa writes it after the middleware returns)
     ctx.res.once('close', drain.begin());
@@ -63,10 +76,7 @@ async function answer(ctx: KoaCtx, next: Koa.Next, { resolveClient, drain, log }
     refuseUnrouted(ctx);
   } catch (e) {
     const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
-    // the core logs its own faults; a catalogue answer (busy, rate_limited, ...) is not a fault
-    const request_id = ctx.state.requestId;
-    if (e instanceof ConnectionError) log.warn({ err: e, request_id }, 'core unreachable');
-    else if (!(e instanceof CoreError) && isFault(e)) log.error({ err: e, request_id }, 'request failed');
+    logAnswered(log, e, ctx.state.requestId);
     ctx.set(headers);
     ctx.status = status;
     ctx.type = 'application/json';
