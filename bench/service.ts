@@ -12,7 +12,7 @@ import {
 import { profileSvcd } from './service/profile.ts';
 import { formatRun, machineLine, median, type Measure, type Row, type Run } from './service/report.ts';
 import {
-  anchorMachines, fundMachines, startAnchor, startSvcd, type Server, type SvcdServer,
+  anchorMachines, fundMachines, startAnchor, startAnchorCluster, startSvcd, type Server, type SvcdServer,
 } from './service/servers.ts';
 import { startStores } from './service/stores.ts';
 import {
@@ -133,6 +133,7 @@ async function startAll(): Promise<Started> {
     startAnchor('koa 3-route', 'paid'),
     startSvcd('svcd', 0),
     ...settings.gateways.map((k) => startSvcd(`svcd K=${k}`, k)),
+    ...settings.gateways.map((k) => startAnchorCluster(`koa+router+ajv ×${k}`, k)),
   ]);
   const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
@@ -143,9 +144,11 @@ async function startAll(): Promise<Started> {
     await stop();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const [bare, put, svcdFree, paidAnchor, svcdPaid, ...svcdK] = up as [
-    Server, Server, SvcdServer, Server, SvcdServer, ...SvcdServer[],
+  const [bare, put, svcdFree, paidAnchor, svcdPaid, ...more] = up as [
+    Server, Server, SvcdServer, Server, SvcdServer, ...Server[],
   ];
+  const svcdK = more.slice(0, settings.gateways.length) as SvcdServer[];
+  const bareK = more.slice(settings.gateways.length);
   const n = Math.max(...settings.concurrency);
   const machines = new Map<Server, Machine[]>([
     [paidAnchor, anchorMachines(n)],
@@ -167,10 +170,10 @@ async function startAll(): Promise<Started> {
     name: 'free quote',
     unit: 'req/s',
     latency: 'request',
-    // the target on the one process and on K = 2 (auto on this 2-core machine: docs/decisions.md)
+    // the target on the one process against the anchor in one, and on svcd K against the anchor in K workers
     entries: [
       entry(bare), quotes.put, quotes.svcd,
-      ...svcdK.map((k) => entry(k, bare, k.name === 'svcd K=2' ? freeTarget : undefined)),
+      ...svcdK.flatMap((k, i) => [entry(bareK[i]!), entry(k, bareK[i], freeTarget)]),
     ],
     load: (e, c, a) => loadRequests(e.server.urls[0]!, QUOTE_PATH, QUOTE_BODY, c, a),
   };

@@ -39,6 +39,8 @@ export const APP_STEPS: readonly LadderStep[] = [
     adds: 'front.ts itself: the steps above plus svc_http_requests_total and svc_http_request_duration_seconds' },
   { key: 'routes', name: '+ every route (= createGateway)',
     adds: 'gateway/app.ts createGateway: svcd\'s router with all its routes, the real QUOTE route; no core behind' },
+  { key: 'own-path', name: '+ the free quote\'s own path (= the gateway)',
+    adds: 'gateway/fast-quote.ts ahead of Koa, as svcd listens: the plain free quote never reaches Koa' },
 ];
 
 export const ANCHOR_STEP: LadderStep = {

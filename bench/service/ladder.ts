@@ -176,8 +176,8 @@ async function listen(): Promise<Server> {
   const app = gw?.app ?? ladderApp();
   let server: Server;
   if (at('http-server')) {
-    // main.ts startGateway's limits
-    server = (await listenGateway(app, '127.0.0.1', 0, {
+    // main.ts startGateway's limits, and its listener: the gateway's own (the free quote's path ahead of Koa)
+    server = (await listenGateway(at('own-path') ? gw! : app, '127.0.0.1', 0, {
       headersTimeoutMs: config.httpHeadersTimeoutMs,
       requestTimeoutMs: config.httpRequestTimeoutMs,
       keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,

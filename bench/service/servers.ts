@@ -29,12 +29,18 @@ export interface Server {
 
 const ANCHOR = fileURLToPath(new URL('./anchor.ts', import.meta.url));
 const LADDER = fileURLToPath(new URL('./ladder.ts', import.meta.url));
+const ANCHOR_CLUSTER = fileURLToPath(new URL('./anchor-cluster.ts', import.meta.url));
 
 export type AnchorMode = 'bare' | 'put' | 'paid' | 'paid-pg';
 
 /** An anchor app in its own process; `paid-pg` keeps its quotes in the database `pgUrl`. */
 export async function startAnchor(name: string, mode: AnchorMode, pgUrl?: string): Promise<Server> {
   return startScript(name, ANCHOR, mode, pgUrl);
+}
+
+/** The bare anchor in `k` node:cluster workers sharing one port (anchor-cluster.ts): svcd K's process count. */
+export async function startAnchorCluster(name: string, k: number): Promise<Server> {
+  return startScript(name, ANCHOR_CLUSTER, String(k));
 }
 
 /**

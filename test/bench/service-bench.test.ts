@@ -47,6 +47,7 @@ test.serial('`npm run bench:service -- --quick` completes, prints the tables and
     'free quote / koa+router+ajv',
     'free quote / koa+router+ajv+put',
     'free quote / svcd',
+    'free quote / koa+router+ajv ×2',
     'free quote / svcd K=2',
     'paid GET_PULSE flow / koa 3-route',
     'paid GET_PULSE flow / svcd',
@@ -80,9 +81,11 @@ test.serial('`--input` with `--compare` prints a saved run against another, with
   t.is(b.code, 0, b.err);
   t.regex(b.out, new RegExp(`Δ: against ${escape(baseline)}`));
   const rows = b.out.slice(b.out.indexOf('case ')).split('\n\n')[0]!;
-  // the free quote through K gateways is newer than that run; every other row has its counterpart
+  // the free quote through K gateways, and its anchor in K workers, are newer than that run; every other row has
+  // its counterpart
   const unmatched = rows.split('\n').filter((l) => /n\/a/.test(l)).map((l) => l.replace(/ {2,}/g, ' | '));
-  t.deepEqual(unmatched.map((l) => l.split(' | ').slice(0, 2).join(' / ')), ['free quote / svcd K=2']);
+  t.deepEqual(unmatched.map((l) => l.split(' | ').slice(0, 2).join(' / ')),
+    ['free quote / koa+router+ajv ×2', 'free quote / svcd K=2']);
 });
 
 test.serial('two saved runs as docs/performance.md prints them: the current against an earlier one', async (t) => {
