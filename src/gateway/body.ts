@@ -13,11 +13,16 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 const DEFAULT_BODY_BUDGET = 16 << 20;
 
 let budget = new AddressedBudget(DEFAULT_BODY_BUDGET, defaultShare(DEFAULT_BODY_BUDGET));
-const responses = new WeakMap<IncomingMessage, ServerResponse>();
+/**
+ * Each request's response, kept on the request itself: a WeakMap entry per request costs the garbage collector
+ * about 8 µs of CPU per request (an ephemeron to trace), a property next to nothing (measured: docs/performance.md).
+ */
+const RESPONSE = Symbol('svc.response');
+type Tracked = IncomingMessage & { [RESPONSE]?: ServerResponse };
 
 /** Registers the response to a request, so a body refused half-read can close the connection. */
 export function trackResponse(req: IncomingMessage, res: ServerResponse): void {
-  responses.set(req, res);
+  (req as Tracked)[RESPONSE] = res;
 }
 
 /**
@@ -106,7 +111,7 @@ function fail(req: Req, e: ServiceError): void {
   if (!r) return;
   // Node would read the rest of the body to reuse the connection: close it after the answer instead
   if (!req.complete) {
-    responses.get(req)?.setHeader('connection', 'close');
+    (req as Tracked)[RESPONSE]?.setHeader('connection', 'close');
     req.pause();
   }
   r.reject(e);

@@ -61,7 +61,8 @@ async function serve(req: IncomingMessage, res: ServerResponse, service: string,
       o.drain.refused();
       throw shuttingDown();
     }
-    res.once('close', o.drain.begin());
+    // on, not once: the end function is one for all requests, and a response closes once (no wrapper per request)
+    res.on('close', o.drain.begin());
     headers.push(...CORS);
     const d = o.limiter.check(SPEC.rateClass, addressWindowKey(client), 'per address');
     for (const k in d.headers) headers.push(k, d.headers[k]!);

@@ -67,7 +67,7 @@ async function answer(ctx: KoaCtx, next: Koa.Next, { resolveClient, drain, log }
       throw shuttingDown();
     }
     // in flight until its response is written out (Koa writes it after the middleware returns)
-    ctx.res.once('close', drain.begin());
+    ctx.res.on('close', drain.begin());
     try {
       if (!cors(ctx)) await next();
     } finally {
