@@ -44,7 +44,11 @@ export function withFastQuote(koa: RequestListener, o: FastQuoteOptions): Reques
     if (service === undefined || h['idempotency-key'] !== undefined || h.authorization !== undefined) {
       return koa(req, res);
     }
-    void serve(req, res, service, o);
+    serve(req, res, service, o).catch((e: unknown) => {
+      // nothing above throws past its own catch; should the answer itself fail, the connection is not left open
+      o.log.error({ err: e }, 'free quote answer failed');
+      res.destroy();
+    });
   };
 }
 
