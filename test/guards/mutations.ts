@@ -62,6 +62,8 @@ const T = {
     + 'unknown one (LevelDB)',
   spelling: 'one payment credits one invoice in every spelling of its reference (LevelDB)',
   flood: '60 client addresses flooding invoices under fresh machine_ids leave fresh payers able to fund (LevelDB)',
+  fastQuote: 'the fast path answers every quote as the Koa path does: results, refusals, keys, ids, the window, '
+    + 'the drain',
   solFlood: '60 addresses holding more invoices than a Solana rail has amounts: fresh payers fund by reference '
     + '(LevelDB)',
   byReference: 'a transfer naming an invoice\'s reference pays it; a wrong amount names it; no reference: the amount '
@@ -253,6 +255,10 @@ export const MUTATIONS: Mutation[] = [
     'clientInvoiceOps', 'if (Object.keys(open).length >= cap) {', 'if (false) {', PATHS, T.flood),
   m('deposit-dismissed-final', 'a dismissed deposit is never claimed', 'src/core/deposits.ts', 'claimDeposit',
     '    if (dep.state !== \'unmatched\') throw notQueued(dep);\n    // an x402', '    // an x402', PATHS, T.dismissed),
+  // the free quote's own path keeps the caller's window: a caller over its address's limit is refused there too
+  m('fast-quote-window', 'the free quote\'s own path counts the caller\'s address window', 'src/gateway/fast-quote.ts',
+    'serve', "const d = o.limiter.check(SPEC.rateClass, addressWindowKey(client), 'per address');",
+    "const d = { headers: {} as Record<string, string> };", 'test/gateway/fast-quote.test.ts', T.fastQuote),
   // Solana Pay references: a transfer naming an invoice's reference is that invoice's, for its exact amount, made
   // while it existed; a rail out of amounts issues reference-only invoices
   m('solana-pay-reference', 'a transfer naming a reference pays that invoice', 'src/core/deposit-match.ts',
