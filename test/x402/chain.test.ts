@@ -46,6 +46,19 @@ async function authorize(c: Chain, i: number, to: string, value: bigint): Promis
   return { a, sig };
 }
 
+/**
+ * The settlement's receipt once anvil has it: automine answers eth_sendRawTransaction before the block is
+ * always readable on a loaded machine, so the test waits for it (up to 10 s) rather than for a time.
+ */
+async function minedSoon(chain: X402Chain, hash: string, a: Authorization) {
+  for (let i = 0; i < 200; i++) {
+    const m = await chain.mined(hash, a);
+    if (m) return m;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
+}
+
 test('x402 chain: paid only for what reached the payee; the nonce\'s user found; signatures as the token',
   async (t) => {
     const c = await startChain(t);
@@ -60,7 +73,7 @@ test('x402 chain: paid only for what reached the payee; the nonce\'s user found;
     const from = await chain.blockNumber();
     const sent = await chain.prepare(good.a, good.sig);
     await chain.send(sent.raw);
-    const mined = await chain.mined(sent.hash, good.a);
+    const mined = await minedSoon(chain, sent.hash, good.a);
     t.like(mined, { status: 'success', paid: true });
     t.true(await chain.authorizationUsed(good.a.from, good.a.nonce));
     t.is(await chain.usedBy(good.a.from, good.a.nonce, from), sent.hash);
@@ -69,7 +82,7 @@ test('x402 chain: paid only for what reached the payee; the nonce\'s user found;
     const elsewhere = await authorize(c, PAYERS[1]!, c.anvil.account(7).address, 500n);
     const other = await chain.prepare(elsewhere.a, elsewhere.sig);
     await chain.send(other.raw);
-    t.like(await chain.mined(other.hash, elsewhere.a), { status: 'success', paid: false });
+    t.like(await minedSoon(chain, other.hash, elsewhere.a), { status: 'success', paid: false });
 
     // a used nonce: the token refuses it before anything is sent
     await t.throwsAsync(chain.prepare(good.a, good.sig), { name: 'WouldRevert' });
