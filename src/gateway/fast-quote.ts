@@ -25,7 +25,8 @@ const SPEC = commandSpec('QUOTE')!;
 const ROUTE = toRouterPath(SPEC.http!.path);
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** the quote paths, each with its service: /api/v1/quotes/get-pulse → get-pulse */
-const PATHS: ReadonlyMap<string, string> = new Map(SERVICE_NAMES.map((s) => [SPEC.http!.path.replace('{service}', s), s]));
+const PATHS: ReadonlyMap<string, string> =
+  new Map(SERVICE_NAMES.map((s) => [SPEC.http!.path.replace('{service}', s), s]));
 const CORS = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', EXPOSE_HEADERS] as const;
 
 export interface FastQuoteOptions {

@@ -269,7 +269,8 @@ const INSTRUCTIONS = 'svc: metered computation and proof. These tools are free: 
 export function buildMcpServer(core: CoreCall, client = 'unknown', docs?: McpDocs, paid?: PaidTools | null): McpServer {
   const server = new McpServer({ name: 'svc', version: VERSIONS.mcpServer }, {
     instructions: paid ? `${INSTRUCTIONS} The svc_execute_* tools run them here too, each call paid with x402`
-      + ` (${paid.x402.scheme} on ${paid.x402.networks.map((n) => n.network).join(' or ')}): quote first, call without a payment to learn its price.`
+      + ` (${paid.x402.scheme} on ${paid.x402.networks.map((n) => n.network).join(' or ')}): quote first, call`
+      + ' without a payment to learn its price.'
       : INSTRUCTIONS,
     // stateless: every request meets a fresh server, so there is never a list change to announce
     capabilities: { tools: { listChanged: false }, ...(docs ? { resources: { listChanged: false } } : {}) },

@@ -17,13 +17,15 @@ const rails = RAILS.map((r) => ({ ...r, address: r.network === 'Solana' ? SOL_WA
 
 /** A transfer as the Solana watcher records it; `tx` names it (a base58 signature made from the name). */
 const deposit = (amount: string, tx: string, at: number): Deposit => ({
-  rail: 'USDC_SOLANA', tx_id: base58.encode(createHash('sha512').update(tx).digest()), log_index: 2, amount, from: 'payer', to: 'rail-ata', block_number: 10,
+  rail: 'USDC_SOLANA', tx_id: base58.encode(createHash('sha512').update(tx).digest()), log_index: 2, amount,
+  from: 'payer', to: 'rail-ata', block_number: 10,
   block_hash: '', block_time: new Date(at).toISOString(), confirmations: 32,
 });
 
 test('a Solana invoice names a fresh reference and a transfer request a Solana Pay wallet opens', async (t) => {
   const f = await coreFixture(t, { rails });
-  const fund = (m: string) => fundAccount(f.ctx, { machine_id: m, units: 5, network: 'Solana', asset: 'USDC' }, undefined);
+  const fund = (m: string) =>
+    fundAccount(f.ctx, { machine_id: m, units: 5, network: 'Solana', asset: 'USDC' }, undefined);
   const { invoice: a } = await fund('pay-a');
   const { invoice: b } = await fund('pay-b');
   t.true(isSolanaAddress(a.reference!));

@@ -59,7 +59,8 @@ export async function startSolanaSvcd(
   writeFileSync(keyFile, JSON.stringify([...w.feePayerBytes]), { mode: 0o600 });
   Object.assign(s.env, {
     SVC_X402: 'on', SVC_X402_NETWORK: SOLANA, SVC_X402_SOLANA_RPC: w.rpc.url, SVC_X402_SOLANA_ASSET: w.chain.mint,
-    SVC_X402_SOLANA_PAY_TO: w.payee, SVC_X402_SOLANA_FEE_PAYER_KEY_FILE: keyFile, SVC_X402_POLL_MS: '50', ...(typeof over === 'function' ? over(s) : over),
+    SVC_X402_SOLANA_PAY_TO: w.payee, SVC_X402_SOLANA_FEE_PAYER_KEY_FILE: keyFile, SVC_X402_POLL_MS: '50',
+    ...(typeof over === 'function' ? over(s) : over),
   });
   await s.start(['start']);
   t.teardown(async () => { await s.kill9(); s.cleanup(); });

@@ -61,7 +61,8 @@ export class SvmRail implements X402Rail {
       throw unavailable('the Solana RPC does not answer; pay from a balance or retry later', e);
     });
     if (!this.#cfg.network.endsWith(`:${genesis.slice(0, 32)}`)) {
-      throw new ServiceError('service_unavailable', `x402: the Solana RPC serves genesis ${genesis}, not ${this.network}`);
+      const msg = `x402: the Solana RPC serves genesis ${genesis}, not ${this.network}`;
+      throw new ServiceError('service_unavailable', msg);
     }
   }
 
