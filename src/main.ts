@@ -446,7 +446,8 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     process.stdout.write(`${banner(config, {
       version: CORE_VERSION, nodeId, http: ready.http, edge: ready.edge, backend: ready.backend,
       adminSocket: ready.admin_socket, metrics: ready.metrics, gatewayProcesses: ready.gateway_processes,
-      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned, x402FeeAccounts: core.x402?.feeAccounts(),
+      edgeCertSha256: ready.edge_cert_sha256, selfSigned: core.tls.selfSigned,
+      x402FeeAccounts: core.x402?.feeAccounts(),
     })}\n\n`);
   } else {
     log.info({ ...ready, node_id: nodeId, self_signed: core.tls.selfSigned }, 'svcd ready');

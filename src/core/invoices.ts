@@ -293,7 +293,9 @@ async function allocateAmount(
   ctx: CoreContext, rail: Rail, base: bigint, nowMs: number,
 ): Promise<{ amount: bigint; taken: Json | undefined } | null> {
   const narrow = ctx.config.invoiceSuffixMax ?? SUFFIX_MAX;
-  const wide = ctx.config.invoiceWideSuffixMax ?? (ctx.config.invoiceSuffixMax === undefined ? WIDE_SUFFIX_MAX : narrow);
+  // a test that narrows the first range and not the wider one narrows the space whole
+  const wide = ctx.config.invoiceWideSuffixMax
+    ?? (ctx.config.invoiceSuffixMax === undefined ? WIDE_SUFFIX_MAX : narrow);
   for (const [min, max] of [[1, narrow], [narrow + 1, wide]] as const) {
     for (let tries = 0; min <= max && tries < ALLOCATION_TRIES; tries++) {
       const amount = base + BigInt(randomInt(min, max + 1));
@@ -323,7 +325,7 @@ async function amountFor(
 function solanaPay(ctx: CoreContext, rail: Rail, inv: InvoiceRecord): { fields: Partial<InvoiceRecord>; ops: Op[] } {
   if (RAIL_FAMILY[rail.rail] !== 'solana') return { fields: {}, ops: [] };
   const reference = newReference();
-  const watched = ctx.config.watchers?.find((w) => w.rail === rail.rail);
+  const watched = ctx.config.watchers.find((w) => w.rail === rail.rail);
   const mint = watched?.family === 'solana' ? watched.mint : SOLANA_MINTS[rail.rail];
   const uri = transferRequest(rail.address, inv.amount_due_decimal, mint, reference, inv.invoice_id);
   return {

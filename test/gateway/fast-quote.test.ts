@@ -1,7 +1,7 @@
-// The free quote's own path (src/gateway/fast-quote.ts) against the Koa path it stands in for: one gateway over one
-// core, served twice — by its Koa app alone and by its listener with the fast path ahead — and every request sent to
-// both. Status, headers and body must agree, bar what differs between any two answers (ids, times, the window's
-// remaining count). And what the fast path must leave to Koa goes to Koa.
+// The free quote's own path (src/gateway/fast-quote.ts) against the Koa path it stands in for: one gateway over
+// one core, served twice — by its Koa app alone and by its listener with the fast path ahead — and every request
+// sent to both. Status, headers and body must agree, bar what differs between any two answers (ids, times, the
+// window's remaining count). And what the fast path must leave to Koa goes to Koa.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import test, { type ExecutionContext } from 'ava';
 import pino from 'pino';

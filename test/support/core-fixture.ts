@@ -47,7 +47,7 @@ export async function coreFixture(
   const config = {
     dataDir: dir, rails: RAILS.map((r) => ({ ...r, address: `addr-${r.rail}` })),
     invoiceTtlMs: 60_000, maxOpenInvoices: 3, idempotencyTtlMs: 60_000, pulsePeriodMs: 60_000,
-    rates: DEFAULT_RATES, ...over,
+    rates: DEFAULT_RATES, watchers: [], ...over,
   } as Config;
   const ctx = {
     store, ledger: new Ledger(store), identity, kernels,

@@ -29,7 +29,8 @@ test('x402 config: off by default; on, the defaults and the USDC on Base rail\'s
   t.like(sepolia?.evm, { chainId: 84532, asset: KNOWN_USDC['eip155:84532'] });
 });
 
-test('x402 config: Solana alone, or beside an EVM network; its defaults and the USDC on Solana rail\'s settings', (t) => {
+test('x402 config: Solana alone, or beside an EVM network; its defaults and the USDC on Solana rail\'s settings',
+  (t) => {
   const alone = x402Config(solana)!;
   t.is(alone.evm, null);
   t.like(alone.solana, {

@@ -28,7 +28,9 @@ export interface SolanaTransaction {
     signatures: readonly string[];
     message: {
       accountKeys: readonly string[];
-      header?: { numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number };
+      header?: {
+        numRequiredSignatures: number; numReadonlySignedAccounts: number; numReadonlyUnsignedAccounts: number;
+      };
     };
   };
 }

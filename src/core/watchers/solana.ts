@@ -136,7 +136,9 @@ export class SolanaWatcher extends PollingWatcher {
         if (!tx) continue;
         const parsed = tx as unknown as SolanaTransaction;
         const seen = parseDeposits(parsed, this.#cfg.rail, this.#cfg.mint, watched, tip);
-        const named = seen.length ? await referencedInvoice(this.ctx, this.#cfg.rail, referenceCandidates(parsed)) : null;
+        const named = seen.length
+          ? await referencedInvoice(this.ctx, this.#cfg.rail, referenceCandidates(parsed))
+          : null;
         for (const d of seen) {
           const inv = named?.inv ?? await invoiceHoldingAmount(this.ctx, this.#cfg.rail, d.amount);
           if (!inv || inv.state !== 'pending') continue;

@@ -87,7 +87,8 @@ export class EvmRail implements X402Rail {
       throw new ServiceError('service_unavailable', message, undefined, { cause: e });
     });
     if (used) {
-      return { reason: 'invalid_exact_evm_payload_authorization_nonce', message: 'this authorization\'s nonce is used' };
+      const message = 'this authorization\'s nonce is used';
+      return { reason: 'invalid_exact_evm_payload_authorization_nonce', message };
     }
     if (balance < BigInt(a.value)) {
       return { reason: 'insufficient_funds', message: `the payer holds ${balance}, less than ${a.value}` };
