@@ -30,8 +30,7 @@ import { loadClusterTls } from './protocol/cluster-tls.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel, type WindowMessage } from './gateway/node-windows.ts';
 import { quoteDesk } from './core/quote-desk.ts';
 import type { RateClass } from './protocol/registry.ts';
-import { proxyMatcher } from './gateway/client-address.ts';
-import { drainGateway, listenGateway, type HttpDrainReport } from './gateway/http-server.ts';
+import { drainGateway, httpLimits, listenGateway, type HttpDrainReport } from './gateway/http-server.ts';
 import type { Config } from './core/config.ts';
 import { NodeIdentity, readQuoteKey } from './core/node-identity.ts';
 import { DOCUMENT_PATHS, manifestHash } from './discovery/documents.ts';
@@ -81,18 +80,7 @@ async function startGateway(
     // published: the configured public port, else the one the edge listens on, else SVC_EDGE_PORT (gateway alone)
     edgePort: config.publicEdgePort ?? edgePort ?? config.edgePort,
   });
-  const g = await listenGateway(gw, config.httpHost, config.httpPort, {
-    headersTimeoutMs: config.httpHeadersTimeoutMs,
-    requestTimeoutMs: config.httpRequestTimeoutMs,
-    keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
-    maxConnections: config.httpMaxConnections,
-    // behind our proxies their connections carry every client: they are not capped per address
-    maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress,
-    ...(config.trustProxyHops > 0 ? { uncapped: proxyMatcher(config.trustedProxies) } : {}),
-    connectionQueueMs: config.connectionQueueMs,
-    bodyBudgetBytes: config.bodyBudgetBytes,
-    bodyBudgetPerAddressBytes: config.bodyBudgetPerAddressBytes,
-  });
+  const g = await listenGateway(gw, config.httpHost, config.httpPort, httpLimits(config));
   const a = g.server.address() as { address: string; port: number; family: string };
   const url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
   gw.setBoundUrl(url);

@@ -14,20 +14,19 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { pino, type Logger } from 'pino';
-import { ConnectionError } from '../../src/client/client.ts';
 import { loadConfig } from '../../src/core/config.ts';
 import { NodeIdentity, readQuoteKey } from '../../src/core/node-identity.ts';
 import { quoteDesk } from '../../src/core/quote-desk.ts';
-import { ServiceError, isFault } from '../../src/errors.ts';
+import { ServiceError } from '../../src/errors.ts';
 import { createGateway } from '../../src/gateway/app.ts';
 import { readJsonBody } from '../../src/gateway/body.ts';
-import { clientAddressResolver, proxyMatcher } from '../../src/gateway/client-address.ts';
+import { clientAddressResolver } from '../../src/gateway/client-address.ts';
 import { answeringFirst, type CoreCaller } from '../../src/gateway/core-call.ts';
 import { DrainState } from '../../src/gateway/drain-state.ts';
 import { cors } from '../../src/gateway/embed-routes.ts';
-import { REQUEST_ID, front, refuseUnrouted } from '../../src/gateway/front.ts';
-import { CoreError, toHttpError } from '../../src/gateway/http-errors.ts';
-import { listenGateway } from '../../src/gateway/http-server.ts';
+import { front, logAnswered, refuseUnrouted, requestIdOf, shuttingDown } from '../../src/gateway/front.ts';
+import { toHttpError } from '../../src/gateway/http-errors.ts';
+import { httpLimits, listenGateway } from '../../src/gateway/http-server.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel } from '../../src/gateway/node-windows.ts';
 import { gatewayParts, type State } from '../../src/gateway/parts.ts';
 import { envelope } from '../../src/gateway/routing.ts';
@@ -100,9 +99,9 @@ function composedFront(): Koa.Middleware<State> {
     if (drain.isLate(ctx.req.socket)) {
       ctx.set('Connection', 'close');
       drain.refused();
-      throw new ServiceError('shutting_down', 'this gateway is shutting down');
+      throw shuttingDown();
     }
-    ctx.res.once('close', drain.begin());
+    ctx.res.on('close', drain.begin());
     try {
       if (!cors(ctx)) await next();
     } finally {
@@ -110,8 +109,7 @@ function composedFront(): Koa.Middleware<State> {
     }
   };
   return async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestIdOf(ctx.get('x-request-id'));
     ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
     ctx.set('x-request-id', ctx.state.requestId);
     if (!at('envelope')) return inner(ctx, next);
@@ -120,9 +118,7 @@ function composedFront(): Koa.Middleware<State> {
       refuseUnrouted(ctx);
     } catch (e) {
       const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
-      const request_id = ctx.state.requestId;
-      if (e instanceof ConnectionError) log.warn({ err: e, request_id }, 'core unreachable');
-      else if (!(e instanceof CoreError) && isFault(e)) log.error({ err: e, request_id }, 'request failed');
+      logAnswered(log, e, ctx.state.requestId);
       ctx.set(headers);
       ctx.status = status;
       ctx.type = 'application/json';
@@ -176,18 +172,8 @@ async function listen(): Promise<Server> {
   const app = gw?.app ?? ladderApp();
   let server: Server;
   if (at('http-server')) {
-    // main.ts startGateway's limits, and its listener: the gateway's own (the free quote's path ahead of Koa)
-    server = (await listenGateway(at('own-path') ? gw! : app, '127.0.0.1', 0, {
-      headersTimeoutMs: config.httpHeadersTimeoutMs,
-      requestTimeoutMs: config.httpRequestTimeoutMs,
-      keepAliveTimeoutMs: config.httpKeepAliveTimeoutMs,
-      maxConnections: config.httpMaxConnections,
-      maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress,
-      ...(config.trustProxyHops > 0 ? { uncapped: proxyMatcher(config.trustedProxies) } : {}),
-      connectionQueueMs: config.connectionQueueMs,
-      bodyBudgetBytes: config.bodyBudgetBytes,
-      bodyBudgetPerAddressBytes: config.bodyBudgetPerAddressBytes,
-    })).server;
+    // svcd's limits, and its listener: the gateway's own (the free quote's path ahead of Koa)
+    server = (await listenGateway(at('own-path') ? gw! : app, '127.0.0.1', 0, httpLimits(config))).server;
   } else {
     server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
   }

@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto';
 import { verifyWithRawKey } from '../protocol/ed25519.ts';
 import { idFromPart, key, numPart } from '../store/key-codec.ts';
-import { del, put, type Op, type Store, type StoreSnapshot } from '../store/store.ts';
+import { batchWriter } from '../store/batch-writer.ts';
+import { del, put, type Store, type StoreSnapshot } from '../store/store.ts';
 import type { JournalEntry, Ledger, LedgerCheck } from './ledger.ts';
 import type { NodeIdentity } from './node-identity.ts';
 
@@ -182,11 +183,12 @@ async function writeCheckpoint(
   for (const x of marks) {
     if (x.mark) { h.update(digestLine(x.m, x.mark)); count++; }
   }
-  for (let i = 0; i < moved.length; i += BATCH) {
-    const ops: Op[] = moved.slice(i, i + BATCH).map((x) => (x.mark
-      ? put('ledger_marks', place.prefix + x.m, x.mark) : del('ledger_marks', place.prefix + x.m)));
-    await store.write(ops, { sync: false });
+  // unsynced: the signed record's synced write below makes them durable with it
+  const out = batchWriter(store, BATCH, { sync: false });
+  for (const x of moved) {
+    await out.add(x.mark ? put('ledger_marks', place.prefix + x.m, x.mark) : del('ledger_marks', place.prefix + x.m));
   }
+  await out.end();
   const at = now.toISOString();
   const digest = h.digest('hex');
   const signer = identity.signer();

@@ -25,7 +25,11 @@ const ALLOW_HEADERS = 'content-type, idempotency-key, x-request-id';
 export const EXPOSED_HEADERS: readonly string[] = [
   'X-Request-Id', 'ETag', 'Idempotent-Replayed', ...RATE_LIMIT_HEADERS,
 ];
-export const EXPOSE_HEADERS = EXPOSED_HEADERS.join(', ');
+const EXPOSE_HEADERS = EXPOSED_HEADERS.join(', ');
+/** What every response of a public route carries for a browser on another origin, as name-value pairs. */
+export const CORS_HEADERS: readonly (readonly [string, string])[] = [
+  ['Access-Control-Allow-Origin', '*'], ['Access-Control-Expose-Headers', EXPOSE_HEADERS],
+];
 
 interface CorsRoute { method: string; path: string }
 // a path as the router matches it: parameters are one segment, letters in any case, a trailing slash allowed
@@ -59,8 +63,7 @@ function corsMethods(path: string): string {
  */
 export function cors(ctx: Koa.Context): boolean {
   if (!ANY_CORS.test(ctx.path)) return false;
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
+  for (const [k, v] of CORS_HEADERS) ctx.set(k, v);
   if (ctx.method !== 'OPTIONS') return false;
   ctx.set('Access-Control-Allow-Methods', corsMethods(ctx.path));
   ctx.set('Access-Control-Allow-Headers', ALLOW_HEADERS);

@@ -15,19 +15,18 @@ import { validateArgs } from '../protocol/validate.ts';
 import { readJsonBody } from './body.ts';
 import type { CoreCaller } from './core-call.ts';
 import type { DrainState } from './drain-state.ts';
-import { EXPOSE_HEADERS } from './embed-routes.ts';
+import { CORS_HEADERS } from './embed-routes.ts';
 import { logAnswered, requestIdOf, shuttingDown } from './front.ts';
 import { toHttpError } from './http-errors.ts';
-import { toRouterPath } from './routing.ts';
+import { JSON_TYPE, envelopeText, toRouterPath } from './routing.ts';
 
 const SPEC = commandSpec('QUOTE')!;
 /** the route's template, as the router labels its metrics */
 const ROUTE = toRouterPath(SPEC.http!.path);
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** the quote paths, each with its service: /api/v1/quotes/get-pulse → get-pulse */
 const PATHS: ReadonlyMap<string, string> =
   new Map(SERVICE_NAMES.map((s) => [SPEC.http!.path.replace('{service}', s), s]));
-const CORS = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', EXPOSE_HEADERS] as const;
+const CORS = CORS_HEADERS.flat();
 
 export interface FastQuoteOptions {
   core: CoreCaller;
@@ -76,7 +75,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, service: string,
     validateArgs(SPEC, args);
     const result = await o.core.call(SPEC.name, args, undefined, client, true);
     if (result.idempotent_replayed) headers.push('Idempotent-Replayed', 'true');
-    body = JSON.stringify({ ok: true, request_id: requestId, source: 'svc', ...result });
+    body = envelopeText(requestId, 'svc', result);
   } catch (e) {
     const mapped = toHttpError(e, requestId);
     logAnswered(o.log, e, requestId);

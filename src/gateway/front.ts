@@ -17,7 +17,7 @@ import { CoreError, toHttpError } from './http-errors.ts';
 import type { State } from './parts.ts';
 
 /** an incoming X-Request-Id kept as the request's id; anything else gets a new one */
-export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type KoaCtx = Koa.ParameterizedContext<State>;
 

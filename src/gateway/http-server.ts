@@ -12,6 +12,7 @@ import {
 } from '../protocol/admission.ts';
 import { countConnections } from '../metrics/metrics.ts';
 import { setBodyBudget, trackResponse } from './body.ts';
+import { proxyMatcher } from './client-address.ts';
 import { toHttpError } from './http-errors.ts';
 
 export interface HttpLimits {
@@ -29,6 +30,31 @@ export interface HttpLimits {
   bodyBudgetBytes: number;
   /** of bodyBudgetBytes, what one client address may hold at once */
   bodyBudgetPerAddressBytes: number;
+}
+
+/** The settings the HTTP server's limits come from (svcd's configuration has them by these names). */
+export interface HttpSettings {
+  httpHeadersTimeoutMs: number; httpRequestTimeoutMs: number; httpKeepAliveTimeoutMs: number;
+  httpMaxConnections: number; httpMaxConnectionsPerAddress: number; connectionQueueMs: number;
+  bodyBudgetBytes: number; bodyBudgetPerAddressBytes: number;
+  /** proxies of ours in front (SVC_TRUST_PROXY) and which peers they are (SVC_TRUSTED_PROXIES) */
+  trustProxyHops: number; trustedProxies: string[];
+}
+
+/** The HTTP server's limits from svcd's settings. */
+export function httpLimits(c: HttpSettings): HttpLimits {
+  return {
+    headersTimeoutMs: c.httpHeadersTimeoutMs,
+    requestTimeoutMs: c.httpRequestTimeoutMs,
+    keepAliveTimeoutMs: c.httpKeepAliveTimeoutMs,
+    maxConnections: c.httpMaxConnections,
+    maxConnectionsPerAddress: c.httpMaxConnectionsPerAddress,
+    // behind our proxies their connections carry every client: they are not capped per address
+    ...(c.trustProxyHops > 0 ? { uncapped: proxyMatcher(c.trustedProxies) } : {}),
+    connectionQueueMs: c.connectionQueueMs,
+    bodyBudgetBytes: c.bodyBudgetBytes,
+    bodyBudgetPerAddressBytes: c.bodyBudgetPerAddressBytes,
+  };
 }
 
 /** Refusals answered at once (each costs reading one request head); past it they are dropped, counted. */

@@ -4,17 +4,20 @@
 /** /api/v1/pulses/{index} → /api/v1/pulses/:index */
 export const toRouterPath = (p: string): string => p.replace(/\{(\w+)\}/g, ':$1');
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** { ok: true, request_id, source, ...body } as JSON text: the answer of every command. */
+export const envelopeText = (requestId: string, source: 'api' | 'svc', body: Record<string, unknown>): string =>
+  JSON.stringify({ ok: true, request_id: requestId, source, ...body });
 
 /**
- * { ok: true, request_id, source, ...body }, as JSON text with its type set: the answer of every
- * command, so it skips what Koa does for an object body (a media type looked up by name, a header
- * removed) on the hottest path.
+ * The envelope as Koa's body, with its type set: it skips what Koa does for an object body (a media type
+ * looked up by name, a header removed) on the hottest path.
  */
 export function envelope(
   ctx: { body: unknown; state: { requestId: string }; set(field: string, value: string): void },
   source: 'api' | 'svc', body: Record<string, unknown>,
 ): void {
   ctx.set('Content-Type', JSON_TYPE);
-  ctx.body = JSON.stringify({ ok: true, request_id: ctx.state.requestId, source, ...body });
+  ctx.body = envelopeText(ctx.state.requestId, source, body);
 }

@@ -275,24 +275,22 @@ export const x402Transitions = new CellFamily('svc_x402_payments_total',
 export type FeeBalances = (family: 'eip155' | 'solana') => Promise<bigint | null> | null;
 let feeBalances: FeeBalances | null = null;
 export function setFeeBalances(f: FeeBalances | null): void { feeBalances = f; }
-new Gauge({
-  name: 'svc_x402_relayer_balance_ether',
-  help: 'the x402 relayer\'s native balance, which pays each EVM settlement\'s gas (alert before it runs out)',
-  registers: [registry],
-  async collect() {
-    const wei = await feeBalances?.('eip155')?.catch(() => null);
-    if (wei !== null && wei !== undefined) this.set(Number(wei) / 1e18);
-  },
-});
-new Gauge({
-  name: 'svc_x402_fee_payer_balance_sol',
-  help: 'the x402 Solana fee payer\'s balance, which pays each Solana settlement\'s fee (alert before it runs out)',
-  registers: [registry],
-  async collect() {
-    const lamports = await feeBalances?.('solana')?.catch(() => null);
-    if (lamports !== null && lamports !== undefined) this.set(Number(lamports) / 1e9);
-  },
-});
+/** A gauge of one family's fee account, in its chain's whole coin (`scale`: smallest units per coin). */
+function feeGauge(name: string, help: string, family: 'eip155' | 'solana', scale: number): void {
+  new Gauge({
+    name, help, registers: [registry],
+    async collect() {
+      const v = await feeBalances?.(family)?.catch(() => null);
+      if (v !== null && v !== undefined) this.set(Number(v) / scale);
+    },
+  });
+}
+feeGauge('svc_x402_relayer_balance_ether',
+  'the x402 relayer\'s native balance, which pays each EVM settlement\'s gas (alert before it runs out)',
+  'eip155', 1e18);
+feeGauge('svc_x402_fee_payer_balance_sol',
+  'the x402 Solana fee payer\'s balance, which pays each Solana settlement\'s fee (alert before it runs out)',
+  'solana', 1e9);
 
 // ---- settlement watchers --------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ export interface BatchWriter {
   end(...last: Op[]): Promise<void>;
 }
 
-export function batchWriter(store: Store, size = 1000): BatchWriter {
+/** `opts`: how each batch is written (`sync: false` where a later synced write makes them durable). */
+export function batchWriter(store: Store, size = 1000, opts?: { sync?: boolean }): BatchWriter {
   let ops: Op[] = [];
   return {
     async add(...more) {
@@ -17,12 +18,12 @@ export function batchWriter(store: Store, size = 1000): BatchWriter {
       if (ops.length < size) return;
       const full = ops;
       ops = [];
-      await store.write(full);
+      await store.write(full, opts);
     },
     async end(...last) {
       const rest = ops;
       ops = [];
-      await store.write([...rest, ...last]);
+      if (rest.length + last.length > 0) await store.write([...rest, ...last], opts);
     },
   };
 }

@@ -4,7 +4,7 @@
 // with finality moved by hand. An exact payment is shown while confirmed and settles once it is
 // finalized, never before; the same signature listed again (a node ignoring the cursor, a restart)
 // credits once; a wrong amount waits in the unmatched queue.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { AccountRole, address, generateKeyPairSigner } from '@solana/kit';
 import {
   admin, balance, invoiceStatus, openInvoice, scannedThrough, startSvcd, waitFor, waitSettled, watcherStatus,
@@ -14,21 +14,30 @@ import { SolanaChain, SolanaRpcStandIn } from './solana-chain.ts';
 const UNIT = 10n ** 6n;
 const SOLANA_USDC = { network: 'Solana', asset: 'USDC' };
 
+/**
+ * litesvm behind the RPC stand-in, the rail's wallet with its token account (made and finalized before the watcher
+ * starts: its history is not read), a payer holding 1,000 tokens, and svcd watching the rail (`env` added).
+ */
+async function watched(t: ExecutionContext, env: Record<string, string> = {}) {
+  t.timeout(5 * 60_000);
+  const chain = await SolanaChain.start();
+  const rpc = await SolanaRpcStandIn.start();
+  t.teardown(() => rpc.close());
+  const rail = await generateKeyPairSigner();
+  const railAta = await chain.ata(rail.address);
+  rpc.add(await chain.execute([chain.createAtaIx(rail.address, chain.mint, railAta)]));
+  rpc.finalizeAll();
+  const payer = await chain.fundedWallet(1_000n * UNIT);
+  const s = await startSvcd(t, {
+    SVC_WALLET_USDC_SOLANA: rail.address, SVC_WATCH_USDC_SOLANA_RPC: rpc.url,
+    SVC_WATCH_USDC_SOLANA_MINT: chain.mint, SVC_WATCH_USDC_SOLANA_POLL_MS: '100', ...env,
+  });
+  return { chain, rpc, rail, railAta, payer, s };
+}
+
 test('solana watcher: settles once at finality; a signature seen again credits once; wrong amount queues',
   async (t) => {
-    t.timeout(5 * 60_000);
-    const chain = await SolanaChain.start();
-    const rpc = await SolanaRpcStandIn.start();
-    t.teardown(() => rpc.close());
-    const rail = await generateKeyPairSigner();
-    const railAta = await chain.ata(rail.address);
-    // the rail's token account exists before the watcher starts; its history then is not read
-    rpc.add(await chain.execute([chain.createAtaIx(rail.address, chain.mint, railAta)]));
-    rpc.finalizeAll();
-    const payer = await chain.fundedWallet(1_000n * UNIT);
-    const s = await startSvcd(t, {
-      SVC_WALLET_USDC_SOLANA: rail.address, SVC_WATCH_USDC_SOLANA_RPC: rpc.url,
-      SVC_WATCH_USDC_SOLANA_MINT: chain.mint, SVC_WATCH_USDC_SOLANA_POLL_MS: '100',
+    const { chain, rpc, rail, railAta, payer, s } = await watched(t, {
       SVC_WATCH_USDC_SOLANA_MAX_BACKOFF_MS: '400',
       // two signatures a page: the account's three transactions take paging
       SVC_WATCH_USDC_SOLANA_PAGE_SIZE: '2',
@@ -132,19 +141,7 @@ test('solana watcher: settles once at finality; a signature seen again credits o
 
 test('solana watcher: a Solana Pay transfer naming its invoice\'s reference settles that invoice, whatever the amount '
   + 'index says', async (t) => {
-  t.timeout(5 * 60_000);
-  const chain = await SolanaChain.start();
-  const rpc = await SolanaRpcStandIn.start();
-  t.teardown(() => rpc.close());
-  const rail = await generateKeyPairSigner();
-  const railAta = await chain.ata(rail.address);
-  rpc.add(await chain.execute([chain.createAtaIx(rail.address, chain.mint, railAta)]));
-  rpc.finalizeAll();
-  const payer = await chain.fundedWallet(1_000n * UNIT);
-  const s = await startSvcd(t, {
-    SVC_WALLET_USDC_SOLANA: rail.address, SVC_WATCH_USDC_SOLANA_RPC: rpc.url,
-    SVC_WATCH_USDC_SOLANA_MINT: chain.mint, SVC_WATCH_USDC_SOLANA_POLL_MS: '100',
-  });
+  const { chain, rpc, rail, railAta, payer, s } = await watched(t);
   await scannedThrough(s, rpc.finalizedSlot, 'USDC_SOLANA');
   const a = await openInvoice(s, 'sol-ref-a', 3, undefined, SOLANA_USDC);
   const b = await openInvoice(s, 'sol-ref-b', 3, undefined, SOLANA_USDC);

@@ -13,6 +13,7 @@ import { wrapFetchWithPayment } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import type { PaymentRequirements } from '../../src/protocol/x402.ts';
 import { Svcd } from '../support/svcd.ts';
+import { pricedQuote } from './harness.ts';
 import { DECIMALS, SolanaChain, SolanaRpcStandIn } from '../watchers/solana-chain.ts';
 
 export const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
@@ -85,4 +86,12 @@ export async function solanaPayment(
   const made = await scheme.createPaymentPayload(2, signed as never);
   const payload = { x402Version: 2, accepted: req, payload: made.payload };
   return Buffer.from(JSON.stringify(payload)).toString('base64');
+}
+
+/** A quote for `machineId`, its 402's requirements, and a fresh payer's payment of it, as the official client signs. */
+export async function paidQuote(w: SolWorld, s: Svcd, machineId: string) {
+  const payer = await w.payer();
+  const { q, req } = await pricedQuote(s, machineId);
+  const header = await solanaPayment(solanaClient(w, payer.signer).scheme, req);
+  return { payer, q, req, header };
 }

@@ -8,7 +8,9 @@ import { verifyReceipt } from '../../src/kit/verify-api.ts';
 import {
   NETWORK, PAYERS, auditClean, evmSettings, executePulse, payingFetch, pricedQuote, quotePulse, startChain,
 } from './harness.ts';
-import { HELD, SOLANA, solanaClient, solanaPayment, startSolana, startSolanaSvcd } from './solana-harness.ts';
+import {
+  HELD, SOLANA, paidQuote, solanaClient, solanaPayment, startSolana, startSolanaSvcd,
+} from './solana-harness.ts';
 
 test('solana: the official x402 client pays for a pulse; the fee payer co-signs; landed once; the receipt verifies',
   async (t) => {
@@ -62,10 +64,7 @@ test('solana: the official x402 client pays for a pulse; the fee payer co-signs;
 test('solana: the same payment again replays; twenty copies at once land and execute once', async (t) => {
   const w = await startSolana(t);
   const s = await startSolanaSvcd(t, w);
-  const payer = await w.payer();
-  const { scheme } = solanaClient(w, payer.signer);
-  const { q, req } = await pricedQuote(s, 'sol-crowd');
-  const header = await solanaPayment(scheme, req);
+  const { q, req, header } = await paidQuote(w, s, 'sol-crowd');
   const answers = await Promise.all(Array.from({ length: 20 }, () =>
     executePulse(s, 'sol-crowd', q.quote_id, { 'payment-signature': header })));
   const bodies = await Promise.all(answers.map((r) => r.json() as Promise<Record<string, unknown>>));
@@ -120,9 +119,7 @@ test('solana: a transaction lost in flight is sent again; once its blockhash exp
   async (t) => {
     const w = await startSolana(t);
     const s = await startSolanaSvcd(t, w);
-    const payer = await w.payer();
-    const { q, req } = await pricedQuote(s, 'sol-lost');
-    const header = await solanaPayment(solanaClient(w, payer.signer).scheme, req);
+    const { payer, q, req, header } = await paidQuote(w, s, 'sol-lost');
     w.rpc.dropSends = true;
     const answer = executePulse(s, 'sol-lost', q.quote_id, { 'payment-signature': header });
     while (w.rpc.sent.length < 3) await new Promise((r) => setTimeout(r, 20));
@@ -143,9 +140,7 @@ test('solana: kill -9 with the transaction in flight, and after it was recorded 
     const w = await startSolana(t);
     const s = await startSolanaSvcd(t, w);
     for (const [machine, how] of [['sol-held', 'held'], ['sol-unsent', 'dropped']] as const) {
-      const payer = await w.payer();
-      const { q, req } = await pricedQuote(s, machine);
-      const header = await solanaPayment(solanaClient(w, payer.signer).scheme, req);
+      const { payer, q, req, header } = await paidQuote(w, s, machine);
       if (how === 'held') w.rpc.holdSends = true;
       else w.rpc.dropSends = true;
       const sentBefore = w.rpc.sent.length;
@@ -173,9 +168,7 @@ test('solana: not yet at the configured commitment: 409 payment_pending, then th
   const w = await startSolana(t);
   w.rpc.autoConfirm = false;
   const s = await startSolanaSvcd(t, w, { SVC_X402_SOLANA_COMMITMENT: 'finalized', SVC_X402_MAX_TIMEOUT_S: '10' });
-  const payer = await w.payer();
-  const { q, req } = await pricedQuote(s, 'sol-deep');
-  const header = await solanaPayment(solanaClient(w, payer.signer).scheme, req);
+  const { q, header } = await paidQuote(w, s, 'sol-deep');
   const early = await executePulse(s, 'sol-deep', q.quote_id, { 'payment-signature': header });
   t.is(early.status, 409, await early.clone().text());
   t.like(await early.json(), { error: { code: 'payment_pending' } });
@@ -192,9 +185,7 @@ test('solana: a transaction that lands failed (the payer moved the tokens first)
   async (t) => {
     const w = await startSolana(t);
     const s = await startSolanaSvcd(t, w);
-    const payer = await w.payer();
-    const { q, req } = await pricedQuote(s, 'sol-front');
-    const header = await solanaPayment(solanaClient(w, payer.signer).scheme, req);
+    const { payer, q, header } = await paidQuote(w, s, 'sol-front');
     w.rpc.holdSends = true;
     const answer = executePulse(s, 'sol-front', q.quote_id, { 'payment-signature': header });
     while (w.rpc.held === 0) await new Promise((r) => setTimeout(r, 20));

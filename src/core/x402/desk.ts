@@ -102,31 +102,34 @@ export class X402Desk {
       throw new ServiceError('quote_wrong_service', `the quote is for ${q.service}, not ${command}`);
     }
     if (!auth?.payment) return this.#anonymous(command, args, q, seal);
-    let payload: PaymentPayload;
-    try {
-      payload = decodePayment(auth.payment);
-    } catch (e) {
-      if (!(e instanceof PaymentDecodeError)) throw e;
-      throw await this.#required(q, `x402: ${e.message}`, { code: 'payment_invalid', reason: e.reason });
-    }
+    const payment = auth.payment;
+    const payload = await this.#reading(q, () => decodePayment(payment));
     // the quote is paid already (from the balance, or by this payment before): the payment is not settled again
     if (q.state === 'accepted' && tokened && !q.payment) {
       return execute(this.#ctx, command, args, seal);
     }
-    const rail = this.#rails.get(payload.accepted.network);
-    const offered = [...this.#rails.keys()].join(', ');
-    if (!rail) {
-      throw await this.#required(q, `x402: network ${payload.accepted.network.slice(0, 64)} is not offered `
-        + `(${offered})`, { code: 'payment_invalid', reason: 'invalid_network' });
-    }
-    let id: string;
+    const rail = await this.#reading(q, () => this.#railOf(payload));
+    const id = await this.#reading(q, () => rail.paymentId(payload));
+    return this.#locks.run(id, () => this.#pay(command, args, q, payload, id, rail, seal));
+  }
+
+  /** What `read` reads of a payment; a payment it cannot read is a 402 payment_invalid naming x402's reason. */
+  async #reading<T>(q: QuoteRecord, read: () => T): Promise<T> {
     try {
-      id = rail.paymentId(payload);
+      return read();
     } catch (e) {
       if (!(e instanceof PaymentDecodeError)) throw e;
       throw await this.#required(q, `x402: ${e.message}`, { code: 'payment_invalid', reason: e.reason });
     }
-    return this.#locks.run(id, () => this.#pay(command, args, q, payload, id, rail, seal));
+  }
+
+  /** The rail of the payment's network; PaymentDecodeError when this node does not offer it. */
+  #railOf(payload: PaymentPayload): X402Rail {
+    const rail = this.#rails.get(payload.accepted.network);
+    if (rail) return rail;
+    const offered = [...this.#rails.keys()].join(', ');
+    throw new PaymentDecodeError('invalid_network',
+      `network ${payload.accepted.network.slice(0, 64)} is not offered (${offered})`);
   }
 
   /**

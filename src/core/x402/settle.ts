@@ -14,9 +14,9 @@ import type { Settler, X402Rail } from './rail.ts';
 /** How long a paid quote stays accepted after its settlement, whatever its own expiry: for a retry to run it. */
 export const PAID_QUOTE_HOLD_MS = 10 * 60_000;
 /** A record left `submitting` this long by another driver is taken over (no rail sends before recording). */
-export const ABANDONED_MS = 30_000;
+const ABANDONED_MS = 30_000;
 
-export const ended = (r: X402Payment) => r.state === 'settled' || r.state === 'executed' || r.state === 'failed';
+const ended = (r: X402Payment) => r.state === 'settled' || r.state === 'executed' || r.state === 'failed';
 
 async function reread(s: Settler, id: string): Promise<X402Payment> {
   const r = await s.ctx.store.get<X402Payment>('x402_payments', id);
@@ -25,7 +25,7 @@ async function reread(s: Settler, id: string): Promise<X402Payment> {
 }
 
 /** Writes `ops` with the record's move; a conflict (another driver moved it) answers the record as it is now. */
-export async function move(
+async function move(
   s: Settler, was: X402Payment, next: Partial<X402Payment>, ops: Op[] = [],
 ): Promise<X402Payment> {
   const { rec, op } = moveOp(was, next, s.ctx.now());
