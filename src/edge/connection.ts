@@ -78,6 +78,10 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     if (isFault(e)) {
       // the frame id: a client that sends ids of its own (svc prints it with the error) names this line
       opts.log.error({ err: e, remote, listener: opts.listener, request_id: id }, 'request failed');
+    } else if (wire.code === 'service_unavailable' && (e as Error).cause !== undefined) {
+      // svc could not serve it (its database unreachable): the caller sees the contract's error, the
+      // operator the cause
+      opts.log.warn({ err: (e as Error).cause, listener: opts.listener, request_id: id }, wire.message);
     }
     send({ id, ok: false, error: wire });
   };

@@ -1,6 +1,7 @@
 // The PostgreSQL store (SVC_STORE=postgres://…): the store contract on one table shared by every node
 // (schema: ./pg-migrations.ts). Each write() is one SQL statement (./pg-write.ts), so one transaction at
-// READ COMMITTED, durable at commit (synchronous_commit as the server says; off for sync:false batches). Its guards are
+// READ COMMITTED, durable at commit (synchronous_commit as the server says; off for sync:false batches,
+// set within that statement): no transaction of ours is ever open between two round trips. Its guards are
 // explicit: an ifAbsent op is a plain INSERT, so a key another node created first fails the statement
 // (unique violation) and the batch lands nothing — the journal's per-machine sequence is checked this way;
 // an ifUnchanged op is an UPDATE or DELETE matching the value's text, and svc_guard fails the statement
@@ -56,6 +57,41 @@ export function unreachable(e: unknown, writing: boolean): unknown {
     : 'the ledger database cannot be reached; retry';
   return new ServiceError('service_unavailable', what, undefined, { cause: e });
 }
+/** pg-pool's error when no connection came free within connectionTimeoutMillis */
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+/**
+ * No connection to run a statement on: every one was in use for the whole wait (`busy`: the node is
+ * saturated), or a new one could not be opened (`service_unavailable`). Either way nothing was sent, so
+ * nothing landed: the caller may simply send the request again.
+ */
+export function notConnected(e: unknown): ServiceError {
+  if (e instanceof ServiceError) return e;
+  if (e instanceof Error && e.message === POOL_WAIT_TIMEOUT) {
+    const msg = 'every ledger database connection of this node stayed in use; nothing was written: retry';
+    return new ServiceError('busy', msg, undefined, { cause: e });
+  }
+  const msg = 'the ledger database cannot be reached; nothing was written: retry';
+  return new ServiceError('service_unavailable', msg, undefined, { cause: e });
+}
+
+/**
+ * Runs `work` on a connection of `pool` and gives it back: kept after a statement the server refused (a
+ * conflict, a failed guard: the session is fine), closed after anything else (it may be broken). A
+ * failure to get one is notConnected's; `work`'s own errors come through as they are.
+ */
+async function onConnection<R>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<R>): Promise<R> {
+  const c = await pool.connect().catch((e: unknown) => { throw notConnected(e); });
+  let broken: Error | undefined;
+  try {
+    return await work(c);
+  } catch (e) {
+    if (!(e instanceof pg.DatabaseError)) broken = e as Error;
+    throw e;
+  } finally {
+    c.release(broken);
+  }
+}
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BATCH = [ledgerBatch.at('false'), ledgerBatch.at('true')] as const;
 const FLUSH = [ledgerFlush.at('false'), ledgerFlush.at('true')] as const;
@@ -107,11 +143,15 @@ export class PgStore implements Store {
     this.#url = url;
   }
 
-  /** Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration. */
-  static async open(url: string, opts: { poolSize?: number } = {}): Promise<PgStore> {
+  /**
+   * Connects (pools of `poolSize` and of 4 for snapshots) and brings the schema to the newest migration.
+   * `acquireTimeoutMs` (default 5 s): how long a statement waits for a connection, free or new.
+   */
+  static async open(url: string, opts: { poolSize?: number; acquireTimeoutMs?: number } = {}): Promise<PgStore> {
     // a database that does not answer a connect is unreachable after 5 s (pg's default waits for ever), and
     // TCP keepalives find a connection whose peer vanished (a cut link sends no reset) in about 10 s plus probes
-    const reach = { connectionTimeoutMillis: 5000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+    const connectionTimeoutMillis = opts.acquireTimeoutMs ?? 5000;
+    const reach = { connectionTimeoutMillis, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, application_name: 'svcd', ...reach });
     const snapshots = new pg.Pool({
       connectionString: url, max: SNAPSHOTS, application_name: 'svcd snapshot', ...reach,
@@ -145,13 +185,13 @@ export class PgStore implements Store {
     return rows.map((r) => r.value ?? undefined);
   }
 
-  /** One read statement, counted and timed. */
+  /** One read statement (on a connection of the pool, or a snapshot's), counted and timed. */
   async #read<R extends pg.QueryResultRow>(q: pg.Pool | pg.ClientBase, query: pg.QueryConfig): Promise<R[]> {
     this.stats.statements!++;
     const t0 = performance.now();
     let r: pg.QueryResult<R>;
     try {
-      r = await q.query<R>(query);
+      r = q instanceof pg.Pool ? await onConnection(q, (c) => c.query<R>(query)) : await q.query<R>(query);
     } catch (e) {
       throw unreachable(e, false);
     }
@@ -162,14 +202,14 @@ export class PgStore implements Store {
   write(ops: readonly Op[], opts: { sync?: boolean } = {}): Promise<void> {
     if (!ops.length) return Promise.resolve();
     this.stats.writes++;
+    const sync = opts.sync !== false;
     let statement: WriteStatement;
     try {
       checkOps(ops);
-      statement = writeStatement(ops);
+      statement = writeStatement(ops, { sync });
     } catch (e) {
       return Promise.reject(e);
     }
-    const sync = opts.sync !== false;
     const t0 = performance.now();
     const p = this.#writeRetrying(statement, sync).then(() => observe(BATCH[+sync]!, since(t0)));
     this.#inFlight.add(p);
@@ -180,10 +220,8 @@ export class PgStore implements Store {
     for (let attempt = 1; ; attempt++) {
       const t0 = performance.now();
       try {
-        if (sync) {
-          this.stats.statements!++;
-          await this.#pool.query(statement);
-        } else await this.#unsynced(statement);
+        this.stats.statements!++;
+        await onConnection(this.#pool, (c) => c.query(statement));
         observe(FLUSH[+sync]!, since(t0));
         if (sync) this.stats.syncedFlushes++;
         else this.stats.unsyncedFlushes++;
@@ -206,29 +244,6 @@ export class PgStore implements Store {
         // apart, so the writers that collided do not collide again in step
         await pause(Math.random() * 5 * attempt);
       }
-    }
-  }
-
-  /** sync:false: the same statement in a transaction that does not wait for its WAL flush. */
-  async #unsynced(statement: WriteStatement): Promise<void> {
-    const c = await this.#pool.connect();
-    this.stats.statements! += 3;
-    let broken: Error | undefined;
-    try {
-      await c.query('BEGIN; SET LOCAL synchronous_commit TO off');
-      try {
-        await c.query(statement);
-        await c.query('COMMIT');
-      } catch (e) {
-        await c.query('ROLLBACK').catch((r: Error) => { broken = r; });
-        throw e;
-      }
-    } catch (e) {
-      // the server refused (a conflict, a deadlock): the connection is fine; anything else closes it
-      if (!(e instanceof pg.DatabaseError)) broken ??= e as Error;
-      throw e;
-    } finally {
-      c.release(broken);
     }
   }
 
@@ -305,7 +320,7 @@ export class PgStore implements Store {
   }
 
   async snapshot(): Promise<StoreSnapshot> {
-    const c = await this.#snapshots.connect().catch((e: unknown) => { throw unreachable(e, false); });
+    const c = await this.#snapshots.connect().catch((e: unknown) => { throw notConnected(e); });
     try {
       // the snapshot is taken at the first statement of the transaction, not at BEGIN: take it now
       await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1');
@@ -347,7 +362,7 @@ export class PgStore implements Store {
 
   /** One `SELECT 1` on the pool the ledger's reads and writes use. */
   async ping(): Promise<void> {
-    await this.#pool.query('SELECT 1');
+    await onConnection(this.#pool, (c) => c.query('SELECT 1'));
   }
 
   async close(): Promise<void> {

@@ -100,8 +100,15 @@ function droppedSql(d: Parts['dropped'], params: Params): string {
     WHERE r.sub = d.sub AND r.key = d.key AND r.value::text = d.was RETURNING 1`;
 }
 
-/** The statement writing `ops` in one transaction; throws (landing nothing) on a value JSON cannot encode. */
-export function writeStatement(ops: readonly Op[]): WriteStatement {
+// an unsynced batch turns the WAL flush off for its own transaction (set_config's is_local: the statement's
+// implicit transaction), read at its commit: one round trip, and no transaction left open between two
+const UNSYNCED = `set_config('synchronous_commit', 'off', true)`;
+
+/**
+ * The statement writing `ops` in one transaction (`sync: false`: committed without waiting for its WAL
+ * flush); throws (landing nothing) on a value JSON cannot encode.
+ */
+export function writeStatement(ops: readonly Op[], opts: { sync?: boolean } = {}): WriteStatement {
   const p = partsOf(ops);
   const params = new Params();
   const ctes: string[] = [];
@@ -117,8 +124,10 @@ export function writeStatement(ops: readonly Op[]): WriteStatement {
   if (p.dropped[0].length) ctes.push(`dropped AS (${droppedSql(p.dropped, params)})`), checked.push('dropped');
   const wanted = p.swapped[0].length + p.dropped[0].length;
   const held = checked.map((c) => `(SELECT count(*) FROM ${c})`).join(' + ');
-  const last = checked.length ? `SELECT svc_guard(${held}, ${params.add(wanted, 'integer')})` : 'SELECT 1';
-  const text = `WITH ${ctes.join(',\n  ')}\n${last}`;
+  const unsynced = opts.sync === false;
+  const result = [checked.length ? `svc_guard(${held}, ${params.add(wanted, 'integer')})` : '1'];
+  if (unsynced) result.push(UNSYNCED), shape.push('u');
+  const text = `WITH ${ctes.join(',\n  ')}\nSELECT ${result.join(', ')}`;
   const values = params.values;
   const named = !checked.length && p.gone[0].length <= DELETES_INLINE;
   return named ? { name: `svc_write_${shape.join('_')}`, text, values } : { text, values };

@@ -45,16 +45,18 @@ const SERVICES = [
   { service: 'get-pulse', quote: { bits: 64 }, exec: {} },
 ] as const;
 
-/** Whether a step should be sent again as it is: the node was lost (outcome unknown) or the ledger moved (busy). */
-const again = (a: Answer) => lost(a) || (a.status === 502 && a.body?.error?.code === 'busy');
+/** Whether a step should be sent again as it is: its outcome is unknown, or the ledger moved (busy). */
+const again = (a: Answer) => unknown(a) || (a.status === 502 && a.body?.error?.code === 'busy');
 /** The request may or may not have run: the node was lost under it, or the connection to the gateway was. */
 const lost = (a: Answer) => (a.status === 502 && a.body?.error?.code === 'edge_unavailable') || a.status === 0;
+/** ...or the node's database went away under it (a write that may have landed, as its message says) */
+const unknown = (a: Answer) => lost(a) || (a.status === 502 && a.body?.error?.code === 'service_unavailable');
 
 /**
  * Flows as a careful client runs them while nodes die under it: a 502 edge_unavailable (the node was lost
- * after the call was sent: outcome unknown) on an ACCEPT without an idempotency key is followed by the
- * execution, which answers whether the accept landed; a keyed ACCEPT still marked running by a lost node
- * (409 idempotency_in_progress) is sent again a little later; an execution is sent again with its
+ * after the call was sent: outcome unknown) or service_unavailable (its database was, or could not be
+ * reached) on an ACCEPT is followed by the execution, which answers whether the accept landed; a keyed
+ * ACCEPT still marked running by a lost node (409 idempotency_in_progress) is sent again a little later; an execution is sent again with its
  * quote_id until it answers (a replay returns the same receipt). Every other flow names an idempotency
  * key. `note` counts each outcome; `flow` returns the receipt id, or null.
  */
@@ -63,11 +65,16 @@ export function carefulClient(machine: string, token: string) {
   const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
   /** every answer other than 200 the client met, retried or not, by status and code */
   const refusals = new Map<string, number>();
+  /** the first message of each kind of answer other than 200, with when it came: what a failure log shows */
+  const messages = new Map<string, string>();
   const api = async (...args: Parameters<typeof httpApi>): Promise<Answer> => {
     // a connection the proxy or the gateway closed under the request: the outcome is unknown, as a 502
     // edge_unavailable says (a careful client treats both alike)
     const a = await httpApi(...args).catch((): Answer => ({ status: 0, body: { error: { code: 'connection_lost' } } }));
     if (a.status !== 200) refusals.set(describe(a), (refusals.get(describe(a)) ?? 0) + 1);
+    if (a.status !== 200 && !messages.has(describe(a))) {
+      messages.set(describe(a), `${new Date().toISOString()} ${args[1]}: ${a.body?.error?.message ?? ''}`);
+    }
     return a;
   };
   let n = 0;
@@ -97,14 +104,15 @@ export function carefulClient(machine: string, token: string) {
     }
     if (a.status !== 200) {
       note(`accept ${describe(a)}${'idempotency_key' in key ? ' (keyed)' : ''}`);
-      if (!(a.status === 502 && a.body?.error?.code === 'edge_unavailable')) return null;
+      if (!unknown(a)) return null;
     }
     let e: Answer;
     let tries = 0;
     for (;;) {
       e = await api(base, `/api/v1/executions/${s.service}`, { quote_id: id, machine_id: machine, ...s.exec }, token);
-      // sent to a node that was then lost: it may still run there when the node comes back
-      if (lost(e)) unknownExecutes.add(id);
+      // sent to a node that was then lost (it may still run there when the node comes back), or whose
+      // database went away under its write
+      if (unknown(e)) unknownExecutes.add(id);
       if (!again(e) || ++tries >= 50) break;
     }
     if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
@@ -112,9 +120,10 @@ export function carefulClient(machine: string, token: string) {
     return e.body.receipt_id as string;
   };
   /** Outcomes a careful client may meet: executed, or an unknown accept that had not landed. */
-  const unexpected = () => [...outcomes.keys()].filter((o) => !/^executed|^accept 502 edge_unavailable$/.test(o)
+  const unexpected = () => [...outcomes.keys()]
+    .filter((o) => !/^executed|^accept 502 (edge|service)_unavailable( \(keyed\))?$/.test(o)
     && o !== 'execute 409 quote_not_accepted' && !o.endsWith(', retried'));
-  return { flow, outcomes, refusals, unexpected, unknownExecutes };
+  return { flow, outcomes, refusals, messages, unexpected, unknownExecutes };
 }
 
 export type CarefulClient = ReturnType<typeof carefulClient>;
