@@ -56,9 +56,9 @@ const unknown = (a: Answer) => lost(a) || (a.status === 502 && a.body?.error?.co
  * Flows as a careful client runs them while nodes die under it: a 502 edge_unavailable (the node was lost
  * after the call was sent: outcome unknown) or service_unavailable (its database was, or could not be
  * reached) on an ACCEPT is followed by the execution, which answers whether the accept landed; a keyed
- * ACCEPT still marked running by a lost node (409 idempotency_in_progress) is sent again a little later; an execution is sent again with its
- * quote_id until it answers (a replay returns the same receipt). Every other flow names an idempotency
- * key. `note` counts each outcome; `flow` returns the receipt id, or null.
+ * ACCEPT still marked running by a lost node (409 idempotency_in_progress) is sent again a little later;
+ * an execution is sent again with its quote_id until it answers (a replay returns the same receipt). Every
+ * other flow names an idempotency key. `note` counts each outcome; `flow` returns the receipt id, or null.
  */
 export function carefulClient(machine: string, token: string) {
   const outcomes = new Map<string, number>();
