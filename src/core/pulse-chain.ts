@@ -42,6 +42,8 @@ export class PulseChain {
   readonly #prefix: string;
   /** another process extended this chain: this one no longer may */
   #lost = false;
+  /** the last pulse whose write failed without saying whether it landed, with its seed */
+  #unsure: { signed: SignedPulse; seed: Buffer } | null = null;
 
   readonly #now: () => Date;
 
@@ -91,6 +93,7 @@ export class PulseChain {
   /** Emits the next pulse (genesis when the chain is new). */
   async emit(now = this.#now()): Promise<SignedPulse> {
     if (this.#lost) throw this.#lostError();
+    await this.#settleUnsure();
     // the key of the pulse's start time, taken before any await: a rotation meanwhile cannot give the
     // pulse a key whose window starts after time_start
     const signer = this.#id.signerAt(now);
@@ -134,7 +137,10 @@ export class PulseChain {
     try {
       await this.#store.write(ops);
     } catch (e) {
-      if (!isStoreConflict(e)) throw e;
+      if (!isStoreConflict(e)) {
+        this.#unsure = { signed, seed }; // it may have landed (a connection broken after the commit)
+        throw e;
+      }
       // another process published this index: its seed is the one promised, so this one stops for good
       this.#lost = true;
       this.#seed = null;
@@ -144,6 +150,22 @@ export class PulseChain {
     this.#latest = signed;
     this.#seed = seed;
     return signed;
+  }
+
+  /**
+   * A pulse whose write failed without an answer: if it is stored, exactly as signed, it landed and the
+   * chain goes on from it (its seed is the one its successor's record promised); if nothing is stored at
+   * its index, it did not, and is forgotten. Another pulse there is another process's: the write of the
+   * next one fails and this chain stops, as for any fork.
+   */
+  async #settleUnsure(): Promise<void> {
+    const unsure = this.#unsure;
+    if (!unsure) return;
+    const stored = await this.get(unsure.signed.pulse.index);
+    this.#unsure = null;
+    if (stored?.output_hash !== unsure.signed.output_hash || stored.signature !== unsure.signed.signature) return;
+    this.#latest = unsure.signed;
+    this.#seed = unsure.seed;
   }
 
   /** Emits a pulse now, after any emission under way (a key rotation opens a period under its new key). */

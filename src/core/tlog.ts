@@ -9,7 +9,7 @@
 import type { Kernels } from '../kernels/index.ts';
 import { checkpointBody, formatTlogProof, noteKeyHash, signatureLine } from '../protocol/tlog-format.ts';
 import { key, numPart } from '../store/key-codec.ts';
-import { create, isStoreConflict, put, type Op, type Store } from '../store/store.ts';
+import { create, put, type Op, type Store } from '../store/store.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import type { NodeIdentity } from './node-identity.ts';
 
@@ -121,7 +121,8 @@ export class TransparencyLog {
       try {
         await this.#store.write(ops);
       } catch (e) {
-        if (isStoreConflict(e)) this.#size = null; // another appender took this index: read the size again
+        // another appender took this index, or the write may have landed unanswered: read the size again
+        this.#size = null;
         throw e;
       }
       this.#size = size;

@@ -429,6 +429,12 @@ export const MUTATIONS: Mutation[] = [
     'if (!deepEnough(st.commitment, this.#cfg.commitment)) return r;', '', SOL, TX.solDeep),
   m('x402-svm-blockhash', 'an unseen Solana settlement fails only once its blockhash expired', SVM_RAIL, 'step',
     'if (await this.#chain.blockhashValid(r.blockhash!)) {', 'if (false) {', SOL, TX.solKill),
+  m('pulse-unsure-own', 'a pulse written unanswered is taken as landed only if it is the one this process signed',
+    'src/core/pulse-chain.ts', '#settleUnsure',
+    'if (stored?.output_hash !== unsure.signed.output_hash || stored.signature !== unsure.signed.signature) return;',
+    'if (!stored) return;', 'test/core/lost-answers.test.ts',
+    'a pulse that failed unanswered, whose index another process with the node key then filled: never taken for this '
+      + 'one\'s; this chain stops'),
   m('x402-audit-unpaid', 'the audit names a failed or pending x402 payment that was credited', X_AUDIT, 'auditX402',
     '} else if (c) {', '} else if (false) {', `${X402}/audit.test.ts`, TX.audit),
 ];
