@@ -102,8 +102,9 @@ export class KeyedRequests {
 
   /**
    * Marks the key running on this node (a create, unsynced: a crash takes the request with it, and the
-   * restart clears the node's own marks), or takes over a mark whose node's lease ended; another node's
-   * live mark is idempotency_in_progress, as a key running here is.
+   * restart clears the node's own marks), or takes over a mark whose node's lease ended, or one this process
+   * left (its write or delete went unanswered: no request of this process runs the key, the caller holds
+   * it); another node's live mark is idempotency_in_progress, as a key running here is.
    */
   async #markRunning(k: string, nowMs: number): Promise<Json> {
     const store = this.#ctx.store;
@@ -118,7 +119,7 @@ export class KeyedRequests {
         if (!isStoreConflict(e)) throw e;
       }
       cur = await store.get('idempotency_running', k);
-      if (cur && (cur.expires_ms as number) > nowMs) break;
+      if (cur && cur.holder !== mine.holder && (cur.expires_ms as number) > nowMs) break;
     }
     throw inProgress();
   }

@@ -15,6 +15,7 @@ import { TransparencyLog } from '../../src/core/tlog.ts';
 import { Kernels } from '../../src/kernels/index.ts';
 import { LevelStore } from '../../src/store/level-store.ts';
 import type { Op, Store } from '../../src/store/store.ts';
+import { openCore } from '../support/core-fixture.ts';
 
 /** A LevelDB store whose next write touching a sublevel lands, then fails as a broken connection would. */
 async function lossyStore(t: { teardown(fn: () => unknown): void }) {
@@ -93,6 +94,28 @@ test('a transparency log append whose answer was lost: the next append goes afte
   const next = await log.append((n) => Buffer.from(`entry ${n}`));
   t.is(next.index, 2, 'entry 1 landed; this one follows it');
   t.is(next.size, 3);
+});
+
+test('a keyed request whose running mark was written unanswered: sent again, it runs, not 409 for a minute',
+  async (t) => {
+  const core = await openCore(t);
+  const store = core.ctx.store;
+  const write = store.write.bind(store);
+  let lose = true;
+  store.write = async (ops: readonly Op[], opts?: { sync?: boolean }) => {
+    await write(ops, opts);
+    if (lose && ops.some((o) => o.sub === 'idempotency_running')) {
+      lose = false;
+      throw new ServiceError('service_unavailable', 'the ledger database went away under a write, which may or may '
+        + 'not have landed');
+    }
+  };
+  const args = { service: 'get-pulse', machine_id: 'lost-mark', bits: 64, idempotency_key: 'k-lost' };
+  const quote = () => core.handle('QUOTE', args, undefined, 'gateway', '127.0.0.1');
+  await t.throwsAsync(quote(), { message: /may or may not have landed/ });
+  const q = await quote(); // the mark left by this process's own failed request is taken over
+  t.regex(q.quote_id as string, /^q/);
+  t.true((await quote()).idempotent_replayed as boolean, 'and the key replays as any other');
 });
 
 function sha256(hex: string): string {
