@@ -83,12 +83,18 @@ export function notConnected(e: unknown): ServiceError {
 async function onConnection<R>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<R>): Promise<R> {
   const c = await pool.connect().catch((e: unknown) => { throw notConnected(e); });
   let broken: Error | undefined;
+  // a connection that dies while checked out emits 'error' (its statement fails with it too): the pool
+  // listens only while it is idle, and an error event nobody listens to ends the process
+  const died = (e: Error) => { broken = e; };
+  c.on('error', died);
   try {
     return await work(c);
   } catch (e) {
-    if (!(e instanceof pg.DatabaseError)) broken = e as Error;
+    // the server refused the statement: the session goes on, unless the server is ending it (08…, 57P…)
+    if (!(e instanceof pg.DatabaseError) || /^(08|57P)/.test(String(e.code))) broken ??= e as Error;
     throw e;
   } finally {
+    c.removeListener('error', died);
     c.release(broken);
   }
 }
@@ -104,9 +110,14 @@ const COMPARED = ledgerConflicts.at('compared');
 class PgSnapshot implements StoreSnapshot {
   readonly client: pg.PoolClient;
   #closed = false;
+  /** why the connection died while the snapshot held it (its statements fail with it) */
+  #broken: Error | undefined;
+  readonly #died = (e: Error) => { this.#broken = e; };
 
+  /** `client`: checked out, its transaction begun; listened to until close() (see onConnection). */
   constructor(client: pg.PoolClient) {
     this.client = client;
+    client.on('error', this.#died);
   }
 
   async close(): Promise<void> {
@@ -114,10 +125,11 @@ class PgSnapshot implements StoreSnapshot {
     this.#closed = true;
     try {
       await this.client.query('COMMIT');
-      this.client.release();
     } catch (e) {
-      this.client.release(e as Error); // a broken connection is not put back in the pool
+      this.#broken ??= e as Error; // a broken connection is not put back in the pool
     }
+    this.client.removeListener('error', this.#died);
+    this.client.release(this.#broken);
   }
 }
 
@@ -321,14 +333,15 @@ export class PgStore implements Store {
 
   async snapshot(): Promise<StoreSnapshot> {
     const c = await this.#snapshots.connect().catch((e: unknown) => { throw notConnected(e); });
+    const snap = new PgSnapshot(c);
     try {
       // the snapshot is taken at the first statement of the transaction, not at BEGIN: take it now
       await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1');
     } catch (e) {
-      c.release(e as Error);
-      throw e;
+      await snap.close();
+      throw unreachable(e, false);
     }
-    return new PgSnapshot(c);
+    return snap;
   }
 
   /** Nodes share the database: each node's own records are named by its node id. */

@@ -4,6 +4,7 @@
 // WAL flush off for its own transaction only, so no transaction of svcd's stays open between round trips
 // (a node frozen or cut off between two of them would hold its rows' locks against every other node).
 import test from 'ava';
+import { createConnection, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.ts';
 import { PgStore } from '../../src/store/pg-store.ts';
@@ -89,4 +90,62 @@ testNeeding(test, 'an unsynced batch: one statement, its WAL flush off for its o
   t.is((await show()).synchronous_commit, 'on');
   const synced = writeStatement([put('meta', 'by-hand', { v: 4 })]);
   t.false(synced.text.includes('synchronous_commit'), 'a synced batch leaves the server\'s setting alone');
+});
+
+/** A TCP relay to PostgreSQL whose connections the test can reset (as a network or a dying server does). */
+async function relay(t: { teardown(fn: () => unknown): void }, port: number) {
+  const sides = new Set<Socket>();
+  let newest: Socket | null = null;
+  const server = createServer((down) => {
+    const up = createConnection({ host: '127.0.0.1', port });
+    newest = down;
+    for (const s of [down, up]) {
+      sides.add(s);
+      s.on('error', () => {});
+      s.on('close', () => sides.delete(s));
+    }
+    down.pipe(up);
+    up.pipe(down);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of sides) s.destroy(); server.close(); });
+  return {
+    port: (server.address() as { port: number }).port,
+    /** every connection reset at once (the client side gets ECONNRESET) */
+    resetAll: () => { for (const s of sides) s.resetAndDestroy(); },
+    /** the connection opened last, reset */
+    resetNewest: () => newest?.resetAndDestroy(),
+  };
+}
+
+testNeeding(test, 'a connection reset under a running statement fails that statement, not the process; the next '
+  + 'one runs on a new connection', POSTGRES, async (t) => {
+  const server = await postgres();
+  const url = await server.freshDatabase();
+  const via = await relay(t, server.port);
+  const store = await PgStore.open(url.replace(`:${server.port}/`, `:${via.port}/`), { poolSize: 1 });
+  t.teardown(() => store.close());
+  const other = await client(url);
+  t.teardown(() => other.end());
+  await other.query('BEGIN');
+  await other.query(`INSERT INTO svc_records (sub, key, value) VALUES ('meta', 'held'::bytea, '{"v":"other"}')`);
+  const waiting = store.write([put('meta', 'held', { v: 'store' })]);
+  await until('the store\'s statement waiting for the held row', async () => (await other.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svcd' AND wait_event_type = 'Lock'
+      AND datname = current_database()`,
+  )).rows[0]!.n === 1);
+  via.resetAll();
+  const lost = await t.throwsAsync(waiting);
+  t.true(lost instanceof ServiceError && lost.code === 'service_unavailable', String(lost));
+  t.regex(lost!.message, /may or may not have landed/);
+  await other.query('ROLLBACK');
+  await store.write([put('meta', 'after', { v: 1 })]);
+  t.deepEqual(await store.get('meta', 'after'), { v: 1 });
+  // and a snapshot whose connection is reset: its reads fail, closing it does not throw
+  const snap = await store.snapshot(); // a connection of its own, the newest
+  via.resetNewest();
+  const read = await t.throwsAsync(async () => { for await (const _ of store.entries('meta', { snapshot: snap })); });
+  t.true(read instanceof ServiceError && read.code === 'service_unavailable', String(read));
+  await snap.close();
+  t.deepEqual(await store.get('meta', 'after'), { v: 1 }, 'the store serves on');
 });

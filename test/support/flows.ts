@@ -114,6 +114,7 @@ export function carefulClient(machine: string, token: string) {
       // database went away under its write
       if (unknown(e)) unknownExecutes.add(id);
       if (!again(e) || ++tries >= 50) break;
+      if (unknown(e)) await new Promise((r) => setTimeout(r, 100)); // what was lost needs a moment to come back
     }
     if (e.status !== 200) { note(`execute ${describe(e)}`); return null; }
     note(e.body.replayed === true ? 'executed (replayed)' : 'executed');
