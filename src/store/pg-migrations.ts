@@ -4,6 +4,7 @@
 // as it is. A database newer than this code (a row this list does not know) is refused, not guessed at.
 // docs/scale-out.md "Schema" describes the tables.
 import type pg from 'pg';
+import { hold } from './pg-held.ts';
 
 export interface Migration { version: number; name: string; sql: string }
 
@@ -47,8 +48,8 @@ const MIGRATION_LOCK = '8319681465028765298';
 /** Brings the database to the newest migration; returns the versions applied now (none when current). */
 export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const c = await pool.connect();
+  const held = hold(c);
   const applied: number[] = [];
-  let broken: Error | undefined;
   try {
     await c.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
     try {
@@ -86,10 +87,10 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
       await c.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]);
     }
   } catch (e) {
-    broken = e as Error;
+    held.fail(e as Error); // a connection that failed is closed, not pooled (its lock goes with it)
     throw e;
   } finally {
-    c.release(broken); // a connection that failed is closed, not pooled (its lock goes with it)
+    held.release();
   }
   return applied;
 }

@@ -14,6 +14,7 @@ import {
   checkOps, storeConflict, type Json, type Op, type Read, type StoredRecord, type Range, type Store,
   type StoreSnapshot, type StoreStats, type SublevelName,
 } from './contract.ts';
+import { hold, type Held } from './pg-held.ts';
 import { migrate } from './pg-migrations.ts';
 import { writeStatement, type WriteStatement } from './pg-write.ts';
 import {
@@ -82,20 +83,15 @@ export function notConnected(e: unknown): ServiceError {
  */
 async function onConnection<R>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<R>): Promise<R> {
   const c = await pool.connect().catch((e: unknown) => { throw notConnected(e); });
-  let broken: Error | undefined;
-  // a connection that dies while checked out emits 'error' (its statement fails with it too): the pool
-  // listens only while it is idle, and an error event nobody listens to ends the process
-  const died = (e: Error) => { broken = e; };
-  c.on('error', died);
+  const held = hold(c);
   try {
     return await work(c);
   } catch (e) {
     // the server refused the statement: the session goes on, unless the server is ending it (08…, 57P…)
-    if (!(e instanceof pg.DatabaseError) || /^(08|57P)/.test(String(e.code))) broken ??= e as Error;
+    if (!(e instanceof pg.DatabaseError) || /^(08|57P)/.test(String(e.code))) held.fail(e as Error);
     throw e;
   } finally {
-    c.removeListener('error', died);
-    c.release(broken);
+    held.release();
   }
 }
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,15 +105,13 @@ const COMPARED = ledgerConflicts.at('compared');
 /** A REPEATABLE READ, READ ONLY transaction on a connection of its own: every query in it sees one state. */
 class PgSnapshot implements StoreSnapshot {
   readonly client: pg.PoolClient;
+  readonly #held: Held;
   #closed = false;
-  /** why the connection died while the snapshot held it (its statements fail with it) */
-  #broken: Error | undefined;
-  readonly #died = (e: Error) => { this.#broken = e; };
 
-  /** `client`: checked out, its transaction begun; listened to until close() (see onConnection). */
+  /** `client`: checked out for the snapshot's transaction, held until close() */
   constructor(client: pg.PoolClient) {
     this.client = client;
-    client.on('error', this.#died);
+    this.#held = hold(client);
   }
 
   async close(): Promise<void> {
@@ -126,10 +120,9 @@ class PgSnapshot implements StoreSnapshot {
     try {
       await this.client.query('COMMIT');
     } catch (e) {
-      this.#broken ??= e as Error; // a broken connection is not put back in the pool
+      this.#held.fail(e as Error); // a broken connection is not put back in the pool
     }
-    this.client.removeListener('error', this.#died);
-    this.client.release(this.#broken);
+    this.#held.release();
   }
 }
 
