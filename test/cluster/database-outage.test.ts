@@ -15,7 +15,8 @@ import { until } from '../support/until.ts';
 
 const postgres = postgresForFile(test);
 
-testNeeding(test, 'the database down: HEALTH unavailable, /readyz 503, the node marked down; back: all serve',
+// serial: each test stops the file's one server
+testNeeding(test.serial, 'the database down: HEALTH unavailable, /readyz 503, the node marked down; back: all serve',
   POSTGRES, async (t) => {
     t.timeout(240_000);
     const pg = await postgres();
@@ -61,8 +62,9 @@ testNeeding(test, 'the database down: HEALTH unavailable, /readyz 503, the node 
     await until('the gateway logs the node up', () => /core node up/.test(gateway.stdout + gateway.stderr));
   });
 
-testNeeding(test, 'the database stopped outright three times under paid flows and pulses: each time flows and the '
-  + 'pulse chain go on without a restart, only the contract\'s errors, money exact, audit clean', POSTGRES,
+// serial: each test stops the file's one server
+testNeeding(test.serial, 'the database stopped outright three times under paid flows and pulses: each time flows and '
+  + 'the pulse chain go on without a restart, only the contract\'s errors, money exact, audit clean', POSTGRES,
   async (t) => {
     t.timeout(300_000);
     const pg = await postgres();
