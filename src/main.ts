@@ -15,6 +15,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { PACKAGE_ROOT } from './package-root.ts';
+import { sendOrDrop, type IpcChannel } from './ipc.ts';
 import { pino } from 'pino';
 import { loadConfig } from './core/config.ts';
 import { NO_ADDRESS } from './core/rails.ts';
@@ -256,7 +257,7 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   // Ctrl+C reaches the whole process group: the primary decides the order of shutdown; and reloads
   process.on('SIGINT', () => undefined);
   process.on('SIGHUP', () => undefined);
-  process.send!({ type: 'svcd:gateway-ready', url: gw.url } satisfies WorkerMessage);
+  sendOrDrop(process as IpcChannel, { type: 'svcd:gateway-ready', url: gw.url } satisfies WorkerMessage);
 }
 
 /**
@@ -276,7 +277,7 @@ function startGatewayWorkers(
   }, {
     workers: () => [...workers].map((w) => w.id),
     send: (id, m) => {
-      for (const w of workers) if (w.id === id && w.isConnected()) w.send(m satisfies WorkerMessage);
+      for (const w of workers) if (w.id === id && w.isConnected()) sendOrDrop(w, m satisfies WorkerMessage);
     },
     recallTimeoutMs: Math.min(config.coreReplyTimeoutMs || 10_000, 1000),
   });
@@ -291,7 +292,8 @@ function startGatewayWorkers(
       workers.add(w);
       w.on('message', (m: WorkerMessage) => {
         if (m.type === 'svcd:take' || m.type === 'svcd:returned') return windows.onMessage(w.id, m);
-        if (m.type === 'svcd:gateway-closed') w.send({ type: 'svcd:gateway-closed-seen' } satisfies WorkerMessage);
+        const seen: WorkerMessage = { type: 'svcd:gateway-closed-seen' };
+        if (m.type === 'svcd:gateway-closed') sendOrDrop(w, seen);
         if (m.type !== 'svcd:gateway-ready') return;
         url = m.url;
         if (waiting > 0 && --waiting === 0) resolve({ url, close });
@@ -323,7 +325,7 @@ function startGatewayWorkers(
           for (const k of ['served', 'refused', 'cut'] as const) sum[k] += m.report[k];
         });
         w.once('exit', () => { clearTimeout(kill); done(); });
-        w.send({ type: 'svcd:stop' } satisfies WorkerMessage);
+        sendOrDrop(w, { type: 'svcd:stop' } satisfies WorkerMessage); // one that died meanwhile: its exit ends the wait
       })));
       return sum;
     };

@@ -20,6 +20,8 @@ const FLOOR: Record<string, number> = {
   'errors.ts': 4,
   // where the package's files are, whichever layout runs (sources or build/js): below every floor
   'package-root.ts': 4,
+  // messages between svcd's processes (the primary, its gateway workers), sent by every floor that has any
+  'ipc.ts': 4,
 };
 
 function files(dir: string): string[] {

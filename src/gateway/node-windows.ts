@@ -11,6 +11,7 @@
 // node:cluster IPC. A worker's asks go as a group commit: one message in flight at a time, and every ask
 // made while it is out goes in the next one.
 import { ServiceError } from '../errors.ts';
+import { sendOrDrop, type IpcChannel } from '../ipc.ts';
 import type { RateClass } from '../protocol/registry.ts';
 import {
   assertAllowed, clientKey, rateDecision, type RateRules, type WindowGrant,
@@ -36,8 +37,7 @@ export type WindowMessage = TakeMessage | TakenMessage | RecallMessage | Returne
 export const grantKey = (klass: RateClass, client: string): string => `${klass}|${clientKey(client)}`;
 
 /** The IPC channel to the primary: `process` in a cluster worker. */
-export interface PrimaryChannel {
-  send(m: TakeMessage | ReturnedMessage): unknown;
+export interface PrimaryChannel extends IpcChannel {
   on(event: 'message', listener: (m: unknown) => void): unknown;
   off(event: 'message', listener: (m: unknown) => void): unknown;
 }
@@ -131,9 +131,7 @@ export function nodeWindows(
       n = h.left;
       h.left = 0;
     }
-    try {
-      channel.send({ type: 'svcd:returned', id: r.id!, n });
-    } catch { /* the primary is gone: nothing to give back to */ }
+    sendOrDrop(channel, { type: 'svcd:returned', id: r.id!, n }); // the primary gone: nothing to give back to
   };
   const onMessage = (m: unknown) => {
     const a = m as Partial<WindowMessage> | null;
@@ -150,11 +148,9 @@ export function nodeWindows(
     const id = ++ids;
     const timer = setTimeout(() => fail(landed(), 'the core did not answer in time; retry'), timeoutMs);
     inFlight = { id, waiting, left: waiting.length, timer };
-    try {
-      channel.send({ type: 'svcd:take', id, takes: waiting.map((w) => [w.klass, w.client]) });
-    } catch {
-      fail(landed(), 'the core is gone; retry');
-    }
+    sendOrDrop(channel, { type: 'svcd:take', id, takes: waiting.map((w) => [w.klass, w.client]) }, (e) => {
+      if (e && inFlight?.id === id) fail(landed(), 'the core is gone; retry');
+    });
   }
 
   return {

@@ -7,6 +7,7 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, Gauge } from 'prom-client';
 import { registry } from './metrics.ts';
+import { sendOrDrop, type IpcChannel } from '../ipc.ts';
 
 const REQ = 'svc:metrics-req';
 const RES = 'svc:metrics-res';
@@ -24,8 +25,8 @@ export function answerMetricRequests(): void {
   process.on('message', (m: Req) => {
     if (m?.type !== REQ) return;
     registry.getMetricsAsJSON().then(
-      (metrics) => process.send?.({ type: RES, id: m.id, metrics } satisfies Res),
-      (e: unknown) => process.send?.({ type: RES, id: m.id, error: String(e) } satisfies Res),
+      (metrics) => sendOrDrop(process as IpcChannel, { type: RES, id: m.id, metrics } satisfies Res),
+      (e: unknown) => sendOrDrop(process as IpcChannel, { type: RES, id: m.id, error: String(e) } satisfies Res),
     );
   });
 }
@@ -65,7 +66,12 @@ export async function scrape(): Promise<string> {
   });
   pending.set(id, p);
   for (const w of workers) {
-    try { w!.send({ type: REQ, id } satisfies Req); } catch { p.left.delete(w!.id); }
+    // a worker that died meanwhile answers nothing: not waited for
+    sendOrDrop(w!, { type: REQ, id } satisfies Req, (e) => {
+      if (!e) return;
+      p.left.delete(w!.id);
+      if (p.left.size === 0) p.done();
+    });
   }
   if (p.left.size === 0) p.done();
   await answered;

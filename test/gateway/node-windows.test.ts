@@ -219,15 +219,16 @@ test('a grant is not used past the end of its window; the next window starts afr
 
 /**
  * A worker against a stand-in primary that answers after `delayMs`, or when the test calls `answer()`
- * ('held'), or never (null), or cannot be written to.
+ * ('held'), or never (null), or whose channel is closed.
  */
 function lone(delayMs: number | 'held' | null, opts: { broken?: boolean; timeoutMs?: number } = {}) {
   const limiter = new RateLimiter(rules(100));
   const channel = new EventEmitter() as EventEmitter & PrimaryChannel;
   const asks: WindowMessage[] = [];
   const held: (() => void)[] = [];
-  channel.send = (m: WindowMessage) => {
-    if (opts.broken) throw new Error('channel closed');
+  channel.send = (m: WindowMessage, _h: undefined, _o: object, done: (e: Error | null) => void) => {
+    // as node's channel does: a closed one fails the send in its callback, later (never throws)
+    if (opts.broken) return void setImmediate(done, new Error('Channel closed'));
     asks.push(structuredClone(m));
     if (delayMs === null || m.type !== 'svcd:take') return;
     const grants = Object.fromEntries(m.takes.map(([klass, client], i) => [i, limiter.grant(klass, client, 0, 1, 0)]));
