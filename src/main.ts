@@ -260,6 +260,8 @@ async function runGatewayWorker(config: Config, log: Logger): Promise<void> {
   sendOrDrop(process as IpcChannel, { type: 'svcd:gateway-ready', url: gw.url } satisfies WorkerMessage);
 }
 
+const CLOSED_SEEN: WorkerMessage = { type: 'svcd:gateway-closed-seen' };
+
 /**
  * The primary's side of SVC_GATEWAY_PROCESSES = K: forks K gateway workers, resolves once all are
  * listening, replaces a worker that dies (backing off while they die young), and on close stops
@@ -292,8 +294,7 @@ function startGatewayWorkers(
       workers.add(w);
       w.on('message', (m: WorkerMessage) => {
         if (m.type === 'svcd:take' || m.type === 'svcd:returned') return windows.onMessage(w.id, m);
-        const seen: WorkerMessage = { type: 'svcd:gateway-closed-seen' };
-        if (m.type === 'svcd:gateway-closed') sendOrDrop(w, seen);
+        if (m.type === 'svcd:gateway-closed') sendOrDrop(w, CLOSED_SEEN);
         if (m.type !== 'svcd:gateway-ready') return;
         url = m.url;
         if (waiting > 0 && --waiting === 0) resolve({ url, close });

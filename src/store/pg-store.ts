@@ -42,6 +42,9 @@ export const GET_MANY_SQL = `SELECT (SELECT r.value FROM svc_records r WHERE r.s
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 const pgCode = (e: unknown) => (e as { code?: unknown }).code;
 
+/** The server refused a statement and the session goes on: not a connection exception (08…) nor its end (57P…). */
+const refusedOnly = (e: unknown): boolean => e instanceof pg.DatabaseError && !/^(08|57P)/.test(String(e.code));
+
 /**
  * The database could not be reached or went away under a statement: a connection error (no SQLSTATE), a
  * connection exception (08…) or an operator intervention (57P…: shut down, restarting). The caller gets
@@ -49,9 +52,7 @@ const pgCode = (e: unknown) => (e as { code?: unknown }).code;
  * says it may have landed, since a commit can succeed on a connection that breaks before its answer.
  */
 export function unreachable(e: unknown, writing: boolean): unknown {
-  const code = pgCode(e);
-  const database = e instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|57P)/.test(code);
-  if (database || e instanceof ServiceError) return e;
+  if (refusedOnly(e) || e instanceof ServiceError) return e;
   const what = writing
     ? 'the ledger database went away under a write, which may or may not have landed: read the state, or '
       + 'retry with the same idempotency key or quote_id'
@@ -87,8 +88,7 @@ async function onConnection<R>(pool: pg.Pool, work: (c: pg.PoolClient) => Promis
   try {
     return await work(c);
   } catch (e) {
-    // the server refused the statement: the session goes on, unless the server is ending it (08…, 57P…)
-    if (!(e instanceof pg.DatabaseError) || /^(08|57P)/.test(String(e.code))) held.fail(e as Error);
+    if (!refusedOnly(e)) held.fail(e as Error);
     throw e;
   } finally {
     held.release();
