@@ -135,6 +135,14 @@ export function isFault(e: unknown): boolean {
   return !(e instanceof ServiceError) || !ERRORS[e.code].expose;
 }
 
+/**
+ * Why svc could not serve a request it answers `service_unavailable` (its database unreachable, its disk
+ * refusing a write), for the operator's log: the caller sees the contract's error only. Undefined otherwise.
+ */
+export function unavailableCause(e: unknown): unknown {
+  return e instanceof ServiceError && e.code === 'service_unavailable' ? e.cause : undefined;
+}
+
 /** What a caller may see of any error: catalogue errors as they are, anything else as `internal`. */
 export function exposeError(e: unknown): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
   if (e instanceof ServiceError) {

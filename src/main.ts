@@ -395,6 +395,7 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
   const direct = () => inProcessCaller(
     (cmd, args, auth, client, validated) => core.handle(cmd, args, auth, 'gateway', client, validated),
     (e) => log.error({ err: e }, 'core call failed'),
+    (e) => log.warn({ err: e.cause }, e.message),
   );
   const edgePort = port(listeners.addresses.edge);
   const workers = parts.gateway && config.gatewayProcesses > 0;

@@ -10,7 +10,7 @@
 // has closed its side (a client that heeds the notice does at once) or been quiet for a moment.
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { ServiceError, exposeError, isFault } from '../errors.ts';
+import { ServiceError, exposeError, isFault, unavailableCause } from '../errors.ts';
 import type { AddressedBudget } from '../protocol/budgets.ts';
 import { LineDecoder, MAX_LINE, encodeLine, lineWriter } from '../protocol/line-codec.ts';
 import { parseRequest, type FrameId, type ReplyFrame, type RequestFrame } from '../protocol/wire.ts';
@@ -78,10 +78,8 @@ export function serveConnection(socket: Socket, core: Core, opts: ConnectionOpti
     if (isFault(e)) {
       // the frame id: a client that sends ids of its own (svc prints it with the error) names this line
       opts.log.error({ err: e, remote, listener: opts.listener, request_id: id }, 'request failed');
-    } else if (wire.code === 'service_unavailable' && (e as Error).cause !== undefined) {
-      // svc could not serve it (its database unreachable): the caller sees the contract's error, the
-      // operator the cause
-      opts.log.warn({ err: (e as Error).cause, listener: opts.listener, request_id: id }, wire.message);
+    } else if (unavailableCause(e) !== undefined) {
+      opts.log.warn({ err: unavailableCause(e), listener: opts.listener, request_id: id }, wire.message);
     }
     send({ id, ok: false, error: wire });
   };

@@ -3,7 +3,7 @@
 // no socket), and svc/1 to one or several core nodes when the gateway runs apart (core-nodes.ts).
 // Errors the core raised come back as CoreError either way, so the HTTP mapper knows their source.
 import type { Auth } from '../client/client.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError, unavailableCause } from '../errors.ts';
 import { CoreError } from './http-errors.ts';
 
 /**
@@ -39,13 +39,19 @@ function asCoreError(e: unknown, onInternal: (e: unknown) => void): CoreError {
   return new CoreError(new ServiceError('internal', 'internal error'));
 }
 
-/** The core in this process. Anything but a ServiceError is logged by `onInternal` and surfaces as internal. */
-export function inProcessCaller(handle: CoreHandler, onInternal: (e: unknown) => void): CoreCaller {
+/**
+ * The core in this process. Anything but a ServiceError is logged by `onInternal` and surfaces as internal;
+ * a `service_unavailable` with a cause (unavailableCause) is told to `onUnavailable` and surfaces as it is.
+ */
+export function inProcessCaller(
+  handle: CoreHandler, onInternal: (e: unknown) => void, onUnavailable: (e: ServiceError) => void = () => {},
+): CoreCaller {
   return {
     async call(cmd, args, auth, client, validated = false) {
       try {
         return await handle(cmd, args, auth, client, validated);
       } catch (e) {
+        if (unavailableCause(e) !== undefined) onUnavailable(e as ServiceError);
         throw asCoreError(e, onInternal);
       }
     },

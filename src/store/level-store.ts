@@ -27,6 +27,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { ledgerBatch, ledgerConflicts, ledgerFlush, ledgerGroup, observe, since } from '../metrics/metrics.ts';
+import { ServiceError } from '../errors.ts';
 import { Lru } from './lru.ts';
 import {
   checkOps, lastOpPerKey, PROCESS_LIFETIME, storeConflict, SUBLEVELS, type Json, type Op, type StoredRecord, type Range,
@@ -122,6 +123,8 @@ export class LevelStore implements Store {
   readonly #inFlight = new Map<string, { text: string | undefined; by: object }>();
   /** The process-lifetime sublevels' records: prefixed key → JSON text. */
   readonly #memory = new Map<string, string>();
+  /** The disk refused a write (see #diskFailed): no write goes down after it until the store is opened again. */
+  #failed: ServiceError | null = null;
   readonly stats: StoreStats = {
     reads: 0, cacheHits: 0, writes: 0, syncedFlushes: 0, unsyncedFlushes: 0, conflicts: 0,
   };
@@ -252,6 +255,10 @@ export class LevelStore implements Store {
   }
 
   async #flush(group: Pending[], sync: boolean): Promise<void> {
+    if (this.#failed) { // the disk refused a write: nothing goes down after it (#diskFailed)
+      for (const p of group) p.reject(this.#failed);
+      throw this.#failed;
+    }
     // encoded once, here: the sublevel prefix and JSON text of each record go to the root database as
     // utf8, so abstract-level does no per-op sublevel or json encoding; the cache takes the same text
     let encoded: { p: Pending; all: RawOp[]; guards: Guard[] }[];
@@ -287,8 +294,9 @@ export class LevelStore implements Store {
       if (this.db.status === 'open' && typeof raw._batch === 'function') await raw._batch(batch, { sync });
       else await this.db.batch(batch as never, { sync, keyEncoding: 'utf8', valueEncoding: 'utf8' } as never);
     } catch (e) {
-      if (group.length === 1) group[0]!.reject(e);
-      throw e;
+      const failed = this.#diskFailed(e);
+      if (group.length === 1) group[0]!.reject(failed);
+      throw failed;
     } finally {
       for (const o of all) if (this.#inFlight.get(o.key)?.by === token) this.#inFlight.delete(o.key);
     }
@@ -303,6 +311,24 @@ export class LevelStore implements Store {
       observe(done, since(p.t0));
       p.resolve();
     }
+  }
+
+  /**
+   * LevelDB refused a batch that was sent (a full disk, an I/O error): the group may or may not be on disk
+   * (a failed sync leaves it there or not), and LevelDB's log may now end in a torn record. LevelDB goes on
+   * appending after one, and its recovery at the next open drops everything after it: writes acknowledged
+   * from here on would be lost at the next start. So none goes down: every write is refused until svcd is
+   * started again (the open's recovery then drops the torn tail, which no caller was told had landed), and
+   * ping() says why, so HEALTH turns the node away from its load balancer. Reads go on.
+   */
+  #diskFailed(e: unknown): unknown {
+    if (this.db.status !== 'open') return e; // closing: the close's own error, not the disk's
+    // the callers see that it failed; the cause (a path in the data dir) goes to the log and HEALTH only
+    this.#failed ??= new ServiceError('service_unavailable', 'this node\'s ledger disk refused a write: it takes '
+      + 'no writes until svcd is started again, once the disk is fixed', undefined, { cause: e });
+    const msg = 'this node\'s ledger disk refused this write: it may or may not have landed, and the node takes no '
+      + 'writes until it is started again (read the state, or retry with the same idempotency key or quote_id later)';
+    return new ServiceError('service_unavailable', msg, undefined, { cause: e });
   }
 
   /**
@@ -420,6 +446,10 @@ export class LevelStore implements Store {
   /** LevelDB lives in this process: it answers while it is open. */
   async ping(): Promise<void> {
     if (this.db.status !== 'open') throw new Error(`the LevelDB ledger is ${this.db.status}`);
+    if (this.#failed) {
+      const why = this.#failed.cause instanceof Error ? this.#failed.cause.message : String(this.#failed.cause);
+      throw new Error(`the ledger disk refused a write (${why}): no writes until svcd is started again`);
+    }
   }
 
   async close(): Promise<void> {
