@@ -429,6 +429,12 @@ export const MUTATIONS: Mutation[] = [
     'if (!deepEnough(st.commitment, this.#cfg.commitment)) return r;', '', SOL, TX.solDeep),
   m('x402-svm-blockhash', 'an unseen Solana settlement fails only once its blockhash expired', SVM_RAIL, 'step',
     'if (await this.#chain.blockhashValid(r.blockhash!)) {', 'if (false) {', SOL, TX.solKill),
+  m('disk-fail-stop', 'no ledger write goes down after one the disk refused (LevelDB would drop it at the next '
+    + 'open)', 'src/store/level-store.ts', '#flush',
+    'if (this.#failed) { // the disk refused a write: nothing goes down after it (#diskFailed)',
+    'if (false) { // mutated', 'test/store/level-disk-full.test.ts',
+    'a full disk: the first refused write stops every later one until the store is opened again; nothing '
+      + 'acknowledged is lost, reads go on'),
   m('pulse-unsure-own', 'a pulse written unanswered is taken as landed only if it is the one this process signed',
     'src/core/pulse-chain.ts', '#settleUnsure',
     'if (stored?.output_hash !== unsure.signed.output_hash || stored.signature !== unsure.signed.signature) return;',
