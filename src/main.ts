@@ -387,7 +387,9 @@ async function run(parts: { core: boolean; gateway: boolean }): Promise<void> {
     return;
   }
   const { Core, observeCore, startListeners } = await coreModules();
-  const core = await Core.open(config);
+  const core = await Core.open(config, {
+    onBackgroundError: (what, e) => log.warn({ err: e }, `${what} failed; tried again at its next round`),
+  });
   observeCore(core);
   const listeners = await startListeners(core, log);
   const port = (addr: string) => Number(addr.split(':').pop());

@@ -64,29 +64,37 @@ export class Core implements NodeState {
    * `opts.clock` replaces the wall clock for every expiry, window and pulse time the core decides
    * (tests move it by hand instead of sleeping); svcd never passes one, and no command can set it.
    */
-  static async open(config: Config, opts: { clock?: () => Date } = {}): Promise<Core> {
+  /**
+   * `onBackgroundError`: told when work the core does on its own (the sweep of expired quotes and invoices,
+   * x402 settlements driven on) failed; the next round tries again, the operator's log says why.
+   */
+  static async open(
+    config: Config, opts: { clock?: () => Date; onBackgroundError?: (what: string, e: unknown) => void } = {},
+  ): Promise<Core> {
+    const told = opts.onBackgroundError ?? (() => {});
     const { ctx, tls } = await openNode(config, opts.clock ?? (() => new Date()));
     // x402's modules (viem: a third of a second to load) only where it is on
     const x402 = config.x402 ? await (await import('./x402/desk.ts')).X402Desk.open(ctx, config.x402) : null;
     const core = new Core(ctx, tls, x402);
     await sweepRound(ctx, core.#sweepLease);
     core.#sweeper = setInterval(() => {
-      sweepRound(ctx, core.#sweepLease).catch(() => { /* next tick retries */ });
+      sweepRound(ctx, core.#sweepLease).catch((e: unknown) => told('sweep', e)); // the next tick retries
     }, ctx.config.sweepIntervalMs);
     core.#sweeper.unref();
     core.#webhooks = WebhookDeliverer.start(ctx);
-    core.#startX402();
+    core.#startX402(told);
     return core;
   }
 
   get watchers(): Watchers | null { return this.#watchers; }
 
   /** Settlements a restart (or a request that stopped waiting) left unfinished are driven on, now and then. */
-  #startX402(): void {
+  #startX402(told: (what: string, e: unknown) => void): void {
     const desk = this.x402;
     if (!desk) return;
     const every = Math.max(1000, desk.pollMs * 4);
-    const pass = () => { desk.resume().catch(() => { /* the chain or the store is down: the next pass retries */ }); };
+    // the chain or the store is down: the next pass retries
+    const pass = () => { desk.resume().catch((e: unknown) => told('x402 settlements', e)); };
     pass();
     this.#x402Resume = setInterval(pass, every);
     this.#x402Resume.unref();
