@@ -23,9 +23,7 @@ import { readJsonBody } from '../../src/gateway/body.ts';
 import { clientAddressResolver } from '../../src/gateway/client-address.ts';
 import { answeringFirst, type CoreCaller } from '../../src/gateway/core-call.ts';
 import { DrainState } from '../../src/gateway/drain-state.ts';
-import { cors } from '../../src/gateway/embed-routes.ts';
-import { front, logAnswered, refuseUnrouted, requestIdOf, shuttingDown } from '../../src/gateway/front.ts';
-import { toHttpError } from '../../src/gateway/http-errors.ts';
+import { answerError, front, refuseUnrouted, requestIdOf, throughDrain } from '../../src/gateway/front.ts';
 import { httpLimits, listenGateway } from '../../src/gateway/http-server.ts';
 import { nodeWindows, windowDesk, type PrimaryChannel } from '../../src/gateway/node-windows.ts';
 import { gatewayParts, type State } from '../../src/gateway/parts.ts';
@@ -94,20 +92,8 @@ const drain = new DrainState();
 
 /** front.ts's middleware up to this step, in its order (front.ts itself from the `metrics` step). */
 function composedFront(): Koa.Middleware<State> {
-  const inner = async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
-    if (!at('drain-cors')) return next();
-    if (drain.isLate(ctx.req.socket)) {
-      ctx.set('Connection', 'close');
-      drain.refused();
-      throw shuttingDown();
-    }
-    ctx.res.on('close', drain.begin());
-    try {
-      if (!cors(ctx)) await next();
-    } finally {
-      if (drain.draining) ctx.set('Connection', 'close');
-    }
-  };
+  const inner = (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) =>
+    (at('drain-cors') ? throughDrain(ctx, next, drain) : next());
   return async (ctx, next) => {
     ctx.state.requestId = requestIdOf(ctx.get('x-request-id'));
     ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
@@ -117,12 +103,7 @@ function composedFront(): Koa.Middleware<State> {
       await inner(ctx, next);
       refuseUnrouted(ctx);
     } catch (e) {
-      const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
-      logAnswered(log, e, ctx.state.requestId);
-      ctx.set(headers);
-      ctx.status = status;
-      ctx.type = 'application/json';
-      ctx.body = body;
+      answerError(ctx, e, log);
     }
   };
 }

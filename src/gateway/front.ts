@@ -61,27 +61,40 @@ async function answer(ctx: KoaCtx, next: Koa.Next, { resolveClient, drain, log }
   ctx.state.client = resolveClient(ctx.req.socket.remoteAddress, ctx.get('x-forwarded-for'));
   ctx.set('x-request-id', ctx.state.requestId);
   try {
-    if (drain.isLate(ctx.req.socket)) {
-      ctx.set('Connection', 'close');
-      drain.refused();
-      throw shuttingDown();
-    }
-    // in flight until its response is written out (Koa writes it after the middleware returns)
-    ctx.res.on('close', drain.begin());
-    try {
-      if (!cors(ctx)) await next();
-    } finally {
-      if (drain.draining) ctx.set('Connection', 'close');
-    }
+    await throughDrain(ctx, next, drain);
     refuseUnrouted(ctx);
   } catch (e) {
-    const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
-    logAnswered(log, e, ctx.state.requestId);
-    ctx.set(headers);
-    ctx.status = status;
-    ctx.type = 'application/json';
-    ctx.body = body;
+    answerError(ctx, e, log);
   }
+}
+
+/**
+ * The request counted by the drain until its response is written out (refused if it came on a connection
+ * the drain already let go), a CORS preflight answered, anything else passed on to `next`.
+ */
+export async function throughDrain(ctx: KoaCtx, next: Koa.Next, drain: DrainState): Promise<void> {
+  if (drain.isLate(ctx.req.socket)) {
+    ctx.set('Connection', 'close');
+    drain.refused();
+    throw shuttingDown();
+  }
+  // in flight until its response is written out (Koa writes it after the middleware returns)
+  ctx.res.on('close', drain.begin());
+  try {
+    if (!cors(ctx)) await next();
+  } finally {
+    if (drain.draining) ctx.set('Connection', 'close');
+  }
+}
+
+/** An error as the caller gets it: the contract's ApiError, its status and headers; logged as logAnswered does. */
+export function answerError(ctx: KoaCtx, e: unknown, log: Logger): void {
+  const { status, body, headers } = toHttpError(e, ctx.state.requestId, ctx.get('authorization'));
+  logAnswered(log, e, ctx.state.requestId);
+  ctx.set(headers);
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = body;
 }
 
 /** What no route answered becomes the contract's 404 or 405 (the router leaves a bare status). */

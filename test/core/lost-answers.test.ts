@@ -17,30 +17,48 @@ import { LevelStore } from '../../src/store/level-store.ts';
 import type { Op, Store } from '../../src/store/store.ts';
 import { openCore } from '../support/core-fixture.ts';
 
-/** A LevelDB store whose next write touching a sublevel lands, then fails as a broken connection would. */
-async function lossyStore(t: { teardown(fn: () => unknown): void }) {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-lost-'));
-  const store = await LevelStore.open(join(dir, 'data'));
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
-  const identity = NodeIdentity.loadOrCreate(dir);
-  let armed: string | null = null;
+/**
+ * `store`'s writes, steered: loseNextAnswer(sub) makes the next write touching that sublevel land, then fail
+ * as a connection broken after the commit would; refuseNext() makes the next write fail before it lands.
+ */
+function steer(store: Store) {
   const write = store.write.bind(store);
+  let lose: string | null = null;
+  let refuse = false;
   store.write = async (ops: readonly Op[], opts?: { sync?: boolean }) => {
+    if (refuse) {
+      refuse = false;
+      throw new ServiceError('service_unavailable', 'the ledger database cannot be reached');
+    }
     await write(ops, opts);
-    if (armed && ops.some((o) => o.sub === armed)) {
-      armed = null;
+    if (lose && ops.some((o) => o.sub === lose)) {
+      lose = null;
       const what = 'the ledger database went away under a write, which may or may not have landed';
       throw new ServiceError('service_unavailable', what);
     }
   };
-  return { store: store as Store, identity, loseNextAnswer: (sub: string) => { armed = sub; } };
+  return { loseNextAnswer: (sub: string) => { lose = sub; }, refuseNext: () => { refuse = true; } };
+}
+
+/** A LevelDB store, steered, with a node identity beside it. */
+async function lossyStore(t: { teardown(fn: () => unknown): void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-lost-'));
+  const store = await LevelStore.open(join(dir, 'data'));
+  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); });
+  return { store: store as Store, identity: NodeIdentity.loadOrCreate(dir), ...steer(store) };
+}
+
+/** A pulse chain on the store, started (pulse 0), stopped at teardown; hour-long periods (no timer fires). */
+async function startedChain(t: { teardown(fn: () => unknown): void }, store: Store, identity: NodeIdentity) {
+  const chain = new PulseChain(store, identity, 3_600_000);
+  t.teardown(() => chain.stop());
+  await chain.start();
+  return chain;
 }
 
 test('a pulse whose write landed but whose answer was lost: the chain goes on from it, unforked', async (t) => {
   const { store, identity, loseNextAnswer } = await lossyStore(t);
-  const chain = new PulseChain(store, identity, 3_600_000);
-  t.teardown(() => chain.stop());
-  await chain.start(); // pulse 0
+  const chain = await startedChain(t, store, identity);
   loseNextAnswer('pulses');
   await t.throwsAsync(chain.emit(), { message: /may or may not have landed/ }); // pulse 1 landed, unknown here
   const next = await chain.emit(); // finds pulse 1 stored as it wrote it, and goes on with pulse 2
@@ -54,14 +72,10 @@ test('a pulse whose write landed but whose answer was lost: the chain goes on fr
 });
 
 test('a pulse write that failed before it landed: the chain goes on as if it had never been tried', async (t) => {
-  const { store, identity } = await lossyStore(t);
-  const chain = new PulseChain(store, identity, 3_600_000);
-  t.teardown(() => chain.stop());
-  await chain.start();
-  const write = store.write.bind(store);
-  store.write = () => Promise.reject(new ServiceError('service_unavailable', 'the ledger database cannot be reached'));
+  const { store, identity, refuseNext } = await lossyStore(t);
+  const chain = await startedChain(t, store, identity);
+  refuseNext();
   await t.throwsAsync(chain.emit());
-  store.write = write;
   const next = await chain.emit();
   t.is(next.pulse.index, 1);
   t.is((await chain.get(1))?.pulse.prev_output, (await chain.get(0))?.output_hash);
@@ -69,17 +83,11 @@ test('a pulse write that failed before it landed: the chain goes on as if it had
 
 test('a pulse that failed unanswered, whose index another process with the node key then filled: never taken '
   + 'for this one\'s; this chain stops', async (t) => {
-  const { store, identity } = await lossyStore(t);
-  const chain = new PulseChain(store, identity, 3_600_000);
-  t.teardown(() => chain.stop());
-  await chain.start();
-  const write = store.write.bind(store);
-  store.write = () => Promise.reject(new ServiceError('service_unavailable', 'may or may not have landed'));
+  const { store, identity, refuseNext } = await lossyStore(t);
+  const chain = await startedChain(t, store, identity);
+  refuseNext();
   await t.throwsAsync(chain.emit()); // did not land
-  store.write = write;
-  const other = new PulseChain(store, identity, 3_600_000); // a second process: reads the chain, publishes 1
-  t.teardown(() => other.stop());
-  await other.start();
+  const other = await startedChain(t, store, identity); // a second process: reads the chain, publishes 1
   await t.throwsAsync(chain.emit(), { message: /another process extends this node's pulse chain/ });
   t.throws(() => chain.current(), { message: /another process/ });
   t.is(other.current().index, 1);
@@ -99,17 +107,7 @@ test('a transparency log append whose answer was lost: the next append goes afte
 test('a keyed request whose running mark was written unanswered: sent again, it runs, not 409 for a minute',
   async (t) => {
   const core = await openCore(t);
-  const store = core.ctx.store;
-  const write = store.write.bind(store);
-  let lose = true;
-  store.write = async (ops: readonly Op[], opts?: { sync?: boolean }) => {
-    await write(ops, opts);
-    if (lose && ops.some((o) => o.sub === 'idempotency_running')) {
-      lose = false;
-      throw new ServiceError('service_unavailable', 'the ledger database went away under a write, which may or may '
-        + 'not have landed');
-    }
-  };
+  steer(core.ctx.store).loseNextAnswer('idempotency_running');
   const args = { service: 'get-pulse', machine_id: 'lost-mark', bits: 64, idempotency_key: 'k-lost' };
   const quote = () => core.handle('QUOTE', args, undefined, 'gateway', '127.0.0.1');
   await t.throwsAsync(quote(), { message: /may or may not have landed/ });

@@ -22,6 +22,21 @@ async function client(url: string): Promise<pg.Client> {
   return c;
 }
 
+/**
+ * A write of `store`'s that waits on its connection for a row `other` holds (`other` begins a transaction
+ * inserting it, still open): resolves once the write is seen waiting, with the write's promise.
+ */
+async function heldWrite(store: PgStore, other: pg.Client): Promise<{ waiting: Promise<void> }> {
+  await other.query('BEGIN');
+  await other.query(`INSERT INTO svc_records (sub, key, value) VALUES ('meta', 'held'::bytea, '{"v":"other"}')`);
+  const waiting = store.write([put('meta', 'held', { v: 'store' })]);
+  await until('the store\'s statement waiting for the held row', async () => (await other.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svcd' AND wait_event_type = 'Lock'
+      AND datname = current_database()`,
+  )).rows[0]!.n === 1);
+  return { waiting };
+}
+
 /** the backend pids of the store's pooled connections */
 async function svcdPids(c: pg.Client): Promise<number[]> {
   const r = await c.query<{ pid: number }>(
@@ -36,14 +51,8 @@ testNeeding(test, 'every connection in use: a write waits its time, then is refu
   t.teardown(() => store.close());
   const other = await client(url);
   t.teardown(() => other.end());
-  // another transaction holds the row the store's only connection will wait for
-  await other.query('BEGIN');
-  await other.query(`INSERT INTO svc_records (sub, key, value) VALUES ('meta', 'held'::bytea, '{"v":"other"}')`);
-  const waiting = store.write([put('meta', 'held', { v: 'store' })]);
-  await until('the store\'s connection waiting for the held row', async () => (await other.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svcd' AND wait_event_type = 'Lock'
-      AND datname = current_database()`,
-  )).rows[0]!.n === 1);
+  // another transaction holds the row the store's only connection waits for
+  const { waiting } = await heldWrite(store, other);
   const refused = await t.throwsAsync(store.write([put('meta', 'fresh', { v: 1 })]));
   t.true(refused instanceof ServiceError && refused.code === 'busy', String(refused));
   t.regex(refused!.message, /nothing was written/);
@@ -127,13 +136,7 @@ testNeeding(test, 'a connection reset under a running statement fails that state
   t.teardown(() => store.close());
   const other = await client(url);
   t.teardown(() => other.end());
-  await other.query('BEGIN');
-  await other.query(`INSERT INTO svc_records (sub, key, value) VALUES ('meta', 'held'::bytea, '{"v":"other"}')`);
-  const waiting = store.write([put('meta', 'held', { v: 'store' })]);
-  await until('the store\'s statement waiting for the held row', async () => (await other.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'svcd' AND wait_event_type = 'Lock'
-      AND datname = current_database()`,
-  )).rows[0]!.n === 1);
+  const { waiting } = await heldWrite(store, other);
   via.resetAll();
   const lost = await t.throwsAsync(waiting);
   t.true(lost instanceof ServiceError && lost.code === 'service_unavailable', String(lost));
